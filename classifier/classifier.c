@@ -1,0 +1,285 @@
+/*
+ * classifier.c - the library's front door: options, loading, scanning.
+ *
+ * classifier_scan() runs the pipeline: bytes -> mime_view -> message ->
+ * rules -> result with an action. The classifier itself is immutable after
+ * classifier_new(), so any number of threads may scan with one instance.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "classifier.h"
+#include "message.h"
+#include "mime_view.h"
+#include "rule_set.h"
+
+#define CLASSIFIER_DOC_BASE "https://docs.kernel.org/"
+
+struct classifier {
+    struct classifier_options opts;
+    char *doc_base; /* owned copy of opts.doc_base */
+    struct rule_set *rules;
+};
+
+static const char *const kind_names[] = {
+    [CLASSIFIER_KIND_OTHER] = "other",
+    [CLASSIFIER_KIND_PATCH] = "patch",
+    [CLASSIFIER_KIND_REPORT] = "report",
+    [CLASSIFIER_KIND_REPLY] = "reply",
+};
+
+static const char *const action_names[CLASSIFIER_ACTION__COUNT] = {
+    [CLASSIFIER_ACTION_NONE] = "none",
+    [CLASSIFIER_ACTION_TAG] = "tag",
+    [CLASSIFIER_ACTION_REPLY] = "reply",
+    [CLASSIFIER_ACTION_QUARANTINE] = "quarantine",
+    [CLASSIFIER_ACTION_REJECT] = "reject",
+};
+
+void
+classifier_options_default(struct classifier_options *opts)
+{
+    memset(opts, 0, sizeof(*opts));
+    opts->limits = (struct classifier_limits){
+        .max_message_bytes = 10u << 20,
+        .max_mime_depth = 32,
+        .max_mime_parts = 256,
+        .max_part_bytes = 4u << 20,
+        .max_headers = 1000,
+        .max_lines = 100000,
+        .max_line_bytes = 4096,
+        .max_files = 500,
+        .max_hunks = 5000,
+        .max_hits = 64,
+        .match_limit = 100000,
+        .depth_limit = 5000,
+    };
+    /* Tag-only is the default that costs nothing; replies sit well above
+     * it, so only mail with several substantial gaps is answered. */
+    opts->thresholds.score[CLASSIFIER_ACTION_TAG] = 5.0;
+    opts->thresholds.score[CLASSIFIER_ACTION_REPLY] = 12.0;
+    opts->thresholds.score[CLASSIFIER_ACTION_QUARANTINE] = 20.0;
+    opts->thresholds.score[CLASSIFIER_ACTION_REJECT] = 30.0;
+    opts->doc_base = CLASSIFIER_DOC_BASE;
+}
+
+static bool
+limits_valid(const struct classifier_limits *l)
+{
+    return l->max_message_bytes && l->max_mime_depth && l->max_mime_parts && l->max_part_bytes &&
+           l->max_headers && l->max_lines && l->max_line_bytes && l->max_files &&
+           l->max_hunks && l->max_hits && l->match_limit && l->depth_limit;
+}
+
+int
+classifier_new(const char *rules_dir, const struct classifier_options *opts,
+               classifier_diag_fn *diag_fn, void *diag_ctx, struct classifier **ret)
+{
+    struct classifier *c;
+    int r;
+
+    if (rules_dir == NULL || ret == NULL)
+        return -EINVAL;
+    if (opts != NULL && !limits_valid(&opts->limits))
+        return -EINVAL;
+
+    c = calloc(1, sizeof(*c));
+    if (c == NULL)
+        return -ENOMEM;
+    if (opts != NULL)
+        c->opts = *opts;
+    else
+        classifier_options_default(&c->opts);
+    c->doc_base = strdup(c->opts.doc_base ? c->opts.doc_base : CLASSIFIER_DOC_BASE);
+    if (c->doc_base == NULL) {
+        r = -ENOMEM;
+        goto out;
+    }
+    c->opts.doc_base = c->doc_base;
+
+    mime_view_global_init();
+    r = rule_set_load(rules_dir, &c->opts.limits, diag_fn, diag_ctx, NULL, &c->rules);
+    if (r < 0)
+        goto out;
+
+    *ret = c;
+    c = NULL;
+out:
+    classifier_free(c);
+    return r;
+}
+
+struct classifier *
+classifier_free(struct classifier *c)
+{
+    if (c == NULL)
+        return NULL;
+    rule_set_free(c->rules);
+    free(c->doc_base);
+    free(c);
+    return NULL;
+}
+
+size_t
+classifier_rule_count(const struct classifier *c)
+{
+    return c ? rule_set_count(c->rules) : 0;
+}
+
+int
+classifier_lint(const char *rules_dir, classifier_diag_fn *diag_fn, void *diag_ctx)
+{
+    struct classifier_options opts;
+    struct rule_set *set = NULL;
+    unsigned problems = 0;
+    int r;
+
+    classifier_options_default(&opts);
+    r = rule_set_load(rules_dir, &opts.limits, diag_fn, diag_ctx, &problems, &set);
+    rule_set_free(set);
+    if (r < 0 && problems == 0)
+        return r;
+    return (int)problems;
+}
+
+static enum classifier_action
+action_for(const struct classifier_thresholds *t, double score)
+{
+    enum classifier_action action = CLASSIFIER_ACTION_NONE;
+
+    for (int a = CLASSIFIER_ACTION_TAG; a < CLASSIFIER_ACTION__COUNT; a++)
+        if (t->score[a] > 0 && score >= t->score[a])
+            action = (enum classifier_action)a;
+    return action;
+}
+
+static double
+required_score(const struct classifier_thresholds *t)
+{
+    for (int a = CLASSIFIER_ACTION_TAG; a < CLASSIFIER_ACTION__COUNT; a++)
+        if (t->score[a] > 0)
+            return t->score[a];
+    return 0;
+}
+
+static int
+dup_or_null(const char *s, char **ret)
+{
+    *ret = NULL;
+    if (s == NULL)
+        return 0;
+    *ret = strdup(s);
+    return *ret ? 0 : -ENOMEM;
+}
+
+static int
+result_fill(struct classifier_result *res, const struct message *m)
+{
+    int r;
+
+    res->kind = m->kind;
+    res->disclosure = m->disclosure;
+    res->truncated = m->truncated;
+    r = dup_or_null(m->message_id, &res->message_id);
+    if (r == 0)
+        r = dup_or_null(m->subject, &res->subject);
+    if (r == 0)
+        r = dup_or_null(m->from_addr, &res->from);
+    return r;
+}
+
+int
+classifier_scan(const struct classifier *c, const char *msg, size_t len,
+                const struct classifier_envelope *env, struct classifier_result **ret)
+{
+    struct classifier_result *res = NULL;
+    struct mime_view *view = NULL;
+    struct message *m = NULL;
+    bool cut = false;
+    int r;
+
+    (void)env; /* envelope-driven rules (routing, senders) use it later */
+    if (c == NULL || (msg == NULL && len > 0) || ret == NULL)
+        return -EINVAL;
+    if (len > c->opts.limits.max_message_bytes) {
+        len = c->opts.limits.max_message_bytes;
+        cut = true;
+    }
+
+    res = calloc(1, sizeof(*res));
+    if (res == NULL)
+        return -ENOMEM;
+
+    r = mime_view_parse(msg ? msg : "", len, &c->opts.limits, &view);
+    if (r < 0)
+        goto out;
+    r = message_build(view, &c->opts.limits, &m);
+    if (r < 0)
+        goto out;
+    if (cut)
+        m->truncated = true;
+    r = result_fill(res, m);
+    if (r < 0)
+        goto out;
+    r = rule_set_eval(c->rules, m, c->doc_base, c->opts.limits.max_hits, res);
+    if (r < 0)
+        goto out;
+
+    res->action = action_for(&c->opts.thresholds, res->score);
+    res->required = required_score(&c->opts.thresholds);
+    *ret = res;
+    res = NULL;
+out:
+    message_free(m);
+    mime_view_free(view);
+    classifier_result_free(res);
+    return r;
+}
+
+struct classifier_result *
+classifier_result_free(struct classifier_result *r)
+{
+    if (r == NULL)
+        return NULL;
+    for (size_t i = 0; i < r->n_hits; i++) {
+        free(r->hits[i].rule);
+        free(r->hits[i].description);
+        free(r->hits[i].doc);
+        free(r->hits[i].evidence);
+    }
+    free(r->hits);
+    free(r->message_id);
+    free(r->subject);
+    free(r->from);
+    free(r);
+    return NULL;
+}
+
+const char *
+classifier_kind_name(enum classifier_kind kind)
+{
+    if ((unsigned)kind >= sizeof(kind_names) / sizeof(kind_names[0]))
+        return "other";
+    return kind_names[kind];
+}
+
+const char *
+classifier_action_name(enum classifier_action action)
+{
+    if ((unsigned)action >= CLASSIFIER_ACTION__COUNT)
+        return "none";
+    return action_names[action];
+}
+
+int
+classifier_action_parse(const char *name, enum classifier_action *ret)
+{
+    for (int a = 0; a < CLASSIFIER_ACTION__COUNT; a++) {
+        if (strcmp(action_names[a], name) == 0) {
+            *ret = (enum classifier_action)a;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}

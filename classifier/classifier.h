@@ -1,0 +1,150 @@
+/*
+ * classifier.h - the public interface of the slop classifier library.
+ *
+ * Bytes of one RFC 5322 message and its envelope go in; a result comes out:
+ * the message kind, a score, an action and the list of rule hits, each with
+ * evidence and a documentation link. The library never logs, never exits
+ * and never reads configuration files on its own; callers (slop-milter,
+ * slopctl, the tests and the fuzzers) pass everything in.
+ *
+ * Threading: a struct classifier is immutable once built and may be shared
+ * by any number of threads calling classifier_scan() at once. Results are
+ * owned by the caller.
+ *
+ * This header exposes no GMime, PCRE2, LMDB or libmilter type.
+ */
+#ifndef SLOP_CLASSIFIER_H
+#define SLOP_CLASSIFIER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CLASSIFIER_VERSION "0.1.0"
+
+enum classifier_kind {
+	CLASSIFIER_KIND_OTHER = 0,
+	CLASSIFIER_KIND_PATCH,
+	CLASSIFIER_KIND_REPORT,
+	CLASSIFIER_KIND_REPLY,
+};
+
+/* Ordered by severity: a larger value is a more severe action. */
+enum classifier_action {
+	CLASSIFIER_ACTION_NONE = 0,
+	CLASSIFIER_ACTION_TAG,
+	CLASSIFIER_ACTION_REPLY,
+	CLASSIFIER_ACTION_QUARANTINE,
+	CLASSIFIER_ACTION_REJECT,
+	CLASSIFIER_ACTION__COUNT,
+};
+
+/* Hard caps on everything the input drives. Zero fields are not allowed:
+ * start from classifier_limits_default() and change what you need. */
+struct classifier_limits {
+	size_t max_message_bytes; /* bytes parsed; the rest is ignored */
+	unsigned max_mime_depth;  /* multipart nesting */
+	unsigned max_mime_parts;  /* parts walked */
+	size_t max_part_bytes;    /* decoded bytes kept per text part */
+	unsigned max_headers;     /* header fields looked at */
+	unsigned max_lines;       /* text lines analysed per message */
+	size_t max_line_bytes;    /* longer lines are cut */
+	unsigned max_files;       /* files per patch */
+	unsigned max_hunks;       /* hunks per patch */
+	unsigned max_hits;        /* hits kept per message */
+	uint32_t match_limit;     /* PCRE2 match limit per match call */
+	uint32_t depth_limit;     /* PCRE2 depth (backtracking memory) limit */
+};
+
+/* Thresholds per action; a value <= 0 disables that action. */
+struct classifier_thresholds {
+	double score[CLASSIFIER_ACTION__COUNT]; /* index NONE unused */
+};
+
+struct classifier_options {
+	struct classifier_limits limits;
+	struct classifier_thresholds thresholds;
+	/* Base of threat-model and process document links; a rule's doc link
+	 * that starts with "@/" is rewritten to this base. */
+	const char *doc_base;
+};
+
+/* Where a rule file failed to load: file, 1-based line (0: whole file). */
+struct classifier_diag {
+	char file[512];
+	unsigned line;
+	char reason[256];
+};
+
+typedef void classifier_diag_fn(void *ctx, const struct classifier_diag *d);
+
+struct classifier_envelope {
+	const char *mail_from;   /* envelope sender without <>; "" for null */
+	const char *const *rcpt; /* envelope recipients, may be NULL */
+	size_t n_rcpt;
+};
+
+struct classifier_hit {
+	char *rule;
+	char *description;
+	char *doc;      /* documentation link, or NULL */
+	double score;
+	char *evidence; /* matched text or file:line, or NULL */
+};
+
+struct classifier_result {
+	enum classifier_kind kind;
+	enum classifier_action action;
+	double score;
+	double required; /* the lowest enabled threshold (tag), for headers */
+	char *message_id; /* without <>, or NULL */
+	char *subject;    /* decoded, or NULL */
+	char *from;       /* decoded From: address, or NULL */
+	bool disclosure;  /* Assisted-by: or stated AI tooling seen */
+	bool truncated;   /* a limit cut the input */
+	struct classifier_hit *hits;
+	size_t n_hits;
+};
+
+struct classifier;
+
+void classifier_options_default(struct classifier_options *opts);
+
+/*
+ * Load and compile every *.rules file in rules_dir. On success *ret owns a
+ * classifier to free with classifier_free(). On failure returns a negative
+ * errno; every problem found is passed to diag_fn (which may be NULL).
+ * opts may be NULL for the defaults; it is copied.
+ */
+int classifier_new(const char *rules_dir, const struct classifier_options *opts,
+		   classifier_diag_fn *diag_fn, void *diag_ctx, struct classifier **ret);
+
+struct classifier *classifier_free(struct classifier *c);
+
+/* Number of rules loaded (helper rules included). */
+size_t classifier_rule_count(const struct classifier *c);
+
+/*
+ * Check every rule file in rules_dir; report each problem through diag_fn.
+ * Returns the number of problems (0: clean), or a negative errno when the
+ * directory cannot be read.
+ */
+int classifier_lint(const char *rules_dir, classifier_diag_fn *diag_fn, void *diag_ctx);
+
+/*
+ * Scan one message. env may be NULL. On success *ret is a new result to
+ * free with classifier_result_free(); malformed mail is not an error (it
+ * is scanned as far as it parses). Returns -ENOMEM, or -EINVAL on bad
+ * arguments.
+ */
+int classifier_scan(const struct classifier *c, const char *msg, size_t len,
+		    const struct classifier_envelope *env, struct classifier_result **ret);
+
+struct classifier_result *classifier_result_free(struct classifier_result *r);
+
+const char *classifier_kind_name(enum classifier_kind kind);
+const char *classifier_action_name(enum classifier_action action);
+/* Returns 0 and sets *ret for "none", "tag", ...; -EINVAL otherwise. */
+int classifier_action_parse(const char *name, enum classifier_action *ret);
+
+#endif

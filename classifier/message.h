@@ -1,0 +1,135 @@
+/*
+ * message.h - the message model: what one mail is and what it contains.
+ *
+ * message_build() turns a struct mime_view into a struct message: the
+ * kind (patch, report, reply, other), the text regions rules match, the
+ * parsed patch (subject tags, changelog, trailers, notes, diffstat, files,
+ * hunks) and the facts of a report (versions, identifiers, traces, URLs).
+ * The message owns everything in it; free it with message_free(). It does
+ * not borrow from the view, which may be freed right after building.
+ */
+#ifndef SLOP_MESSAGE_H
+#define SLOP_MESSAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "classifier.h"
+#include "measure.h"
+#include "mime_view.h"
+#include "region.h"
+#include "strv.h"
+
+/* "[PATCH v3 2/7] net: foo: do bar" */
+struct patch_subject {
+    bool tagged;      /* a [PATCH ...] or [RFC ...] tag was present */
+    char *prefix;     /* text inside the brackets, e.g. "PATCH v3 2/7" */
+    unsigned version; /* 3; 1 when absent */
+    unsigned index;   /* 2; 0 when absent */
+    unsigned total;   /* 7; 0 when absent */
+    bool rfc;
+    bool resend;
+    char *subsystem;  /* "net: foo", or NULL */
+    char *summary;    /* "do bar" */
+};
+
+struct patch_trailer {
+    char *tag;     /* "Signed-off-by", case as written */
+    char *value;   /* trimmed */
+    uint32_t line; /* 1-based line in the patch text */
+};
+
+enum file_lang {
+    FILE_LANG_OTHER = 0,
+    FILE_LANG_C,        /* .c .h */
+    FILE_LANG_SHELL,    /* .sh, scripts */
+    FILE_LANG_KCONFIG,  /* Kconfig* */
+    FILE_LANG_MAKEFILE, /* Makefile, Kbuild, *.mk */
+    FILE_LANG_RST,      /* .rst, .txt under Documentation/ */
+    FILE_LANG_PYTHON,
+};
+
+struct patch_file {
+    char *old_path; /* without "a/"; NULL for a new file */
+    char *new_path; /* without "b/"; NULL for a deleted file */
+    enum file_lang lang;
+    bool binary;
+    unsigned added;
+    unsigned removed;
+};
+
+/* A hunk refers to its lines by index into the line maps of REGION_ADDED
+ * and REGION_REMOVED (region.lines[first .. first + count)). */
+struct patch_hunk {
+    size_t file; /* index into message.files */
+    uint32_t old_start, old_count, new_start, new_count;
+    size_t added_first, added_count;
+    size_t removed_first, removed_count;
+};
+
+struct message {
+    enum classifier_kind kind;
+    char *subject;     /* decoded, or NULL */
+    char *from;        /* decoded From: as written, or NULL */
+    char *from_addr;   /* bare address, lower case, or NULL */
+    char *message_id;  /* without <>, or NULL */
+    char *in_reply_to; /* without <>, or NULL */
+    struct strv recipients; /* To and Cc bare addresses, lower case */
+
+    struct region regions[REGION__COUNT];
+
+    /* patch */
+    bool has_diff;
+    bool cover_letter; /* [PATCH 0/N] */
+    bool has_diffstat;
+    bool has_separator; /* a "---" line ends the log */
+    struct patch_subject psubj;
+    struct patch_trailer *trailers;
+    size_t n_trailers;
+    struct patch_file *files;
+    size_t n_files;
+    struct patch_hunk *hunks;
+    size_t n_hunks;
+
+    /* report facts (also filled for patches, from the changelog) */
+    struct strv versions;    /* "6.8.0-45-generic", "v6.9-rc2", "next-20260501" */
+    struct strv functions;   /* "foo_bar" for each "foo_bar()" cited */
+    struct strv paths;       /* "drivers/usb/core/hub.c" */
+    struct strv configs;     /* "CONFIG_FOO" */
+    struct strv urls;
+
+    unsigned attachments;        /* non-text attachments */
+    unsigned binary_attachments; /* executables, archives, octet-stream */
+    bool html_only;
+    bool disclosure; /* Assisted-by:, Generated-by:, or a stated AI origin */
+    bool truncated;  /* a limit cut the input */
+
+    double measures[MEASURE__COUNT];
+};
+
+/*
+ * Build the model of v. On success *ret owns a message to free with
+ * message_free(); measures are computed. Returns -ENOMEM on allocation
+ * failure; bad input is never an error.
+ */
+int message_build(const struct mime_view *v, const struct classifier_limits *limits,
+                  struct message **ret);
+
+struct message *message_free(struct message *m);
+
+/* Internal steps of message_build(), one file each. */
+
+/* patch_parse.c: parse a patch text (changelog, trailers, notes, diffstat,
+ * diff) from text[0..len) into m; fills the patch regions and fields. */
+int patch_parse(struct message *m, const char *text, size_t len,
+                const struct classifier_limits *limits);
+/* patch_parse.c: parse the subject's [PATCH ...] tag into m->psubj. */
+int patch_parse_subject(struct message *m);
+
+/* report_parse.c: split prose from code and traces, extract versions,
+ * identifiers and URLs from text[0..len) (own text, quotes removed). */
+int report_parse(struct message *m, const char *text, size_t len,
+                 const struct classifier_limits *limits);
+
+#endif

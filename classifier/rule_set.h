@@ -1,0 +1,44 @@
+/*
+ * rule_set.h - rule files: loading, checking, compiling and evaluating.
+ *
+ * A rule set is every *.rules file of one directory, read in name order,
+ * compiled once (PCRE2, JIT when available) and read-only afterwards, so
+ * one set may be evaluated by many threads at once. The file format is
+ * specified in docs/rules.md.
+ */
+#ifndef SLOP_RULE_SET_H
+#define SLOP_RULE_SET_H
+
+#include <stddef.h>
+
+#include "classifier.h"
+
+struct message;
+struct rule_set;
+
+/*
+ * Load every *.rules file in dir. Each problem found is reported through
+ * diag_fn (may be NULL), and loading goes on to find the others. Returns
+ * 0 and sets *ret when nothing was wrong; otherwise a negative errno
+ * (-EINVAL for bad rules, -ENOENT/-EACCES for the directory) and *ret is
+ * untouched. *ret_problems, when not NULL, receives the number of problems.
+ * limits gives the PCRE2 match and depth limits baked into the set.
+ */
+int rule_set_load(const char *dir, const struct classifier_limits *limits,
+                  classifier_diag_fn *diag_fn, void *diag_ctx, unsigned *ret_problems,
+                  struct rule_set **ret);
+
+struct rule_set *rule_set_free(struct rule_set *set);
+
+size_t rule_set_count(const struct rule_set *set);
+
+/*
+ * Evaluate every rule against m. Appends one struct classifier_hit per
+ * reported rule that holds (helper rules, named "__*", are not reported)
+ * to res->hits, and adds the scores to res->score. doc_base rewrites doc
+ * links that start with "@/". Returns 0 or -ENOMEM. Thread-safe.
+ */
+int rule_set_eval(const struct rule_set *set, const struct message *m, const char *doc_base,
+                  unsigned max_hits, struct classifier_result *res);
+
+#endif

@@ -1,0 +1,309 @@
+/*
+ * test_classifier.c - the public API: loading, scanning, thresholds,
+ * actions and result ownership, with a small rule set written per test.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "classifier.h"
+
+static const char test_rules[] = "# two plain rules and a combination\n"
+                                 "rule SUBJ_FOO\n"
+                                 "    describe subject mentions foo\n"
+                                 "    score 3\n"
+                                 "    match subject /foo/i\n"
+                                 "rule BODY_BAR\n"
+                                 "    describe body mentions bar\n"
+                                 "    score 4.5\n"
+                                 "    doc @/process/x.html\n"
+                                 "    match body /\\bbar\\b/\n"
+                                 "rule __QUIET\n"
+                                 "    match body /quiet/\n";
+
+struct fixture {
+    char dir[64];
+    char path[128];
+};
+
+static void
+write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int
+setup(void **state)
+{
+    struct fixture *fx = calloc(1, sizeof(*fx));
+
+    strcpy(fx->dir, "/tmp/slop-test-XXXXXX");
+    if (mkdtemp(fx->dir) == NULL)
+        return -1;
+    snprintf(fx->path, sizeof(fx->path), "%s/10-test.rules", fx->dir);
+    write_file(fx->path, test_rules);
+    *state = fx;
+    return 0;
+}
+
+static int
+teardown(void **state)
+{
+    struct fixture *fx = *state;
+
+    unlink(fx->path);
+    rmdir(fx->dir);
+    free(fx);
+    return 0;
+}
+
+static char *
+make_message(const char *subject, const char *body)
+{
+    char *msg = NULL;
+
+    assert_true(asprintf(&msg,
+                         "From: Alice Example <alice@example.org>\n"
+                         "To: security@example.org\n"
+                         "Subject: %s\n"
+                         "Message-ID: <abc.123@example.org>\n"
+                         "\n%s\n",
+                         subject, body) > 0);
+    return msg;
+}
+
+static struct classifier_result *
+scan(const struct classifier *c, const char *subject, const char *body)
+{
+    struct classifier_result *res = NULL;
+    char *msg = make_message(subject, body);
+
+    assert_int_equal(classifier_scan(c, msg, strlen(msg), NULL, &res), 0);
+    free(msg);
+    return res;
+}
+
+static void
+test_scores_and_actions(void **state)
+{
+    static const struct {
+        const char *subject, *body;
+        double score;
+        enum classifier_action action;
+        size_t n_hits;
+    } cases[] = {
+        {"hello", "nothing to see", 0, CLASSIFIER_ACTION_NONE, 0},
+        {"a FOO here", "nothing", 3, CLASSIFIER_ACTION_NONE, 1},
+        {"plain", "a bar here", 4.5, CLASSIFIER_ACTION_NONE, 1},
+        {"foo", "bar", 7.5, CLASSIFIER_ACTION_TAG, 2},
+        {"foo", "barn quiet", 3, CLASSIFIER_ACTION_NONE, 1},
+    };
+    struct fixture *fx = *state;
+    struct classifier *c = NULL;
+
+    assert_int_equal(classifier_new(fx->dir, NULL, NULL, NULL, &c), 0);
+    assert_int_equal(classifier_rule_count(c), 3);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct classifier_result *res = scan(c, cases[i].subject, cases[i].body);
+        assert_float_equal(res->score, cases[i].score, 0.001);
+        assert_int_equal(res->action, cases[i].action);
+        assert_int_equal(res->n_hits, cases[i].n_hits);
+        assert_float_equal(res->required, 5.0, 0.001);
+        classifier_result_free(res);
+    }
+    classifier_free(c);
+}
+
+static void
+test_result_fields(void **state)
+{
+    struct fixture *fx = *state;
+    struct classifier *c = NULL;
+    struct classifier_result *res;
+
+    assert_int_equal(classifier_new(fx->dir, NULL, NULL, NULL, &c), 0);
+    res = scan(c, "foo", "bar");
+    assert_string_equal(res->message_id, "abc.123@example.org");
+    assert_string_equal(res->subject, "foo");
+    assert_string_equal(res->from, "alice@example.org");
+    assert_string_equal(res->hits[1].rule, "BODY_BAR");
+    assert_string_equal(res->hits[1].description, "body mentions bar");
+    assert_string_equal(res->hits[1].doc, "https://docs.kernel.org/process/x.html");
+    assert_null(res->hits[0].doc);
+    classifier_result_free(res);
+    classifier_free(c);
+}
+
+static void
+test_thresholds(void **state)
+{
+    static const struct {
+        double tag, reply, quarantine, reject;
+        enum classifier_action want;
+    } cases[] = {
+        {5, 7, 20, 30, CLASSIFIER_ACTION_REPLY},
+        {5, 12, 7.5, 30, CLASSIFIER_ACTION_QUARANTINE},
+        {1, 2, 3, 4, CLASSIFIER_ACTION_REJECT},
+        {0, 0, 0, 7, CLASSIFIER_ACTION_REJECT},
+        {0, 0, 0, 0, CLASSIFIER_ACTION_NONE},
+        {8, 0, 0, 0, CLASSIFIER_ACTION_NONE},
+    };
+    struct fixture *fx = *state;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct classifier_options opts;
+        struct classifier *c = NULL;
+        struct classifier_result *res;
+
+        classifier_options_default(&opts);
+        opts.thresholds.score[CLASSIFIER_ACTION_TAG] = cases[i].tag;
+        opts.thresholds.score[CLASSIFIER_ACTION_REPLY] = cases[i].reply;
+        opts.thresholds.score[CLASSIFIER_ACTION_QUARANTINE] = cases[i].quarantine;
+        opts.thresholds.score[CLASSIFIER_ACTION_REJECT] = cases[i].reject;
+        opts.doc_base = "https://example.org/docs/";
+        assert_int_equal(classifier_new(fx->dir, &opts, NULL, NULL, &c), 0);
+        res = scan(c, "foo", "bar");
+        assert_int_equal(res->action, cases[i].want);
+        assert_string_equal(res->hits[1].doc, "https://example.org/docs/process/x.html");
+        classifier_result_free(res);
+        classifier_free(c);
+    }
+}
+
+static void
+test_bad_arguments(void **state)
+{
+    struct fixture *fx = *state;
+    struct classifier_options opts;
+    struct classifier *c = NULL;
+    struct classifier_result *res = NULL;
+
+    assert_int_equal(classifier_new(NULL, NULL, NULL, NULL, &c), -EINVAL);
+    assert_true(classifier_new("/nonexistent/slop-rules", NULL, NULL, NULL, &c) < 0);
+    assert_null(c);
+    classifier_options_default(&opts);
+    opts.limits.max_hits = 0;
+    assert_int_equal(classifier_new(fx->dir, &opts, NULL, NULL, &c), -EINVAL);
+
+    assert_int_equal(classifier_new(fx->dir, NULL, NULL, NULL, &c), 0);
+    assert_int_equal(classifier_scan(c, NULL, 10, NULL, &res), -EINVAL);
+    assert_int_equal(classifier_scan(NULL, "x", 1, NULL, &res), -EINVAL);
+    assert_null(res);
+    /* An empty message is mail too: it scans to an empty result. */
+    assert_int_equal(classifier_scan(c, "", 0, NULL, &res), 0);
+    assert_int_equal(res->n_hits, 0);
+    classifier_result_free(res);
+    classifier_free(c);
+    assert_null(classifier_free(NULL));
+    assert_null(classifier_result_free(NULL));
+}
+
+static void
+test_oversize_is_truncated(void **state)
+{
+    struct fixture *fx = *state;
+    struct classifier_options opts;
+    struct classifier *c = NULL;
+    struct classifier_result *res = NULL;
+    char *msg = make_message("foo", "bar");
+    size_t len = strlen(msg);
+
+    classifier_options_default(&opts);
+    opts.limits.max_message_bytes = len - 3; /* cuts into the body */
+    assert_int_equal(classifier_new(fx->dir, &opts, NULL, NULL, &c), 0);
+    assert_int_equal(classifier_scan(c, msg, len, NULL, &res), 0);
+    assert_true(res->truncated);
+    classifier_result_free(res);
+    res = NULL;
+
+    opts.limits.max_message_bytes = len;
+    classifier_free(c);
+    c = NULL;
+    assert_int_equal(classifier_new(fx->dir, &opts, NULL, NULL, &c), 0);
+    assert_int_equal(classifier_scan(c, msg, len, NULL, &res), 0);
+    assert_false(res->truncated);
+    classifier_result_free(res);
+    classifier_free(c);
+    free(msg);
+}
+
+struct diag_count {
+    unsigned n;
+    unsigned last_line;
+};
+
+static void
+count_diag(void *ctx, const struct classifier_diag *d)
+{
+    struct diag_count *dc = ctx;
+
+    dc->n++;
+    dc->last_line = d->line;
+}
+
+static void
+test_lint(void **state)
+{
+    struct fixture *fx = *state;
+    struct diag_count dc = {0};
+    struct classifier *c = NULL;
+    char bad[160];
+
+    assert_int_equal(classifier_lint(fx->dir, count_diag, &dc), 0);
+    assert_int_equal(dc.n, 0);
+
+    snprintf(bad, sizeof(bad), "%s/20-bad.rules", fx->dir);
+    write_file(bad, "rule GOOD\n    describe fine\n    score 1\n    match body /x/\n"
+                    "rule BAD\n    describe broken\n    score 1\n    match nowhere /x/\n");
+    assert_int_equal(classifier_lint(fx->dir, count_diag, &dc), 1);
+    assert_int_equal(dc.last_line, 8);
+    dc.n = 0;
+    assert_true(classifier_new(fx->dir, NULL, count_diag, &dc, &c) < 0);
+    assert_null(c);
+    assert_int_equal(dc.n, 1);
+    unlink(bad);
+    assert_true(classifier_lint("/nonexistent/slop-rules", NULL, NULL) < 0);
+}
+
+static void
+test_names(void **state)
+{
+    enum classifier_action a;
+
+    (void)state;
+    for (int i = 0; i < CLASSIFIER_ACTION__COUNT; i++) {
+        assert_int_equal(classifier_action_parse(classifier_action_name(i), &a), 0);
+        assert_int_equal(a, i);
+    }
+    assert_int_equal(classifier_action_parse("discard", &a), -EINVAL);
+    assert_string_equal(classifier_kind_name(CLASSIFIER_KIND_PATCH), "patch");
+    assert_string_equal(classifier_kind_name(CLASSIFIER_KIND_REPLY), "reply");
+    assert_string_equal(classifier_kind_name(99), "other");
+    assert_string_equal(classifier_action_name(99), "none");
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_scores_and_actions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_result_fields, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_thresholds, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_oversize_is_truncated, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lint, setup, teardown),
+        cmocka_unit_test(test_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,81 @@
+/*
+ * testutil.c - helpers shared by the unit tests; failures abort the test
+ * program, since a test that cannot read its input has nothing to assert.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "classifier.h"
+#include "message.h"
+#include "mime_view.h"
+#include "testutil.h"
+
+#ifndef SLOP_FIXTURES
+#define SLOP_FIXTURES "tests/fixtures"
+#endif
+
+char *
+testutil_read_file(const char *path, size_t *ret_len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t len = 0, cap = 0, n;
+
+    if (f == NULL) {
+        fprintf(stderr, "testutil: cannot open '%s'\n", path);
+        abort();
+    }
+    do {
+        if (cap - len < 4096) {
+            cap = cap ? cap * 2 : 8192;
+            buf = realloc(buf, cap + 1);
+            if (buf == NULL)
+                abort();
+        }
+        n = fread(buf + len, 1, cap - len, f);
+        len += n;
+    } while (n > 0);
+    fclose(f);
+    buf[len] = '\0';
+    if (ret_len)
+        *ret_len = len;
+    return buf;
+}
+
+char *
+testutil_read_fixture(const char *name, size_t *ret_len)
+{
+    char path[1024];
+
+    snprintf(path, sizeof(path), "%s/%s", SLOP_FIXTURES, name);
+    return testutil_read_file(path, ret_len);
+}
+
+struct message *
+testutil_message(const char *raw, size_t len)
+{
+    struct classifier_options opts;
+    struct mime_view *v = NULL;
+    struct message *m = NULL;
+
+    classifier_options_default(&opts);
+    mime_view_global_init();
+    if (mime_view_parse(raw, len, &opts.limits, &v) < 0)
+        abort();
+    if (message_build(v, &opts.limits, &m) < 0)
+        abort();
+    mime_view_free(v);
+    return m;
+}
+
+struct message *
+testutil_message_fixture(const char *name)
+{
+    size_t len;
+    char *raw = testutil_read_fixture(name, &len);
+    struct message *m = testutil_message(raw, len);
+
+    free(raw);
+    return m;
+}
