@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "classifier.h"
+#include "facts.h"
 #include "message.h"
 #include "mime_view.h"
 #include "rule_set.h"
@@ -199,7 +200,6 @@ classifier_scan(const struct classifier *c, const char *msg, size_t len,
     bool cut = false;
     int r;
 
-    (void)env; /* envelope-driven rules (routing, senders) use it later */
     if (c == NULL || (msg == NULL && len > 0) || ret == NULL)
         return -EINVAL;
     if (len > c->opts.limits.max_message_bytes) {
@@ -222,11 +222,18 @@ classifier_scan(const struct classifier *c, const char *msg, size_t len,
     r = result_fill(res, m);
     if (r < 0)
         goto out;
+    r = facts_apply(m, env, res);
+    if (r < 0)
+        goto out;
     r = rule_set_eval(c->rules, m, c->doc_base, c->opts.limits.max_hits, res);
     if (r < 0)
         goto out;
 
     res->action = action_for(&c->opts.thresholds, res->score);
+    /* A maintainer's mail is tagged like any other, but never answered,
+     * held or refused on the strength of heuristics. */
+    if (res->trusted_sender && res->action > CLASSIFIER_ACTION_TAG)
+        res->action = CLASSIFIER_ACTION_TAG;
     res->required = required_score(&c->opts.thresholds);
     *ret = res;
     res = NULL;
@@ -249,6 +256,7 @@ classifier_result_free(struct classifier_result *r)
         free(r->hits[i].evidence);
     }
     free(r->hits);
+    free(r->fingerprints);
     free(r->message_id);
     free(r->subject);
     free(r->from);

@@ -78,10 +78,66 @@ struct classifier_diag {
 
 typedef void classifier_diag_fn(void *ctx, const struct classifier_diag *d);
 
+/*
+ * Look-ups into what the caller knows beyond one message: an indexed
+ * source tree, merged fixes, MAINTAINERS, mail seen before and sender
+ * history. The library never sees how they are stored (slop-milter and
+ * slopctl back them with LMDB). Every callback may be NULL: that fact is
+ * then unknown and the measures built from it stay 0. Callbacks are called
+ * during classifier_scan() from the scanning thread; strings passed in are
+ * borrowed for the call, and results go into the caller-sized buffers.
+ */
+#define CLASSIFIER_COMMIT_MAX 64   /* commit id buffer, NUL included */
+#define CLASSIFIER_SUBJECT_MAX 160 /* subject buffer, NUL included */
+#define CLASSIFIER_MSGID_MAX 256   /* Message-ID buffer, NUL included */
+#define CLASSIFIER_ADDR_MAX 128    /* address buffer, NUL included */
+
+struct classifier_fix {
+	char commit[CLASSIFIER_COMMIT_MAX];
+	char subject[CLASSIFIER_SUBJECT_MAX];
+};
+
+struct classifier_seen {
+	char message_id[CLASSIFIER_MSGID_MAX];
+	int64_t date; /* unix time it was recorded */
+};
+
+struct classifier_maint {
+	char addr[CLASSIFIER_ADDR_MAX]; /* lower case */
+	bool list;                      /* an L: list, not an M: person */
+};
+
+struct classifier_lookup {
+	void *ctx;
+	/* Writes e.g. "indexed tree of 2026-11-30"; false: no tree indexed,
+	 * and nothing is reported missing. */
+	bool (*tree_label)(void *ctx, char *buf, size_t size);
+	bool (*has_symbol)(void *ctx, const char *name); /* function or macro */
+	bool (*has_path)(void *ctx, const char *path);   /* file or directory */
+	bool (*has_config)(void *ctx, const char *name); /* "CONFIG_FOO" */
+	/* A merged change with this hunk fingerprint. */
+	bool (*find_fix)(void *ctx, uint64_t hunk_fp, struct classifier_fix *ret);
+	/* A merged fix of bug_class (classifier_bug_class_name()) in function. */
+	bool (*find_function_fix)(void *ctx, const char *function, const char *bug_class,
+				  struct classifier_fix *ret);
+	/* Mail seen in the caller's window with one of fps or a simhash near
+	 * simhash (0: none), other than the message self_id (may be NULL). */
+	bool (*find_duplicate)(void *ctx, const uint64_t *fps, size_t n_fps, uint64_t simhash,
+			       const char *self_id, struct classifier_seen *ret);
+	/* Maintainers and lists of path; returns how many were written (<= max). */
+	size_t (*maintainers_of)(void *ctx, const char *path, struct classifier_maint *ret,
+				 size_t max);
+	/* addr (lower case) is listed in MAINTAINERS and trusted. */
+	bool (*is_trusted)(void *ctx, const char *addr);
+	/* Patches and reports recorded from addr today (UTC), this one excluded. */
+	uint32_t (*sender_count)(void *ctx, const char *addr);
+};
+
 struct classifier_envelope {
 	const char *mail_from;   /* envelope sender without <>; "" for null */
 	const char *const *rcpt; /* envelope recipients, may be NULL */
 	size_t n_rcpt;
+	const struct classifier_lookup *lookup; /* may be NULL: no state */
 };
 
 struct classifier_hit {
@@ -104,6 +160,15 @@ struct classifier_result {
 	bool truncated;   /* a limit cut the input */
 	struct classifier_hit *hits;
 	size_t n_hits;
+	/* What the caller records after the scan so later mail can be found
+	 * to duplicate this one: for a patch, one fingerprint of all its
+	 * normalised hunks; for a report, one of its key identifiers, files
+	 * and bug classes (none when it cites nothing). */
+	uint64_t *fingerprints;
+	size_t n_fingerprints;
+	uint64_t simhash;    /* of the report prose; 0 when too short */
+	bool count_sender;   /* a patch or report that counts towards the sender's daily count */
+	bool trusted_sender; /* the lookup says the sender is a trusted maintainer */
 };
 
 struct classifier;
@@ -141,6 +206,31 @@ int classifier_scan(const struct classifier *c, const char *msg, size_t len,
 		    const struct classifier_envelope *env, struct classifier_result **ret);
 
 struct classifier_result *classifier_result_free(struct classifier_result *r);
+
+/*
+ * Fingerprints of the hunks of a diff (git diff, format-patch or git log -p
+ * text of one commit), exactly as classifier_scan() computes them for a
+ * patch: per hunk, the path and the removed and added lines without white
+ * space, context and line numbers, hashed with 64-bit FNV-1a. Hunks too
+ * small to mean anything are skipped. fn is called once per hunk, in
+ * order. Returns the number of hunks passed to fn, or -ENOMEM.
+ */
+int classifier_diff_fingerprints(const char *diff_text, size_t len,
+				 void (*fn)(void *ctx, uint64_t fp), void *ctx);
+
+/*
+ * Names of the functions a diff touches, from the hunk headers
+ * ("@@ -1,2 +1,3 @@ int foo_bar(...)") and from "name()" in text; fn is
+ * called once per distinct name, at most max names. Returns the count.
+ */
+int classifier_diff_functions(const char *text, size_t len, size_t max,
+			      void (*fn)(void *ctx, const char *name), void *ctx);
+
+/* Bug classes named in text (use-after-free, null-deref, ...) as a bit
+ * mask; classifier_bug_class_name() names bit i ("use-after-free"), NULL
+ * past the last. */
+unsigned classifier_bug_classes(const char *text, size_t len);
+const char *classifier_bug_class_name(unsigned bit);
 
 const char *classifier_kind_name(enum classifier_kind kind);
 const char *classifier_action_name(enum classifier_action action);

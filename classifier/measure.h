@@ -43,6 +43,16 @@ enum measure_id {
     MEASURE_SERIES_INDEX,          /* N of [PATCH N/M]; 0 otherwise */
     MEASURE_SERIES_TOTAL,          /* M of [PATCH N/M]; 0 otherwise */
     MEASURE_PATCH_VERSION,         /* v of [PATCH vN]; 1 when absent on a patch */
+    /* Filled by facts.c from the caller's look-ups; 0 without them. */
+    MEASURE_TREE_INDEXED,          /* 1 when a source tree index is loaded */
+    MEASURE_MISSING_IDENTIFIERS,   /* cited functions and CONFIG_ symbols not in the indexed tree */
+    MEASURE_MISSING_PATHS,         /* cited paths not in the indexed tree */
+    MEASURE_DIFF_MISSING_PATHS,    /* diff files (not new) not in the indexed tree */
+    MEASURE_ALREADY_FIXED,         /* 1 when the change or the cited bug is already merged */
+    MEASURE_DUPLICATE,             /* 1 when the same patch or report was seen in the window */
+    MEASURE_UNCC_MAINTAINERS,      /* maintainers of touched files none of whom is in To/Cc */
+    MEASURE_SENDER_DAILY,          /* patches and reports from the sender today, this one included */
+    MEASURE_TRUSTED_SENDER,        /* 1 when the sender is listed in MAINTAINERS */
     MEASURE__COUNT,
 };
 

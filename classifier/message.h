@@ -106,6 +106,10 @@ struct message {
     bool truncated;  /* a limit cut the input */
 
     double measures[MEASURE__COUNT];
+    /* Owned text a `measure` condition shows as its evidence instead of
+     * "name=value" (facts.c: what is missing, fixed or duplicated); NULL
+     * for most measures. */
+    char *measure_evidence[MEASURE__COUNT];
 };
 
 /*

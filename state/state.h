@@ -49,7 +49,12 @@ enum state_claim {
 int state_reply_claim(struct state *st, const char *addr, time_t now, uint32_t interval_s,
                       uint32_t hourly_cap, enum state_claim *ret_claim);
 
-/* Give back a granted claim whose reply could not be sent at all. */
+/*
+ * Give back a granted claim whose reply could not be sent at all: now must
+ * be the value given to the state_reply_claim() that granted it. Returns
+ * 0, or -ENOENT when addr holds no claim made at now (never claimed,
+ * already released, or claimed again since).
+ */
 int state_reply_release(struct state *st, const char *addr, time_t now);
 
 struct state_stats {

@@ -1,0 +1,383 @@
+/*
+ * fingerprint.c - hunk, patch and report fingerprints and bug classes.
+ *
+ * Everything here is a pure function of its input: the same diff gives the
+ * same values in slopctl import fixes, in slopctl scan and in the daemon,
+ * which is what lets stored fingerprints be compared across them. The
+ * exported classifier_diff_*() and classifier_bug_*() functions are the
+ * public face of this file (classifier.h). Threading: no shared state.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "classifier.h"
+#include "fingerprint.h"
+#include "message.h"
+
+#define FINGERPRINT_FNV_PRIME UINT64_C(0x100000001b3)
+#define FINGERPRINT_MAX_WORDS 20000
+#define FINGERPRINT_WORD_MAX 64
+#define FINGERPRINT_IDENT_MAX 128
+
+uint64_t
+fingerprint_fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *s = p;
+
+    for (size_t i = 0; i < n; i++) {
+        h ^= s[i];
+        h *= FINGERPRINT_FNV_PRIME;
+    }
+    return h;
+}
+
+/* FNV-1a spreads short inputs poorly over the high bits; simhash needs
+ * every bit to be a fair coin, so shingle hashes are mixed once more. */
+static uint64_t
+mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= UINT64_C(0xbf58476d1ce4e5b9);
+    x ^= x >> 27;
+    x *= UINT64_C(0x94d049bb133111eb);
+    x ^= x >> 31;
+    return x;
+}
+
+static bool
+is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+}
+
+/* Hash the lines [first, first + count) of r with white space dropped,
+ * each behind a one-byte tag; counts the bytes hashed into *bytes. */
+static uint64_t
+hash_lines(uint64_t h, const struct region *r, size_t first, size_t count, char tag,
+           size_t *bytes)
+{
+    if (r->lines == NULL || first >= r->n_lines)
+        return h;
+    if (count > r->n_lines - first)
+        count = r->n_lines - first;
+    for (size_t k = first; k < first + count; k++) {
+        size_t off = r->lines[k].offset;
+
+        h = fingerprint_fnv(h, &tag, 1);
+        for (size_t i = off; i < r->len && r->text[i] != '\n'; i++) {
+            if (is_space(r->text[i]))
+                continue;
+            h = fingerprint_fnv(h, &r->text[i], 1);
+            (*bytes)++;
+        }
+    }
+    return h;
+}
+
+size_t
+fingerprint_hunks(const struct message *m, void (*fn)(void *ctx, uint64_t fp), void *ctx)
+{
+    size_t calls = 0;
+
+    for (size_t i = 0; i < m->n_hunks; i++) {
+        const struct patch_hunk *hk = &m->hunks[i];
+        const char *path = NULL;
+        uint64_t h = FINGERPRINT_FNV_INIT;
+        size_t bytes = 0;
+
+        if (hk->file < m->n_files)
+            path = m->files[hk->file].new_path ? m->files[hk->file].new_path
+                                               : m->files[hk->file].old_path;
+        if (path != NULL)
+            h = fingerprint_fnv(h, path, strlen(path) + 1);
+        h = hash_lines(h, &m->regions[REGION_REMOVED], hk->removed_first, hk->removed_count, '-',
+                       &bytes);
+        h = hash_lines(h, &m->regions[REGION_ADDED], hk->added_first, hk->added_count, '+',
+                       &bytes);
+        if (bytes < FINGERPRINT_HUNK_MIN)
+            continue;
+        fn(ctx, h);
+        calls++;
+    }
+    return calls;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+uint64_t
+fingerprint_patch(uint64_t *fps, size_t n)
+{
+    uint64_t h = FINGERPRINT_FNV_INIT;
+
+    if (n == 0)
+        return 0;
+    qsort(fps, n, sizeof(*fps), cmp_u64);
+    h = fingerprint_fnv(h, "patch", 5);
+    for (size_t i = 0; i < n; i++)
+        h = fingerprint_fnv(h, &fps[i], sizeof(fps[i]));
+    return h ? h : 1;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static uint64_t
+hash_sorted(uint64_t h, const struct strv *sv, const char *tag)
+{
+    char **v;
+
+    if (sv->n == 0)
+        return h;
+    v = malloc(sv->n * sizeof(*v));
+    if (v == NULL) {
+        /* Unsorted is still deterministic for this message; rare enough. */
+        for (size_t i = 0; i < sv->n; i++)
+            h = fingerprint_fnv(fingerprint_fnv(h, tag, 2), sv->v[i], strlen(sv->v[i]) + 1);
+        return h;
+    }
+    memcpy(v, sv->v, sv->n * sizeof(*v));
+    qsort(v, sv->n, sizeof(*v), cmp_str);
+    for (size_t i = 0; i < sv->n; i++)
+        h = fingerprint_fnv(fingerprint_fnv(h, tag, 2), v[i], strlen(v[i]) + 1);
+    free(v);
+    return h;
+}
+
+uint64_t
+fingerprint_report_key(const struct message *m, unsigned bug_classes)
+{
+    uint64_t h = FINGERPRINT_FNV_INIT;
+
+    if (m->functions.n == 0 && m->paths.n == 0)
+        return 0;
+    h = fingerprint_fnv(h, "report", 6);
+    h = hash_sorted(h, &m->functions, "f:");
+    h = hash_sorted(h, &m->paths, "p:");
+    h = fingerprint_fnv(h, &bug_classes, sizeof(bug_classes));
+    return h ? h : 1;
+}
+
+uint64_t
+fingerprint_simhash(const char *text, size_t len)
+{
+    int32_t v[64] = {0};
+    uint64_t w[3] = {0}, out = 0;
+    size_t words = 0, i = 0;
+
+    while (i < len && words < FINGERPRINT_MAX_WORDS) {
+        char word[FINGERPRINT_WORD_MAX];
+        size_t k = 0;
+
+        while (i < len && !isalnum((unsigned char)text[i]))
+            i++;
+        while (i < len && (isalnum((unsigned char)text[i]) || text[i] == '_')) {
+            if (k < sizeof(word))
+                word[k++] = (char)tolower((unsigned char)text[i]);
+            i++;
+        }
+        if (k == 0)
+            continue;
+        w[0] = w[1];
+        w[1] = w[2];
+        w[2] = fingerprint_fnv(FINGERPRINT_FNV_INIT, word, k);
+        if (++words < 3)
+            continue;
+        {
+            uint64_t sh = mix64(fingerprint_fnv(FINGERPRINT_FNV_INIT, w, sizeof(w)));
+
+            for (int b = 0; b < 64; b++)
+                v[b] += (sh >> b) & 1 ? 1 : -1;
+        }
+    }
+    if (words < FINGERPRINT_SIMHASH_MIN_WORDS)
+        return 0;
+    for (int b = 0; b < 64; b++)
+        if (v[b] > 0)
+            out |= UINT64_C(1) << b;
+    return out ? out : 1;
+}
+
+int
+classifier_diff_fingerprints(const char *diff_text, size_t len,
+                             void (*fn)(void *ctx, uint64_t fp), void *ctx)
+{
+    struct classifier_options opts;
+    struct message *m;
+    int r;
+
+    if (fn == NULL || (diff_text == NULL && len > 0))
+        return -EINVAL;
+    classifier_options_default(&opts);
+    m = calloc(1, sizeof(*m));
+    if (m == NULL)
+        return -ENOMEM;
+    r = patch_parse(m, diff_text, len, &opts.limits);
+    if (r >= 0)
+        r = (int)fingerprint_hunks(m, fn, ctx);
+    message_free(m);
+    return r;
+}
+
+static bool
+is_ident(char c)
+{
+    return isalnum((unsigned char)c) || c == '_';
+}
+
+struct name_set {
+    char (*v)[FINGERPRINT_IDENT_MAX];
+    size_t n, max;
+};
+
+static void
+name_emit(struct name_set *ns, const char *p, size_t n,
+          void (*fn)(void *ctx, const char *name), void *ctx)
+{
+    if (n == 0 || n >= FINGERPRINT_IDENT_MAX || isdigit((unsigned char)p[0]) || ns->n >= ns->max)
+        return;
+    for (size_t i = 0; i < ns->n; i++)
+        if (strlen(ns->v[i]) == n && memcmp(ns->v[i], p, n) == 0)
+            return;
+    memcpy(ns->v[ns->n], p, n);
+    ns->v[ns->n][n] = '\0';
+    fn(ctx, ns->v[ns->n]);
+    ns->n++;
+}
+
+int
+classifier_diff_functions(const char *text, size_t len, size_t max,
+                          void (*fn)(void *ctx, const char *name), void *ctx)
+{
+    struct name_set ns = {.max = max};
+    bool in_diff = false;
+    size_t i = 0;
+
+    if (fn == NULL || (text == NULL && len > 0))
+        return -EINVAL;
+    if (max == 0)
+        return 0;
+    ns.v = malloc(max * sizeof(*ns.v));
+    if (ns.v == NULL)
+        return -ENOMEM;
+    while (i < len && ns.n < max) {
+        const char *l = text + i, *e = memchr(l, '\n', len - i);
+        size_t n = e ? (size_t)(e - l) : len - i;
+
+        i += n + 1;
+        if (n >= 11 && memcmp(l, "diff --git ", 11) == 0)
+            in_diff = true;
+        if (n > 3 && memcmp(l, "@@ ", 3) == 0) {
+            /* "@@ -a,b +c,d @@ static int foo(struct x *y)": the name before '('. */
+            const char *h = l + 3, *end = l + n, *q;
+
+            while (h + 1 < end && !(h[0] == '@' && h[1] == '@'))
+                h++;
+            q = memchr(h, '(', (size_t)(end - h));
+            if (q != NULL) {
+                const char *b = q;
+
+                while (b > h && is_ident(b[-1]))
+                    b--;
+                name_emit(&ns, b, (size_t)(q - b), fn, ctx);
+            }
+            continue;
+        }
+        if (in_diff)
+            continue;
+        for (size_t k = 1; k + 1 < n; k++) {
+            size_t b = k;
+
+            if (l[k] != '(' || l[k + 1] != ')' || !is_ident(l[k - 1]))
+                continue;
+            while (b > 0 && is_ident(l[b - 1]))
+                b--;
+            name_emit(&ns, l + b, k - b, fn, ctx);
+        }
+    }
+    free(ns.v);
+    return (int)ns.n;
+}
+
+struct bug_pattern {
+    unsigned bit;
+    const char *text;
+    bool word; /* must stand alone, not inside a longer word */
+};
+
+static const char *const bug_class_names[] = {
+    "use-after-free", "double-free",      "null-deref", "out-of-bounds", "memory-leak",
+    "race",           "deadlock",         "integer-overflow", "uninit",  "divide-by-zero",
+};
+
+static const struct bug_pattern bug_patterns[] = {
+    {0, "use-after-free", false},   {0, "use after free", false},
+    {0, "uaf", true},               {1, "double-free", false},
+    {1, "double free", false},      {2, "null-ptr-deref", false},
+    {2, "null pointer deref", false}, {2, "null-pointer-deref", false},
+    {2, "null deref", false},       {2, "null dereference", false},
+    {2, "null ptr deref", false},   {3, "out-of-bounds", false},
+    {3, "out of bounds", false},    {3, "oob", true},
+    {3, "buffer overflow", false},  {3, "overrun", false},
+    {4, "memory leak", false},      {4, "memleak", false},
+    {4, "leak", true},              {4, "leaks", true},
+    {5, "data-race", false},        {5, "data race", false},
+    {5, "race", true},              {5, "race condition", false},
+    {6, "deadlock", false},         {6, "circular locking", false},
+    {7, "integer overflow", false}, {7, "int overflow", false},
+    {7, "integer underflow", false}, {7, "wraparound", false},
+    {8, "uninit-value", false},     {8, "uninitialized", false},
+    {8, "uninitialised", false},    {9, "divide error", false},
+    {9, "division by zero", false}, {9, "divide-by-zero", false},
+    {9, "div by zero", false},
+};
+
+const char *
+classifier_bug_class_name(unsigned bit)
+{
+    if (bit >= sizeof(bug_class_names) / sizeof(bug_class_names[0]))
+        return NULL;
+    return bug_class_names[bit];
+}
+
+unsigned
+classifier_bug_classes(const char *text, size_t len)
+{
+    unsigned mask = 0;
+
+    if (text == NULL)
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)tolower((unsigned char)text[i]);
+
+        /* Every pattern starts with one of these letters. */
+        if (c != 'u' && c != 'd' && c != 'n' && c != 'o' && c != 'b' && c != 'm' && c != 'l' &&
+            c != 'r' && c != 'c' && c != 'i' && c != 'w')
+            continue;
+        for (size_t p = 0; p < sizeof(bug_patterns) / sizeof(bug_patterns[0]); p++) {
+            const struct bug_pattern *bp = &bug_patterns[p];
+            size_t n = strlen(bp->text);
+
+            if ((mask >> bp->bit) & 1 || (unsigned char)bp->text[0] != c || len - i < n ||
+                strncasecmp(text + i, bp->text, n) != 0)
+                continue;
+            if (bp->word && ((i > 0 && isalnum((unsigned char)text[i - 1])) ||
+                             (i + n < len && isalnum((unsigned char)text[i + n]))))
+                continue;
+            mask |= 1u << bp->bit;
+        }
+    }
+    return mask;
+}

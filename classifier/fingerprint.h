@@ -1,0 +1,46 @@
+/*
+ * fingerprint.h - stable 64-bit fingerprints of patches and reports.
+ *
+ * A hunk's fingerprint hashes its path and its removed and added lines
+ * with all white space dropped (context and line numbers never count), so
+ * the same change mailed, rebased or merged hashes the same. A report's
+ * key hashes its sorted cited functions and files and its bug classes; its
+ * simhash over word shingles finds near duplicates. The hash is 64-bit
+ * FNV-1a: the values are stored on disk by the callers, so the function
+ * and the normalisation must never change without a schema bump.
+ * Threading: no shared state.
+ */
+#ifndef SLOP_FINGERPRINT_H
+#define SLOP_FINGERPRINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FINGERPRINT_FNV_INIT UINT64_C(0xcbf29ce484222325)
+/* Non-blank bytes a hunk needs to be fingerprinted at all. */
+#define FINGERPRINT_HUNK_MIN 8
+/* Prose words a report needs for a simhash. */
+#define FINGERPRINT_SIMHASH_MIN_WORDS 30
+/* Bits two simhashes may differ in and still be near duplicates. */
+#define FINGERPRINT_SIMHASH_DISTANCE 3
+
+struct message;
+
+uint64_t fingerprint_fnv(uint64_t h, const void *p, size_t n);
+
+/* Call fn with the fingerprint of each hunk of m that is big enough;
+ * returns the number of calls. */
+size_t fingerprint_hunks(const struct message *m, void (*fn)(void *ctx, uint64_t fp), void *ctx);
+
+/* One fingerprint of a whole patch from its hunk fingerprints (order does
+ * not matter); 0 when n is 0. fps is sorted in place. */
+uint64_t fingerprint_patch(uint64_t *fps, size_t n);
+
+/* A report's key from its cited functions, paths and bug classes; 0 when
+ * it cites no function and no path. */
+uint64_t fingerprint_report_key(const struct message *m, unsigned bug_classes);
+
+/* Simhash of the words of text[0..len); 0 when it has too few words. */
+uint64_t fingerprint_simhash(const char *text, size_t len);
+
+#endif

@@ -1,0 +1,1076 @@
+/*
+ * measure.c - the numbers rules compare ("measure changelog_words > 150").
+ *
+ * measure_compute() reads a built message model and fills the text and
+ * diff measures of m->measures (up to MEASURE_PATCH_VERSION; the look-up
+ * measures after it belong to facts.c); it allocates nothing and cannot
+ * fail. The prose it measures is the
+ * changelog for a patch, otherwise the report region (or the body when
+ * the report region is empty). Every heuristic here works line by line on
+ * text the message already owns; none reads past a region's length.
+ *
+ * The name table ties rule-file measure names to enum measure_id;
+ * docs/rules.md documents the same list. Threading: no shared state.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "measure.h"
+#include "message.h"
+
+static const char *const measure_names[MEASURE__COUNT] = {
+    [MEASURE_CHANGELOG_WORDS] = "changelog_words",
+    [MEASURE_CHANGELOG_LINES] = "changelog_lines",
+    [MEASURE_CHANGELOG_LONG_LINES] = "changelog_long_lines",
+    [MEASURE_CHANGED_LINES] = "changed_lines",
+    [MEASURE_ADDED_LINES] = "added_lines",
+    [MEASURE_REMOVED_LINES] = "removed_lines",
+    [MEASURE_FILES] = "files",
+    [MEASURE_HUNKS] = "hunks",
+    [MEASURE_WORDS_PER_CHANGED_LINE] = "words_per_changed_line",
+    [MEASURE_ADDED_COMMENT_LINES] = "added_comment_lines",
+    [MEASURE_ADDED_CODE_LINES] = "added_code_lines",
+    [MEASURE_COMMENT_RATIO] = "comment_ratio",
+    [MEASURE_RESTATING_COMMENTS] = "restating_comments",
+    [MEASURE_MARKDOWN_LINES] = "markdown_lines",
+    [MEASURE_MARKDOWN_DENSITY] = "markdown_density",
+    [MEASURE_PROSE_WORDS] = "prose_words",
+    [MEASURE_PROSE_LINES] = "prose_lines",
+    [MEASURE_SECTIONS] = "sections",
+    [MEASURE_FACTS_LINE] = "facts_line",
+    [MEASURE_EM_DASHES] = "em_dashes",
+    [MEASURE_CURLY_QUOTES] = "curly_quotes",
+    [MEASURE_EMOJI] = "emoji",
+    [MEASURE_QUOTED_LINES] = "quoted_lines",
+    [MEASURE_QUOTED_RATIO] = "quoted_ratio",
+    [MEASURE_TRACE_LINES] = "trace_lines",
+    [MEASURE_CODE_LINES] = "code_lines",
+    [MEASURE_VERSIONS] = "versions",
+    [MEASURE_IDENTIFIERS] = "identifiers",
+    [MEASURE_RECIPIENTS] = "recipients",
+    [MEASURE_ATTACHMENTS] = "attachments",
+    [MEASURE_HTML_ONLY] = "html_only",
+    [MEASURE_SERIES_INDEX] = "series_index",
+    [MEASURE_SERIES_TOTAL] = "series_total",
+    [MEASURE_PATCH_VERSION] = "patch_version",
+    [MEASURE_TREE_INDEXED] = "tree_indexed",
+    [MEASURE_MISSING_IDENTIFIERS] = "missing_identifiers",
+    [MEASURE_MISSING_PATHS] = "missing_paths",
+    [MEASURE_DIFF_MISSING_PATHS] = "diff_missing_paths",
+    [MEASURE_ALREADY_FIXED] = "already_fixed",
+    [MEASURE_DUPLICATE] = "duplicate",
+    [MEASURE_UNCC_MAINTAINERS] = "uncc_maintainers",
+    [MEASURE_SENDER_DAILY] = "sender_daily",
+    [MEASURE_TRUSTED_SENDER] = "trusted_sender",
+};
+
+const char *
+measure_name(enum measure_id id)
+{
+    if ((unsigned)id >= MEASURE__COUNT)
+        return NULL;
+    return measure_names[id];
+}
+
+int
+measure_parse(const char *name, enum measure_id *ret)
+{
+    if (name == NULL)
+        return -EINVAL;
+    for (unsigned i = 0; i < MEASURE__COUNT; i++) {
+        if (measure_names[i] != NULL && strcmp(measure_names[i], name) == 0) {
+            *ret = (enum measure_id)i;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+/* ---- text helpers ---- */
+
+struct text {
+    const char *p, *end;
+};
+
+static struct text
+region_text(const struct region *r)
+{
+    struct text t = {"", ""};
+
+    if (r->text != NULL) {
+        t.p = r->text;
+        t.end = r->text + r->len;
+    }
+    return t;
+}
+
+/* Next line of *t, without its '\n'; false at the end. */
+static bool
+next_line(struct text *t, const char **line, size_t *len)
+{
+    const char *nl;
+
+    if (t->p >= t->end)
+        return false;
+    nl = memchr(t->p, '\n', (size_t)(t->end - t->p));
+    *line = t->p;
+    *len = nl ? (size_t)(nl - t->p) : (size_t)(t->end - t->p);
+    t->p = nl ? nl + 1 : t->end;
+    return true;
+}
+
+static bool
+blank(const char *p, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (!isspace((unsigned char)p[i]))
+            return false;
+    return true;
+}
+
+static void
+trim(const char **p, size_t *len)
+{
+    while (*len > 0 && isspace((unsigned char)**p)) {
+        (*p)++;
+        (*len)--;
+    }
+    while (*len > 0 && isspace((unsigned char)(*p)[*len - 1]))
+        (*len)--;
+}
+
+static bool
+has(const char *p, size_t len, const char *needle)
+{
+    return memmem(p, len, needle, strlen(needle)) != NULL;
+}
+
+static bool
+starts(const char *p, size_t len, const char *prefix)
+{
+    size_t n = strlen(prefix);
+
+    return len >= n && memcmp(p, prefix, n) == 0;
+}
+
+/* Decode one UTF-8 code point; invalid bytes come back as U+FFFD. */
+static uint32_t
+utf8_next(const char **pp, const char *end)
+{
+    const unsigned char *p = (const unsigned char *)*pp;
+    uint32_t c = p[0];
+    size_t n, i;
+
+    if (c < 0x80) {
+        *pp += 1;
+        return c;
+    }
+    if ((c & 0xE0) == 0xC0) {
+        n = 1;
+        c &= 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+        n = 2;
+        c &= 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+        n = 3;
+        c &= 0x07;
+    } else {
+        *pp += 1;
+        return 0xFFFD;
+    }
+    if ((size_t)(end - *pp) < n + 1) {
+        *pp += 1;
+        return 0xFFFD;
+    }
+    for (i = 1; i <= n; i++) {
+        if ((p[i] & 0xC0) != 0x80) {
+            *pp += 1;
+            return 0xFFFD;
+        }
+        c = (c << 6) | (p[i] & 0x3F);
+    }
+    *pp += n + 1;
+    return c;
+}
+
+static size_t
+utf8_columns(const char *p, size_t len)
+{
+    const char *end = p + len;
+    size_t n = 0;
+
+    while (p < end) {
+        utf8_next(&p, end);
+        n++;
+    }
+    return n;
+}
+
+static bool
+is_emoji(uint32_t c)
+{
+    return (c >= 0x1F000 && c <= 0x1F2FF) || (c >= 0x1F300 && c <= 0x1FAFF) ||
+           (c >= 0x2600 && c <= 0x27BF) || c == 0x2B50 || c == 0x2B55 || c == 0x231A ||
+           c == 0x231B || (c >= 0x23E9 && c <= 0x23F3);
+}
+
+/* Letters outside ASCII: everything from Latin-1 letters up, except the
+ * punctuation, symbol and pictograph blocks. */
+static bool
+is_word_cp(uint32_t c)
+{
+    if (c < 0x80)
+        return isalnum((int)c) || c == '_';
+    if (c < 0xC0 || c == 0xD7 || c == 0xF7 || c == 0xFFFD)
+        return false;
+    if (c >= 0x2000 && c <= 0x2BFF)
+        return false;
+    if (c >= 0x3000 && c <= 0x303F)
+        return false;
+    if ((c >= 0xE000 && c <= 0xF8FF) || (c >= 0xFE00 && c <= 0xFE0F) || c == 0xFEFF)
+        return false;
+    return !is_emoji(c);
+}
+
+/* Words: runs of letters, digits and '_'; an apostrophe inside a word
+ * ("don't", "kernel’s") does not split it. */
+static size_t
+count_words(const char *p, size_t len)
+{
+    const char *end = p + len;
+    bool in = false;
+    size_t n = 0;
+
+    while (p < end) {
+        uint32_t c = utf8_next(&p, end);
+
+        if (is_word_cp(c)) {
+            if (!in)
+                n++;
+            in = true;
+        } else if (!(in && (c == '\'' || c == 0x2019))) {
+            in = false;
+        }
+    }
+    return n;
+}
+
+/* ---- prose line classifiers ---- */
+
+static bool
+is_tag_line(const char *p, size_t len)
+{
+    static const char *const bare[] = {"Fixes", "Link", "Closes", "Cc", "BugLink"};
+    size_t i = 0;
+
+    while (i < len && (isalnum((unsigned char)p[i]) || p[i] == '-'))
+        i++;
+    if (i == 0 || i + 1 >= len || p[i] != ':' || p[i + 1] != ' ')
+        return false;
+    if (i > 3 && strncasecmp(p + i - 3, "-by", 3) == 0)
+        return true;
+    for (size_t k = 0; k < sizeof(bare) / sizeof(bare[0]); k++)
+        if (strlen(bare[k]) == i && strncasecmp(p, bare[k], i) == 0)
+            return true;
+    return false;
+}
+
+/* "[   12.345678]" at the start of a line */
+static bool
+has_timestamp(const char *p, size_t len)
+{
+    size_t i = 0;
+
+    while (i < len && isspace((unsigned char)p[i]))
+        i++;
+    if (i >= len || p[i] != '[')
+        return false;
+    i++;
+    while (i < len && p[i] == ' ')
+        i++;
+    if (i >= len || !isdigit((unsigned char)p[i]))
+        return false;
+    while (i < len && isdigit((unsigned char)p[i]))
+        i++;
+    if (i >= len || p[i] != '.')
+        return false;
+    i++;
+    while (i < len && isdigit((unsigned char)p[i]))
+        i++;
+    return i < len && p[i] == ']';
+}
+
+/* "func+0x1a/0x40" */
+static bool
+has_offset(const char *p, size_t len)
+{
+    for (const char *q = memmem(p, len, "+0x", 3); q != NULL;
+         q = memmem(q + 3, len - (size_t)(q + 3 - p), "+0x", 3)) {
+        const char *e = p + len, *r = q + 3;
+
+        if (r >= e || !isxdigit((unsigned char)*r))
+            continue;
+        while (r < e && isxdigit((unsigned char)*r))
+            r++;
+        if (e - r >= 4 && memcmp(r, "/0x", 3) == 0 && isxdigit((unsigned char)r[3]))
+            return true;
+    }
+    return false;
+}
+
+static bool
+is_trace_line(const char *p, size_t len)
+{
+    static const char *const marks[] = {
+        "Call Trace:",
+        "RIP: ",
+        "<TASK>",
+        "</TASK>",
+        "BUG: ",
+        "WARNING: ",
+        "KASAN: ",
+        "UBSAN: ",
+        "Oops: ",
+        "general protection fault",
+        "Kernel panic",
+        "Code: ",
+        "Modules linked in:",
+        "Hardware name:",
+        "RSP: ",
+        "RAX: ",
+        "CPU: ",
+        "<IRQ>",
+        "</IRQ>",
+        "Workqueue: ",
+    };
+
+    if (has_timestamp(p, len) || has_offset(p, len))
+        return true;
+    for (size_t k = 0; k < sizeof(marks) / sizeof(marks[0]); k++)
+        if (has(p, len, marks[k]))
+            return true;
+    return false;
+}
+
+/* checkpatch's COMMIT_LOG_LONG_LINE exemptions. */
+static bool
+long_line_exempt(const char *p, size_t len)
+{
+    const char *t = p;
+    size_t tl = len, i = 0;
+
+    if (has(p, len, "http://") || has(p, len, "https://") || has(p, len, "Fixes:"))
+        return true;
+    if (is_tag_line(p, len) || has_timestamp(p, len) || has_offset(p, len))
+        return true;
+    trim(&t, &tl);
+    if (starts(t, tl, "WARNING:") || starts(t, tl, "BUG:"))
+        return true;
+    /* "dir/file.c:" references */
+    while (i < tl && (isalnum((unsigned char)t[i]) || strchr("_.-+/", t[i]) != NULL))
+        i++;
+    if (i < tl && t[i] == ':' && memchr(t, '/', i) != NULL)
+        return true;
+    /* diffstat */
+    return len > 0 && isspace((unsigned char)p[0]) && memchr(p, '|', len) != NULL;
+}
+
+/* "## Heading": a root prompt ("# echo 1 > ...", "# -> ...") does not
+ * start with a capital or a digit. */
+static bool
+is_md_heading(const char *p, size_t len)
+{
+    const char *t = p;
+    size_t tl = len, i = 0;
+
+    trim(&t, &tl);
+    while (i < tl && t[i] == '#')
+        i++;
+    if (i == 0 || i > 6 || i >= tl || !isspace((unsigned char)t[i]))
+        return false;
+    while (i < tl && isspace((unsigned char)t[i]))
+        i++;
+    return i < tl && (isupper((unsigned char)t[i]) || isdigit((unsigned char)t[i]));
+}
+
+/* "**x**", or "__x y__" (identifiers like __func__ or "__a(), __b" are
+ * not bold) */
+static bool
+has_bold(const char *p, size_t len)
+{
+    const char *e = p + len, *a, *b;
+
+    a = memmem(p, len, "**", 2);
+    if (a != NULL && a + 2 < e && !isspace((unsigned char)a[2])) {
+        b = memmem(a + 2, (size_t)(e - a - 2), "**", 2);
+        if (b != NULL && b > a + 2)
+            return true;
+    }
+    a = memmem(p, len, "__", 2);
+    if (a != NULL && (a == p || isspace((unsigned char)a[-1])) && a + 2 < e &&
+        isalpha((unsigned char)a[2])) {
+        size_t n;
+
+        b = memmem(a + 2, (size_t)(e - a - 2), "__", 2);
+        if (b == NULL || (b + 2 < e && isalnum((unsigned char)b[2])))
+            return false;
+        n = (size_t)(b - a - 2);
+        return memchr(a + 2, ' ', n) != NULL && memchr(a + 2, '_', n) == NULL &&
+               memchr(a + 2, '(', n) == NULL;
+    }
+    return false;
+}
+
+/*
+ * A Markdown line: heading, bold span (which covers bold-lead bullets),
+ * code fence, or table row (only when the text has a "|---|" rule).
+ * Plain "- " bullets are not counted: kernel notes ("v2:\n - fix foo")
+ * use them as plain text does.
+ */
+static bool
+is_table_row(const char *p, size_t len)
+{
+    trim(&p, &len);
+    return len >= 2 && p[0] == '|' && p[len - 1] == '|';
+}
+
+/* "|---|:--:|": what makes "|...|" lines a table, not an ASCII diagram */
+static bool
+is_table_rule(const char *p, size_t len)
+{
+    size_t dashes = 0;
+
+    if (!is_table_row(p, len))
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        if (p[i] == '-')
+            dashes++;
+        else if (!(p[i] == '|' || p[i] == ':' || isspace((unsigned char)p[i])))
+            return false;
+    }
+    return dashes >= 3;
+}
+
+static bool
+is_markdown(const char *p, size_t len, bool tables)
+{
+    const char *t = p;
+    size_t tl = len;
+
+    trim(&t, &tl);
+    if (tl == 0)
+        return false;
+    if (is_md_heading(p, len) || has_bold(p, len) || starts(t, tl, "```"))
+        return true;
+    return tables && is_table_row(p, len);
+}
+
+static size_t
+count_ws_words(const char *p, size_t len)
+{
+    size_t n = 0;
+    bool in = false;
+
+    for (size_t i = 0; i < len; i++) {
+        bool sp = isspace((unsigned char)p[i]);
+
+        if (!sp && !in)
+            n++;
+        in = !sp;
+    }
+    return n;
+}
+
+/* Heading-like: a Markdown heading, "**Heading**" alone, a capitalised
+ * line of at most three words ending in ':' ("Root Cause:"), a short
+ * ALL-CAPS line, or a short numbered title ("2. Proposed Fix"). */
+static bool
+is_section(const char *p, size_t len)
+{
+    const char *t = p;
+    size_t tl = len, letters = 0, i;
+    bool lower = false, other = false;
+
+    trim(&t, &tl);
+    if (tl == 0)
+        return false;
+    if (is_md_heading(p, len))
+        return true;
+    /* a heading starts at the margin; indented lines are code or traces */
+    if (isspace((unsigned char)p[0]))
+        return false;
+    if (tl > 4 && starts(t, tl, "**") &&
+        ((t[tl - 1] == '*' && t[tl - 2] == '*') ||
+         (tl > 5 && t[tl - 1] == ':' && t[tl - 2] == '*' && t[tl - 3] == '*')))
+        return true;
+    if (t[tl - 1] == ':' && isupper((unsigned char)t[0]) && count_ws_words(t, tl) <= 3 &&
+        !has(t, tl, "://") && strncasecmp(t, "Call Trace:", 11) != 0 && !has(t, tl, "->"))
+        return true;
+    for (i = 0; i < tl; i++) {
+        unsigned char c = (unsigned char)t[i];
+
+        if (isupper(c))
+            letters++;
+        else if (islower(c))
+            lower = true;
+        else if (!(c == ' ' || c == ':' || c == '-' || c == '&'))
+            other = true;
+    }
+    if (!lower && !other && letters >= 3 && isupper((unsigned char)t[0]) &&
+        count_ws_words(t, tl) <= 6)
+        return true;
+    i = 0;
+    while (i < tl && isdigit((unsigned char)t[i]))
+        i++;
+    if (i > 0 && i + 2 < tl && t[i] == '.' && t[i + 1] == ' ' && isupper((unsigned char)t[i + 2]) &&
+        tl <= 40 && count_ws_words(t, tl) <= 5 && !ispunct((unsigned char)t[tl - 1]))
+        return true;
+    return false;
+}
+
+static bool
+word_boundary_before(const char *line, const char *q)
+{
+    return q == line || !(isalnum((unsigned char)q[-1]) || q[-1] == '_' || q[-1] == '.');
+}
+
+/* 2.6, 6.8.0, 6.9-rc2, v6.1 */
+static bool
+has_version(const char *p, size_t len)
+{
+    const char *e = p + len;
+
+    for (const char *q = p; q < e; q++) {
+        const char *r = q;
+
+        if (!word_boundary_before(p, q))
+            continue;
+        if (*r == 'v' && r + 1 < e && isdigit((unsigned char)r[1])) {
+            r++;
+            while (r < e && isdigit((unsigned char)*r))
+                r++;
+            if (r + 1 < e && *r == '.' && isdigit((unsigned char)r[1]))
+                return true;
+            continue;
+        }
+        if (*r < '2' || *r > '7' || r + 2 >= e || r[1] != '.' || !isdigit((unsigned char)r[2]))
+            continue;
+        r += 2;
+        while (r < e && isdigit((unsigned char)*r))
+            r++;
+        if (r == e || !(isalpha((unsigned char)*r) || *r == '_'))
+            return true;
+    }
+    return false;
+}
+
+/* drivers/usb/core/hub.c */
+static bool
+has_path(const char *p, size_t len)
+{
+    const char *e = p + len;
+
+    for (const char *q = memchr(p, '/', len); q != NULL;
+         q = q + 1 < e ? memchr(q + 1, '/', (size_t)(e - q - 1)) : NULL) {
+        const char *r = q + 1, *last_dot = NULL;
+
+        if (q == p || !(isalnum((unsigned char)q[-1]) || q[-1] == '_'))
+            continue;
+        while (r < e && (isalnum((unsigned char)*r) || strchr("_/.-", *r) != NULL)) {
+            if (*r == '.')
+                last_dot = r;
+            r++;
+        }
+        if (last_dot != NULL && last_dot + 2 == r && (last_dot[1] == 'c' || last_dot[1] == 'h'))
+            return true;
+    }
+    return false;
+}
+
+/* foo_bar() */
+static bool
+has_function(const char *p, size_t len)
+{
+    const char *e = p + len;
+
+    for (const char *q = memmem(p, len, "()", 2); q != NULL;
+         q = memmem(q + 2, (size_t)(e - q - 2), "()", 2)) {
+        const char *s = q;
+
+        while (s > p &&
+               (islower((unsigned char)s[-1]) || isdigit((unsigned char)s[-1]) || s[-1] == '_'))
+            s--;
+        while (s < q && isdigit((unsigned char)*s))
+            s++;
+        if (q - s >= 3 && word_boundary_before(p, s))
+            return true;
+    }
+    return false;
+}
+
+/* ---- prose ---- */
+
+struct prose_stats {
+    size_t words, lines, sections, facts_line, em_dashes, curly, emoji;
+    size_t markdown, md_lines;
+};
+
+static void
+prose_measure(struct prose_stats *st, const struct region *r)
+{
+    struct text t = region_text(r);
+    const char *line;
+    size_t len, n = 0;
+
+    while (next_line(&t, &line, &len)) {
+        const char *q = line, *e = line + len;
+
+        n++;
+        st->words += count_words(line, len);
+        while (q < e) {
+            uint32_t c = utf8_next(&q, e);
+
+            if (c == 0x2014 || c == 0x2013)
+                st->em_dashes++;
+            else if (c >= 0x2018 && c <= 0x201D && c != 0x201A && c != 0x201B)
+                st->curly++;
+            else if (is_emoji(c))
+                st->emoji++;
+        }
+        if (blank(line, len))
+            continue;
+        st->lines++;
+        st->sections += is_section(line, len);
+        if (st->facts_line == 0 &&
+            (has_version(line, len) || has_path(line, len) || has_function(line, len)))
+            st->facts_line = n;
+    }
+}
+
+static void
+markdown_measure(struct prose_stats *st, const struct region *r)
+{
+    struct text t = region_text(r);
+    const char *line;
+    size_t len;
+    bool tables = false;
+
+    while (next_line(&t, &line, &len))
+        tables |= is_table_rule(line, len);
+    t = region_text(r);
+    while (next_line(&t, &line, &len)) {
+        if (blank(line, len))
+            continue;
+        st->md_lines++;
+        st->markdown += is_markdown(line, len, tables);
+    }
+}
+
+static const struct region *
+prose_region(const struct message *m)
+{
+    const struct region *rep = &m->regions[REGION_REPORT];
+
+    if (m->kind == CLASSIFIER_KIND_PATCH)
+        return &m->regions[REGION_CHANGELOG];
+    if (rep->text != NULL && !blank(rep->text, rep->len))
+        return rep;
+    return &m->regions[REGION_BODY];
+}
+
+/* ---- diff ---- */
+
+static void
+region_line_text(const struct region *r, size_t i, const char **p, size_t *len)
+{
+    size_t start = r->lines[i].offset;
+    size_t end = i + 1 < r->n_lines ? r->lines[i + 1].offset : r->len;
+
+    if (end > start && r->text[end - 1] == '\n')
+        end--;
+    *p = r->text + start;
+    *len = end - start;
+}
+
+static const char *const stop_words[] = {
+    "the",  "a",     "an",   "to",    "of",   "if",   "is",   "this", "we",  "and", "for",
+    "it",   "in",    "on",   "be",    "that", "with", "as",   "by",   "at",  "or",  "are",
+    "from", "so",    "then", "now",   "here", "its",  "into", "will", "our", "has", "have",
+    "was",  "there", "when", "which", "can",  "do",   "does", "not",  "all", "any", "up",
+};
+
+static bool
+is_stop_word(const char *w, size_t n)
+{
+    for (size_t k = 0; k < sizeof(stop_words) / sizeof(stop_words[0]); k++)
+        if (strlen(stop_words[k]) == n && memcmp(stop_words[k], w, n) == 0)
+            return true;
+    return false;
+}
+
+#define MAX_TOKENS 48
+#define TOKEN_LEN 32
+
+struct tokens {
+    char w[MAX_TOKENS][TOKEN_LEN];
+    size_t n;
+};
+
+static void
+tokens_add(struct tokens *tk, const char *p, size_t len)
+{
+    if (len == 0 || tk->n >= MAX_TOKENS)
+        return;
+    if (len >= TOKEN_LEN)
+        len = TOKEN_LEN - 1;
+    for (size_t i = 0; i < len; i++)
+        tk->w[tk->n][i] = (char)tolower((unsigned char)p[i]);
+    tk->w[tk->n][len] = '\0';
+    if (is_stop_word(tk->w[tk->n], len))
+        return;
+    tk->n++;
+}
+
+/* Identifier parts: snake_case and camelCase split, lower-cased. */
+static void
+tokenize(struct tokens *tk, const char *p, size_t len)
+{
+    size_t i = 0;
+
+    while (i < len) {
+        size_t start;
+
+        while (i < len && !isalnum((unsigned char)p[i]))
+            i++;
+        start = i;
+        while (i < len && isalnum((unsigned char)p[i])) {
+            if (i > start && isupper((unsigned char)p[i]) && islower((unsigned char)p[i - 1])) {
+                tokens_add(tk, p + start, i - start);
+                start = i;
+            }
+            i++;
+        }
+        tokens_add(tk, p + start, i - start);
+    }
+}
+
+/* What operators say in words, so "increment the counter" matches
+ * "counter++". */
+static void
+tokenize_code(struct tokens *tk, const char *p, size_t len)
+{
+    char code[512];
+    size_t n = 0;
+    bool in_str = false;
+
+    /* string contents (a log message) are not what the code does */
+    for (size_t i = 0; i < len && n < sizeof(code); i++) {
+        if (p[i] == '"' && (i == 0 || p[i - 1] != '\\'))
+            in_str = !in_str;
+        else if (!in_str)
+            code[n++] = p[i];
+    }
+    tokenize(tk, code, n);
+    if (memmem(p, len, "++", 2) != NULL)
+        tokens_add(tk, "increment", 9);
+    if (memmem(p, len, "--", 2) != NULL)
+        tokens_add(tk, "decrement", 9);
+    if (memmem(p, len, "if (", 4) != NULL || memmem(p, len, "if(", 3) != NULL)
+        tokens_add(tk, "check", 5);
+    if (memmem(p, len, "NULL", 4) != NULL || memmem(p, len, "(!", 2) != NULL)
+        tokens_add(tk, "null", 4);
+    for (size_t i = 0; i < len; i++) {
+        if (p[i] == '=' && (i == 0 || strchr("=!<>+-*/&|^%", p[i - 1]) == NULL) &&
+            (i + 1 == len || p[i + 1] != '=')) {
+            tokens_add(tk, "set", 3);
+            tokens_add(tk, "assign", 6);
+            break;
+        }
+    }
+}
+
+static bool
+suffix_of(const char *s, size_t sl, const char *suf, size_t fl)
+{
+    return sl >= fl && memcmp(s + sl - fl, suf, fl) == 0;
+}
+
+/* "buf" matches "buffer", "free" matches "kfree", "locks" matches "lock". */
+static bool
+word_matches(const char *cw, const char *code)
+{
+    size_t cl = strlen(cw), kl = strlen(code);
+
+    if (cl == kl && memcmp(cw, code, cl) == 0)
+        return true;
+    if (kl >= 3 && kl < cl && memcmp(cw, code, kl) == 0)
+        return true;
+    if (cl >= 4 && cl < kl && memcmp(cw, code, cl) == 0)
+        return true;
+    if (cl >= 4 && suffix_of(code, kl, cw, cl))
+        return true;
+    return cl > 3 && cw[cl - 1] == 's' && cl - 1 == kl && memcmp(cw, code, kl) == 0;
+}
+
+static bool
+comment_restates(const char *comment, size_t clen, const char *code, size_t klen)
+{
+    struct tokens cw = {0}, kw = {0};
+    size_t hit = 0;
+
+    tokenize(&cw, comment, clen);
+    tokenize_code(&kw, code, klen);
+    if (cw.n < 2)
+        return false;
+    for (size_t i = 0; i < cw.n; i++) {
+        for (size_t j = 0; j < kw.n; j++) {
+            if (word_matches(cw.w[i], kw.w[j])) {
+                hit++;
+                break;
+            }
+        }
+    }
+    return hit * 10 >= cw.n * 6;
+}
+
+/* A whole-line C comment: a "//" line, or a block comment opened and
+ * closed on the same line. */
+static bool
+single_line_comment(const char *p, size_t len, const char **ret_t, size_t *ret_tl)
+{
+    const char *t = p;
+    size_t tl = len;
+
+    trim(&t, &tl);
+    if (tl >= 2 && t[0] == '/' && t[1] == '/') {
+        *ret_t = t + 2;
+        *ret_tl = tl - 2;
+        return true;
+    }
+    if (tl >= 4 && t[0] == '/' && t[1] == '*' && t[tl - 2] == '*' && t[tl - 1] == '/' &&
+        memmem(t + 2, tl - 4, "*/", 2) == NULL) {
+        *ret_t = t + 2;
+        *ret_tl = tl - 4;
+        return true;
+    }
+    return false;
+}
+
+static bool
+is_code_line(const char *p, size_t len)
+{
+    const char *t = p;
+    size_t tl = len;
+
+    trim(&t, &tl);
+    if (tl == 0 || t[0] == '*' || starts(t, tl, "/*") || starts(t, tl, "//"))
+        return false;
+    /* a lone brace says nothing a comment could repeat */
+    return !(tl == 1 && (t[0] == '{' || t[0] == '}'));
+}
+
+/*
+ * Declarations and definitions ("spinlock_t tx_lock;", "struct foo {",
+ * "#define X", "static int f(...)") are what kernel comments label; only
+ * statements are compared with the comment above them.
+ */
+static bool
+is_statement(const char *p, size_t len)
+{
+    static const char *const decl[] = {"#",        "struct ", "static ", "enum ",     "union ",
+                                       "typedef ", "extern ", "const ",  "unsigned ", "void ",
+                                       "int ",     "u8 ",     "u16 ",    "u32 ",      "u64 ",
+                                       "bool ",    "char ",   "long "};
+    const char *t = p;
+    size_t tl = len;
+
+    trim(&t, &tl);
+    for (size_t k = 0; k < sizeof(decl) / sizeof(decl[0]); k++)
+        if (starts(t, tl, decl[k]))
+            return false;
+    /* "type name;" or "type name[N];" */
+    if (tl > 0 && t[tl - 1] == ';' && memchr(t, '(', tl) == NULL && memchr(t, '=', tl) == NULL &&
+        memchr(t, ' ', tl) != NULL && !starts(t, tl, "return") && !starts(t, tl, "goto") &&
+        !starts(t, tl, "break") && !starts(t, tl, "continue"))
+        return false;
+    return true;
+}
+
+struct diff_stats {
+    size_t comment, code, restating;
+};
+
+static void
+diff_measure(struct diff_stats *st, const struct message *m)
+{
+    const struct region *add = &m->regions[REGION_ADDED];
+    const struct region *com = &m->regions[REGION_COMMENTS];
+    size_t ci = 0;
+
+    st->comment = com->lines != NULL ? com->n_lines : 0;
+    if (add->lines == NULL || add->text == NULL)
+        return;
+    for (size_t h = 0; h < m->n_hunks; h++) {
+        const struct patch_hunk *hk = &m->hunks[h];
+        enum file_lang lang = hk->file < m->n_files ? m->files[hk->file].lang : FILE_LANG_OTHER;
+        size_t end = hk->added_first + hk->added_count;
+
+        if (end > add->n_lines)
+            end = add->n_lines;
+        for (size_t i = hk->added_first; i < end; i++) {
+            const struct region_line *al = &add->lines[i];
+            const char *p, *ct, *np;
+            size_t len, ctl, nlen;
+
+            region_line_text(add, i, &p, &len);
+            /* comment lines come in the same order as the added lines */
+            if (com->lines != NULL && ci < com->n_lines && com->lines[ci].file == al->file &&
+                com->lines[ci].line == al->line) {
+                ci++;
+                if (lang == FILE_LANG_C && i + 1 < end && add->lines[i + 1].line == al->line + 1 &&
+                    single_line_comment(p, len, &ct, &ctl)) {
+                    region_line_text(add, i + 1, &np, &nlen);
+                    if (is_code_line(np, nlen) && is_statement(np, nlen) &&
+                        comment_restates(ct, ctl, np, nlen))
+                        st->restating++;
+                }
+                continue;
+            }
+            if (lang == FILE_LANG_RST || blank(p, len))
+                continue;
+            st->code++;
+        }
+    }
+}
+
+static size_t
+count_nonblank(const struct region *r)
+{
+    struct text t = region_text(r);
+    const char *line;
+    size_t len, n = 0;
+
+    while (next_line(&t, &line, &len))
+        n += !blank(line, len);
+    return n;
+}
+
+static size_t
+count_trace(const struct region *r)
+{
+    struct text t = region_text(r);
+    const char *line;
+    size_t len, n = 0;
+
+    while (next_line(&t, &line, &len))
+        n += !blank(line, len) && is_trace_line(line, len);
+    return n;
+}
+
+/* Lines that start a stack dump in checkpatch's eyes (plus an oops's
+ * first line and a "func+0x../0x.." frame). */
+static bool
+starts_stack_dump(const char *p, size_t len)
+{
+    const char *t = p;
+    size_t tl = len;
+
+    trim(&t, &tl);
+    if (starts(t, tl, "WARNING:") || starts(t, tl, "BUG:") || starts(t, tl, "Call Trace:") ||
+        starts(t, tl, "general protection fault") || starts(t, tl, "Oops:") || starts(t, tl, "[<"))
+        return true;
+    return has_timestamp(p, len) || has_offset(p, len);
+}
+
+static void
+changelog_measure(double *ms, const struct region *r)
+{
+    struct text t = region_text(r);
+    const char *line;
+    size_t len, words = 0, lines = 0, longl = 0;
+    bool in_dump = false;
+
+    while (next_line(&t, &line, &len)) {
+        words += count_words(line, len);
+        if (blank(line, len)) {
+            in_dump = false; /* a dump runs to the end of its paragraph */
+            continue;
+        }
+        lines++;
+        in_dump |= starts_stack_dump(line, len);
+        if (!in_dump && utf8_columns(line, len) > 75 && !long_line_exempt(line, len))
+            longl++;
+    }
+    ms[MEASURE_CHANGELOG_WORDS] = (double)words;
+    ms[MEASURE_CHANGELOG_LINES] = (double)lines;
+    ms[MEASURE_CHANGELOG_LONG_LINES] = (double)longl;
+}
+
+void
+measure_compute(struct message *m)
+{
+    double *ms = m->measures;
+    struct prose_stats ps = {0};
+    struct diff_stats ds = {0};
+    size_t added = 0, removed = 0, quoted, own;
+
+    /* The measures after MEASURE_PATCH_VERSION come from look-ups made
+     * elsewhere (facts.c) and are left alone. */
+    memset(m->measures, 0, (MEASURE_PATCH_VERSION + 1) * sizeof(m->measures[0]));
+
+    changelog_measure(ms, &m->regions[REGION_CHANGELOG]);
+    for (size_t i = 0; i < m->n_files; i++) {
+        added += m->files[i].added;
+        removed += m->files[i].removed;
+    }
+    ms[MEASURE_ADDED_LINES] = (double)added;
+    ms[MEASURE_REMOVED_LINES] = (double)removed;
+    ms[MEASURE_CHANGED_LINES] = (double)(added + removed);
+    ms[MEASURE_FILES] = (double)m->n_files;
+    ms[MEASURE_HUNKS] = (double)m->n_hunks;
+    ms[MEASURE_WORDS_PER_CHANGED_LINE] =
+        ms[MEASURE_CHANGELOG_WORDS] / (double)(added + removed > 0 ? added + removed : 1);
+
+    diff_measure(&ds, m);
+    ms[MEASURE_ADDED_COMMENT_LINES] = (double)ds.comment;
+    ms[MEASURE_ADDED_CODE_LINES] = (double)ds.code;
+    if (ds.comment + ds.code > 0)
+        ms[MEASURE_COMMENT_RATIO] = (double)ds.comment / (double)(ds.comment + ds.code);
+    ms[MEASURE_RESTATING_COMMENTS] = (double)ds.restating;
+
+    prose_measure(&ps, prose_region(m));
+    markdown_measure(&ps, prose_region(m));
+    if (m->kind == CLASSIFIER_KIND_PATCH)
+        markdown_measure(&ps, &m->regions[REGION_NOTES]);
+    ms[MEASURE_MARKDOWN_LINES] = (double)ps.markdown;
+    if (ps.md_lines > 0)
+        ms[MEASURE_MARKDOWN_DENSITY] = (double)ps.markdown / (double)ps.md_lines;
+    ms[MEASURE_PROSE_WORDS] = (double)ps.words;
+    ms[MEASURE_PROSE_LINES] = (double)ps.lines;
+    ms[MEASURE_SECTIONS] = (double)ps.sections;
+    ms[MEASURE_FACTS_LINE] = (double)ps.facts_line;
+    ms[MEASURE_EM_DASHES] = (double)ps.em_dashes;
+    ms[MEASURE_CURLY_QUOTES] = (double)ps.curly;
+    ms[MEASURE_EMOJI] = (double)ps.emoji;
+
+    quoted = count_nonblank(&m->regions[REGION_QUOTED]);
+    own = count_nonblank(&m->regions[REGION_BODY]);
+    ms[MEASURE_QUOTED_LINES] = (double)quoted;
+    if (quoted + own > 0)
+        ms[MEASURE_QUOTED_RATIO] = (double)quoted / (double)(quoted + own);
+    ms[MEASURE_TRACE_LINES] = (double)count_trace(&m->regions[REGION_CODE]);
+    ms[MEASURE_CODE_LINES] = (double)count_nonblank(&m->regions[REGION_CODE]);
+
+    ms[MEASURE_VERSIONS] = (double)m->versions.n;
+    ms[MEASURE_IDENTIFIERS] = (double)(m->functions.n + m->paths.n + m->configs.n);
+    ms[MEASURE_RECIPIENTS] = (double)m->recipients.n;
+    ms[MEASURE_ATTACHMENTS] = (double)m->attachments;
+    ms[MEASURE_HTML_ONLY] = m->html_only ? 1.0 : 0.0;
+    ms[MEASURE_SERIES_INDEX] = (double)m->psubj.index;
+    ms[MEASURE_SERIES_TOTAL] = (double)m->psubj.total;
+    if (m->psubj.tagged)
+        ms[MEASURE_PATCH_VERSION] = m->psubj.version > 0 ? (double)m->psubj.version : 1.0;
+}

@@ -1,0 +1,992 @@
+/*
+ * message.c - build the message model from a decoded MIME view.
+ *
+ * message_build() reads only the plain view (no GMime here): it fills the
+ * envelope-like fields, the subject, headers, body and quoted regions,
+ * picks the patch text (inline diff or attached patch) for patch_parse(),
+ * decides the kind, hands the author's own text to report_parse() and
+ * finally computes the measures. Every region is non-NULL text once built.
+ *
+ * Limits: text lines are capped at max_lines per message and cut at
+ * max_line_bytes (on a UTF-8 boundary); recipients at MESSAGE_MAX_RCPT.
+ * Ownership: the message owns all it holds and never borrows from the
+ * view. Threading: no shared state; one message per thread.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "message.h"
+
+#define MESSAGE_MAX_RCPT 1000
+#define MESSAGE_MAX_ID 998
+
+struct buf {
+    char *p;
+    size_t len;
+    size_t cap;
+};
+
+struct span {
+    const char *p;
+    size_t n;
+};
+
+/* Lines of one text, each without its '\n'; spans borrow from the text. */
+struct lines {
+    struct span *v;
+    size_t n;
+};
+
+static int
+buf_add(struct buf *b, const char *s, size_t n)
+{
+    if (n > SIZE_MAX / 2 - b->len)
+        return -ENOMEM;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        char *p;
+
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        p = realloc(b->p, cap);
+        if (p == NULL)
+            return -ENOMEM;
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+    return 0;
+}
+
+static int
+buf_line(struct buf *b, const char *s, size_t n)
+{
+    int r = buf_add(b, s, n);
+
+    return r < 0 ? r : buf_add(b, "\n", 1);
+}
+
+static const char *
+buf_str(const struct buf *b)
+{
+    return b->p ? b->p : "";
+}
+
+static int
+region_take(struct region *rg, struct buf *b)
+{
+    if (b->p == NULL && buf_add(b, "", 0) < 0)
+        return -ENOMEM;
+    region_release(rg);
+    rg->text = b->p;
+    rg->len = b->len;
+    memset(b, 0, sizeof(*b));
+    return 0;
+}
+
+static bool
+is_alnum(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+static bool
+starts_ci(const char *s, size_t n, const char *prefix)
+{
+    size_t k = strlen(prefix);
+
+    return n >= k && strncasecmp(s, prefix, k) == 0;
+}
+
+static bool
+starts(const char *s, size_t n, const char *prefix)
+{
+    size_t k = strlen(prefix);
+
+    return n >= k && memcmp(s, prefix, k) == 0;
+}
+
+/* Case-insensitive search of needle in s[0..n); NULL when absent. */
+static const char *
+find_ci(const char *s, size_t n, const char *needle)
+{
+    size_t k = strlen(needle);
+
+    char lo, up;
+
+    if (k == 0 || n < k)
+        return NULL;
+    lo = (char)(needle[0] >= 'A' && needle[0] <= 'Z' ? needle[0] - 'A' + 'a' : needle[0]);
+    up = (char)(lo >= 'a' && lo <= 'z' ? lo - 'a' + 'A' : lo);
+    for (size_t i = 0; i + k <= n; i++)
+        if ((s[i] == lo || s[i] == up) && strncasecmp(s + i, needle, k) == 0)
+            return s + i;
+    return NULL;
+}
+
+/* Like find_ci(), but the match must not start inside a word. */
+static const char *
+find_word_ci(const char *s, size_t n, const char *needle)
+{
+    const char *p = s;
+
+    while ((p = find_ci(p, n - (size_t)(p - s), needle)) != NULL) {
+        if (p == s || !is_alnum((unsigned char)p[-1]))
+            return p;
+        p++;
+    }
+    return NULL;
+}
+
+static void
+span_trim(struct span *s)
+{
+    while (s->n > 0 && (s->p[0] == ' ' || s->p[0] == '\t')) {
+        s->p++;
+        s->n--;
+    }
+    while (s->n > 0 && (s->p[s->n - 1] == ' ' || s->p[s->n - 1] == '\t' || s->p[s->n - 1] == '\r'))
+        s->n--;
+}
+
+/*
+ * Split text into lines, at most *budget of them (decremented), each cut
+ * to max_line bytes without splitting a UTF-8 sequence. Sets *trunc when
+ * a cap cut something.
+ */
+static int
+lines_split(const char *text, size_t len, size_t max_line, unsigned *budget, struct lines *ret,
+            bool *trunc)
+{
+    struct lines l = {0};
+    size_t cap = 0, i = 0;
+
+    while (i < len) {
+        const char *nl = memchr(text + i, '\n', len - i);
+        size_t n = nl ? (size_t)(nl - (text + i)) : len - i;
+        struct span s = {text + i, n};
+
+        if (*budget == 0) {
+            *trunc = true;
+            break;
+        }
+        if (s.n > max_line) {
+            s.n = max_line;
+            while (s.n > 0 && ((unsigned char)s.p[s.n] & 0xc0) == 0x80)
+                s.n--;
+            *trunc = true;
+        }
+        if (l.n == cap) {
+            size_t ncap = cap ? cap * 2 : 64;
+            struct span *nv = realloc(l.v, ncap * sizeof(*nv));
+
+            if (nv == NULL) {
+                free(l.v);
+                return -ENOMEM;
+            }
+            l.v = nv;
+            cap = ncap;
+        }
+        l.v[l.n++] = s;
+        (*budget)--;
+        i += n + 1;
+    }
+    *ret = l;
+    return 0;
+}
+
+/* A bare, lower-case address out of one mailbox ("Name <a@b>" or "a@b"). */
+static char *
+addr_extract(const char *s, size_t n)
+{
+    const char *lt = memchr(s, '<', n), *a = NULL;
+    size_t an = 0;
+    char *d;
+
+    if (lt != NULL) {
+        const char *gt = memchr(lt, '>', n - (size_t)(lt - s));
+
+        if (gt != NULL && memchr(lt, '@', (size_t)(gt - lt)) != NULL) {
+            a = lt + 1;
+            an = (size_t)(gt - a);
+        }
+    }
+    if (a == NULL) {
+        const char *at = memchr(s, '@', n);
+        const char *b, *e;
+
+        if (at == NULL)
+            return NULL;
+        b = at;
+        while (b > s && !strchr(" \t\"'(<,;:", b[-1]))
+            b--;
+        e = at;
+        while (e < s + n && !strchr(" \t\"')>,;", *e))
+            e++;
+        a = b;
+        an = (size_t)(e - b);
+    }
+    while (an > 0 && (*a == ' ' || *a == '\t')) {
+        a++;
+        an--;
+    }
+    while (an > 0 && (a[an - 1] == ' ' || a[an - 1] == '\t' || a[an - 1] == '.'))
+        an--;
+    if (an == 0 || an > 320 || memchr(a, '@', an) == NULL)
+        return NULL;
+    d = strndup(a, an);
+    if (d == NULL)
+        return NULL;
+    for (char *p = d; *p; p++)
+        if (*p >= 'A' && *p <= 'Z')
+            *p = (char)(*p - 'A' + 'a');
+    return d;
+}
+
+/* Split an address list on commas outside quotes and angle brackets. */
+static int
+add_addresses(struct strv *sv, const char *list)
+{
+    const char *s = list, *start = list;
+    bool quoted = false;
+    int angle = 0;
+
+    for (;; s++) {
+        if (*s == '\0' || (*s == ',' && !quoted && angle == 0)) {
+            char *a = addr_extract(start, (size_t)(s - start));
+
+            if (a != NULL) {
+                int r = strv_add_unique(sv, a, strlen(a), MESSAGE_MAX_RCPT);
+
+                free(a);
+                if (r == -ENOMEM)
+                    return r;
+            }
+            if (*s == '\0')
+                break;
+            start = s + 1;
+        } else if (*s == '"') {
+            quoted = !quoted;
+        } else if (*s == '<' && !quoted) {
+            angle++;
+        } else if (*s == '>' && !quoted && angle > 0) {
+            angle--;
+        }
+    }
+    return 0;
+}
+
+/* The first <id> of a Message-ID or In-Reply-To value, without <>. */
+static char *
+msgid_extract(const char *v)
+{
+    const char *lt = strchr(v, '<'), *gt;
+    struct span s;
+
+    if (lt != NULL && (gt = strchr(lt, '>')) != NULL) {
+        s.p = lt + 1;
+        s.n = (size_t)(gt - s.p);
+    } else {
+        s.p = v;
+        s.n = strlen(v);
+    }
+    span_trim(&s);
+    if (s.n == 0)
+        return NULL;
+    if (s.n > MESSAGE_MAX_ID)
+        s.n = MESSAGE_MAX_ID;
+    return strndup(s.p, s.n);
+}
+
+static int
+dup_header(const struct mime_view *v, const char *name, char **ret)
+{
+    const char *h = mime_view_header(v, name);
+
+    if (h == NULL)
+        return 0;
+    *ret = strdup(h);
+    return *ret ? 0 : -ENOMEM;
+}
+
+static int
+build_headers(struct message *m, const struct mime_view *v)
+{
+    struct buf b = {0};
+    const char *h;
+    int r;
+
+    r = dup_header(v, "Subject", &m->subject);
+    if (r < 0)
+        return r;
+    r = dup_header(v, "From", &m->from);
+    if (r < 0)
+        return r;
+    if (m->from != NULL)
+        m->from_addr = addr_extract(m->from, strlen(m->from));
+    if ((h = mime_view_header(v, "Message-ID")) != NULL)
+        m->message_id = msgid_extract(h);
+    if ((h = mime_view_header(v, "In-Reply-To")) != NULL)
+        m->in_reply_to = msgid_extract(h);
+
+    for (size_t i = 0; i < v->n_headers; i++) {
+        const struct mime_header *mh = &v->headers[i];
+
+        if (strcasecmp(mh->name, "To") == 0 || strcasecmp(mh->name, "Cc") == 0) {
+            r = add_addresses(&m->recipients, mh->value);
+            if (r < 0)
+                goto out;
+        }
+        r = buf_add(&b, mh->name, strlen(mh->name));
+        if (r >= 0)
+            r = buf_add(&b, ": ", 2);
+        if (r >= 0)
+            r = buf_line(&b, mh->value, strlen(mh->value));
+        if (r < 0)
+            goto out;
+    }
+    r = region_take(&m->regions[REGION_HEADERS], &b);
+    if (r < 0)
+        goto out;
+    if (m->subject != NULL)
+        r = buf_add(&b, m->subject, strlen(m->subject));
+    if (r >= 0)
+        r = region_take(&m->regions[REGION_SUBJECT], &b);
+out:
+    free(b.p);
+    return r;
+}
+
+/* A diff starts here: "diff --git a/", or "--- x" / "+++ y" / "@@ -". */
+static bool
+diff_starts_at(const struct lines *l, size_t i)
+{
+    const struct span *s = &l->v[i];
+
+    if (starts(s->p, s->n, "diff --git "))
+        return true;
+    return starts(s->p, s->n, "--- ") && i + 2 < l->n &&
+           starts(l->v[i + 1].p, l->v[i + 1].n, "+++ ") &&
+           starts(l->v[i + 2].p, l->v[i + 2].n, "@@ -");
+}
+
+static bool
+is_hex(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/*
+ * A quoted line: '>' after at most three spaces. KASAN's shadow dump marks
+ * the faulting row with ">ffff888...:", which is not a quote.
+ */
+static bool
+quote_strip(const struct span *s, struct span *ret)
+{
+    size_t i = 0, h = 0;
+
+    while (i < s->n && i < 3 && s->p[i] == ' ')
+        i++;
+    if (i >= s->n || s->p[i] != '>')
+        return false;
+    while (i + 1 + h < s->n && h < 16 && is_hex(s->p[i + 1 + h]))
+        h++;
+    if (h == 16 && i + 1 + h < s->n && s->p[i + 1 + h] == ':')
+        return false;
+    while (i < s->n && s->p[i] == '>') {
+        i++;
+        if (i < s->n && s->p[i] == ' ')
+            i++;
+    }
+    ret->p = s->p + i;
+    ret->n = s->n - i;
+    return true;
+}
+
+static bool
+is_signature(const struct span *s)
+{
+    return (s->n == 3 && memcmp(s->p, "-- ", 3) == 0) || (s->n == 2 && memcmp(s->p, "--", 2) == 0);
+}
+
+/* Outlook-style separators: everything after them is the quoted mail. */
+static bool
+is_forward_separator(const struct span *s)
+{
+    struct span t = *s;
+
+    span_trim(&t);
+    return find_ci(t.p, t.n, "-----Original Message-----") != NULL ||
+           (t.n >= 32 && strspn(t.p, "_") == t.n);
+}
+
+static bool
+is_attribution(const struct span *s)
+{
+    struct span t = *s;
+
+    span_trim(&t);
+    return (t.n >= 6 && strncasecmp(t.p + t.n - 6, "wrote:", 6) == 0) ||
+           (t.n >= 7 && strncasecmp(t.p + t.n - 7, "writes:", 7) == 0);
+}
+
+static bool
+next_nonblank_is_quote(const struct lines *l, size_t i)
+{
+    struct span q;
+
+    for (size_t j = i + 1; j < l->n; j++) {
+        struct span t = l->v[j];
+
+        span_trim(&t);
+        if (t.n == 0)
+            continue;
+        return quote_strip(&l->v[j], &q);
+    }
+    return false;
+}
+
+struct body_split {
+    struct buf own;
+    struct buf quoted;
+    unsigned own_lines;
+    unsigned quoted_lines;
+    bool inline_diff;
+};
+
+/*
+ * Split the body into the author's own lines and quoted lines. Attribution
+ * lines ("On ... wrote:") before a quote and everything own after a
+ * signature separator are dropped. Once a diff starts, lines are taken as
+ * they are: a diff context line may well begin with "  >".
+ */
+static int
+body_split(const struct lines *l, struct body_split *bs)
+{
+    bool in_diff = false, after_sig = false, rest_quoted = false;
+    size_t last_own_start = SIZE_MAX;
+    bool last_own_on = false;
+    int r = 0;
+
+    for (size_t i = 0; i < l->n && r >= 0; i++) {
+        const struct span *s = &l->v[i];
+        struct span q;
+
+        if (!in_diff && !after_sig && !rest_quoted && diff_starts_at(l, i)) {
+            in_diff = true;
+            bs->inline_diff = true;
+        }
+        if (in_diff) {
+            if (is_signature(s)) {
+                after_sig = true;
+                in_diff = false;
+                continue;
+            }
+            r = buf_line(&bs->own, s->p, s->n);
+            bs->own_lines++;
+            continue;
+        }
+        if (rest_quoted) {
+            r = buf_line(&bs->quoted, s->p, s->n);
+            bs->quoted_lines++;
+            continue;
+        }
+        if (quote_strip(s, &q)) {
+            r = buf_line(&bs->quoted, q.p, q.n);
+            bs->quoted_lines++;
+            continue;
+        }
+        if (is_forward_separator(s)) {
+            rest_quoted = true;
+            continue;
+        }
+        if (after_sig)
+            continue;
+        if (is_signature(s)) {
+            after_sig = true;
+            continue;
+        }
+        if (is_attribution(s) && next_nonblank_is_quote(l, i)) {
+            struct span t = *s;
+
+            span_trim(&t);
+            /* A wrapped "On <date>, <name>\n<addr> wrote:" spans two lines. */
+            if (!starts(t.p, t.n, "On ") && last_own_on && last_own_start != SIZE_MAX) {
+                bs->own.len = last_own_start;
+                bs->own.p[bs->own.len] = '\0';
+                bs->own_lines--;
+            }
+            last_own_start = SIZE_MAX;
+            last_own_on = false;
+            continue;
+        }
+        last_own_start = bs->own.len;
+        last_own_on = starts(s->p, s->n, "On ");
+        r = buf_line(&bs->own, s->p, s->n);
+        bs->own_lines++;
+    }
+    return r < 0 ? r : 0;
+}
+
+/* A git format-patch file: "From <sha> ..." or a Subject: line up top. */
+static bool
+looks_like_format_patch(const struct lines *l)
+{
+    if (l->n > 0 && starts(l->v[0].p, l->v[0].n, "From "))
+        return true;
+    for (size_t i = 0; i < l->n && i < 30; i++) {
+        if (l->v[i].n == 0)
+            return false;
+        if (starts(l->v[i].p, l->v[i].n, "Subject: "))
+            return true;
+    }
+    return false;
+}
+
+/* Append a format-patch file to b without its mail header block. */
+static int
+add_format_patch(struct buf *b, const struct lines *l)
+{
+    size_t i = 0;
+    int r = 0;
+
+    while (i < l->n && l->v[i].n > 0)
+        i++;
+    if (i < l->n)
+        i++;
+    for (; i < l->n && r >= 0; i++)
+        r = buf_line(b, l->v[i].p, l->v[i].n);
+    return r;
+}
+
+static int
+add_lines(struct buf *b, const struct lines *l)
+{
+    int r = 0;
+
+    for (size_t i = 0; i < l->n && r >= 0; i++)
+        r = buf_line(b, l->v[i].p, l->v[i].n);
+    return r;
+}
+
+static bool
+is_reply_subject(const char *subject)
+{
+    struct span s;
+
+    if (subject == NULL)
+        return false;
+    s.p = subject;
+    s.n = strlen(subject);
+    span_trim(&s);
+    return starts_ci(s.p, s.n, "re:") || starts_ci(s.p, s.n, "aw:");
+}
+
+/*
+ * Does the author's own text read like a bug or security report? One
+ * strong indicator (a kernel splat, a sanitizer name, a CVE id, a fuzzer,
+ * an explicit reproducer) is enough; weaker words that also turn up in
+ * ordinary discussion ("crash", "security", "overflow") need two distinct
+ * ones. Matches are case-insensitive and must start at a word boundary.
+ * The subject is scanned too: "[bug report]" and "KASAN: ..." live there.
+ */
+static bool
+looks_like_report(const char *text, size_t len)
+{
+    static const char *const strong[] = {
+        "kasan",
+        "ubsan",
+        "kcsan",
+        "kmsan",
+        "call trace",
+        "oops:",
+        "bug: ",
+        "warning: cpu:",
+        "kernel panic",
+        "general protection fault",
+        "use-after-free",
+        "use after free",
+        "null pointer dereference",
+        "null-ptr-deref",
+        "out-of-bounds",
+        "double free",
+        "double-free",
+        "cve-",
+        "syzbot",
+        "syzkaller",
+        "steps to reproduce",
+        "reproducer",
+        "vulnerability",
+        "vulnerabilities",
+        "exploit",
+        "addresssanitizer",
+        "privilege escalation",
+        "proof of concept",
+        "bug report",
+        "[bug",
+        "kernel bug at",
+        "static checker warning",
+    };
+    static const char *const weak[] = {
+        "crash",
+        "panic",
+        "overflow",
+        "security",
+        "bug",
+        "hang",
+        "deadlock",
+        "leak",
+        "race",
+        "reproduce",
+        "regression",
+        "corruption",
+        "lockup",
+        "backtrace",
+        "stack trace",
+        "segfault",
+        "denial of service",
+    };
+    unsigned nweak = 0;
+
+    for (size_t i = 0; i < sizeof(strong) / sizeof(strong[0]); i++)
+        if (find_word_ci(text, len, strong[i]) != NULL)
+            return true;
+    for (size_t i = 0; i < sizeof(weak) / sizeof(weak[0]); i++)
+        if (find_word_ci(text, len, weak[i]) != NULL && ++nweak >= 2)
+            return true;
+    return false;
+}
+
+static bool
+word_at_ci(const char *s, size_t n, const char *w)
+{
+    size_t k = strlen(w);
+
+    return n >= k && strncasecmp(s, w, k) == 0 && (n == k || !is_alnum((unsigned char)s[k]));
+}
+
+/* s[0..n) names an AI tool: ChatGPT, Claude, ..., or "(a|an) (AI|LLM)". */
+static bool
+names_ai(const char *s, size_t n)
+{
+    static const char *const names[] = {"chatgpt", "claude", "copilot", "gemini", "gpt-", "ai",
+                                        "llm",     "an ai",  "an llm",  "a llm",  "a ai"};
+
+    while (n > 0 && (*s == ' ' || *s == '[' || *s == '(')) {
+        s++;
+        n--;
+    }
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (names[i][strlen(names[i]) - 1] == '-' ? starts_ci(s, n, names[i])
+                                                  : word_at_ci(s, n, names[i]))
+            return true;
+    }
+    return false;
+}
+
+/* A co-author trailer naming an AI product; "AI" alone could be a name. */
+static bool
+names_ai_tool(const char *s, size_t n)
+{
+    static const char *const tools[] = {"chatgpt", "claude", "copilot", "gemini", "gpt-"};
+
+    while (n > 0 && *s == ' ') {
+        s++;
+        n--;
+    }
+    for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
+        if (starts_ci(s, n, tools[i]))
+            return true;
+    return false;
+}
+
+/*
+ * A disclosed AI origin: an Assisted-by:/Generated-by:/AI-assisted-by:
+ * trailer, a Co-authored-by: or Co-developed-by: naming an AI tool,
+ * "generated with/by/using <tool>" or "I used (an) AI".
+ */
+static bool
+has_disclosure(const char *text, size_t len)
+{
+    static const char *const verbs[] = {"with", "by", "using"};
+    size_t i = 0;
+
+    while (i < len) {
+        const char *nl = memchr(text + i, '\n', len - i);
+        struct span s = {text + i, nl ? (size_t)(nl - (text + i)) : len - i};
+        const char *p;
+
+        i += s.n + 1;
+        span_trim(&s);
+        if (starts_ci(s.p, s.n, "assisted-by:") || starts_ci(s.p, s.n, "generated-by:") ||
+            starts_ci(s.p, s.n, "ai-assisted-by:"))
+            return true;
+        if ((starts_ci(s.p, s.n, "co-authored-by:") && names_ai_tool(s.p + 15, s.n - 15)) ||
+            (starts_ci(s.p, s.n, "co-developed-by:") && names_ai_tool(s.p + 16, s.n - 16)))
+            return true;
+        for (p = s.p; (p = find_word_ci(p, s.n - (size_t)(p - s.p), "generated ")) != NULL;) {
+            const char *q = p + 10;
+            size_t rest = s.n - (size_t)(q - s.p);
+
+            for (size_t v = 0; v < 3; v++) {
+                size_t k = strlen(verbs[v]);
+
+                if (word_at_ci(q, rest, verbs[v]) && names_ai(q + k, rest - k))
+                    return true;
+            }
+            p = q;
+        }
+        if ((p = find_word_ci(s.p, s.n, "i used ")) != NULL) {
+            const char *q = p + 7;
+            size_t rest = s.n - (size_t)(q - s.p);
+
+            if (word_at_ci(q, rest, "ai") || word_at_ci(q, rest, "an ai"))
+                return true;
+        }
+    }
+    return false;
+}
+
+static bool
+is_binary_attachment(const struct mime_part *p)
+{
+    static const char *const types[] = {
+        "application/octet-stream",
+        "application/x-executable",
+        "application/x-msdownload",
+        "application/x-sharedlib",
+        "application/x-elf",
+        "application/zip",
+        "application/x-zip-compressed",
+        "application/gzip",
+        "application/x-gzip",
+        "application/x-tar",
+        "application/x-compressed-tar",
+        "application/x-bzip2",
+        "application/x-xz",
+        "application/x-7z-compressed",
+        "application/x-rar",
+        "application/vnd.rar",
+        "application/x-rar-compressed",
+        "application/java-archive",
+    };
+    static const char *const exts[] = {".exe", ".bin", ".elf", ".ko", ".so", ".zip",
+                                       ".tar", ".gz",  ".tgz", ".xz", ".7z", ".rar"};
+
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+        if (strcmp(p->content_type, types[i]) == 0)
+            return true;
+    if (p->filename != NULL) {
+        size_t n = strlen(p->filename);
+
+        for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+            size_t k = strlen(exts[i]);
+
+            if (n > k && strcasecmp(p->filename + n - k, exts[i]) == 0)
+                return true;
+        }
+    }
+    return false;
+}
+
+int
+message_build(const struct mime_view *v, const struct classifier_limits *limits,
+              struct message **ret)
+{
+    struct message *m;
+    struct body_split bs = {0};
+    struct buf raw = {0}, patch = {0}, report = {0}, attached = {0};
+    struct lines body = {0};
+    unsigned budget = limits->max_lines;
+    bool patch_part = false, format_patch = false, reply_subject, cover, trunc = false;
+    const char *rtext;
+    size_t rlen;
+    int r;
+
+    m = calloc(1, sizeof(*m));
+    if (m == NULL)
+        return -ENOMEM;
+    m->truncated = v->truncated;
+    m->html_only = v->has_html_only;
+
+    r = build_headers(m, v);
+    if (r < 0)
+        goto out;
+
+    for (size_t i = 0; i < v->n_parts; i++) {
+        const struct mime_part *p = &v->parts[i];
+
+        m->truncated |= p->truncated;
+        if (p->role == MIME_PART_BODY && p->text != NULL) {
+            if (raw.len > 0 && raw.p[raw.len - 1] != '\n')
+                r = buf_add(&raw, "\n", 1);
+            if (r >= 0)
+                r = buf_add(&raw, p->text, p->len);
+        } else if (p->role == MIME_PART_ATTACHMENT) {
+            if (p->text == NULL) {
+                m->attachments++;
+                if (is_binary_attachment(p))
+                    m->binary_attachments++;
+            } else {
+                /* Text attachments (logs, configs) feed the report facts. */
+                r = buf_add(&attached, p->text, p->len);
+                if (r >= 0)
+                    r = buf_add(&attached, "\n", 1);
+            }
+        }
+        if (r < 0)
+            goto out;
+    }
+
+    r = lines_split(buf_str(&raw), raw.len, limits->max_line_bytes, &budget, &body, &trunc);
+    if (r < 0)
+        goto out;
+    r = body_split(&body, &bs);
+    if (r < 0)
+        goto out;
+
+    /* Attached patches: a format-patch file carries its own log; a bare
+     * diff gets the mail's own text as its log. */
+    for (size_t i = 0; i < v->n_parts; i++) {
+        const struct mime_part *p = &v->parts[i];
+        struct lines pl = {0};
+
+        if (p->role != MIME_PART_PATCH || p->text == NULL)
+            continue;
+        r = lines_split(p->text, p->len, limits->max_line_bytes, &budget, &pl, &trunc);
+        if (r < 0)
+            goto out;
+        if (!patch_part) {
+            format_patch = looks_like_format_patch(&pl);
+            if (!format_patch)
+                r = buf_add(&patch, buf_str(&bs.own), bs.own.len);
+        }
+        patch_part = true;
+        if (r >= 0)
+            r = format_patch ? add_format_patch(&patch, &pl) : add_lines(&patch, &pl);
+        free(pl.v);
+        if (r < 0)
+            goto out;
+    }
+    m->truncated |= trunc;
+
+    r = patch_parse_subject(m);
+    if (r < 0)
+        goto out;
+    reply_subject = is_reply_subject(m->subject);
+    cover = m->psubj.tagged && m->psubj.index == 0 && m->psubj.total > 0 && !reply_subject;
+    if (patch_part) {
+        r = patch_parse(m, buf_str(&patch), patch.len, limits);
+    } else if (bs.inline_diff || (m->psubj.tagged && !reply_subject)) {
+        r = patch_parse(m, buf_str(&bs.own), bs.own.len, limits);
+    }
+    if (r < 0)
+        goto out;
+    m->cover_letter |= cover;
+
+    if (m->has_diff || patch_part || bs.inline_diff || cover || (m->psubj.tagged && !reply_subject))
+        m->kind = CLASSIFIER_KIND_PATCH;
+    else if (reply_subject || (m->in_reply_to != NULL && bs.quoted_lines > 0))
+        m->kind = CLASSIFIER_KIND_REPLY;
+    else if ((m->subject != NULL && looks_like_report(m->subject, strlen(m->subject))) ||
+             looks_like_report(buf_str(&bs.own), bs.own.len) ||
+             looks_like_report(buf_str(&attached), attached.len))
+        m->kind = CLASSIFIER_KIND_REPORT;
+    else
+        m->kind = CLASSIFIER_KIND_OTHER;
+
+    if (m->kind == CLASSIFIER_KIND_PATCH) {
+        const struct region *cl = &m->regions[REGION_CHANGELOG];
+
+        rtext = cl->text ? cl->text : "";
+        rlen = cl->text ? cl->len : 0;
+    } else {
+        r = buf_add(&report, buf_str(&bs.own), bs.own.len);
+        if (r >= 0 && attached.len > 0)
+            r = buf_add(&report, attached.p, attached.len);
+        if (r < 0)
+            goto out;
+        rtext = buf_str(&report);
+        rlen = report.len;
+    }
+    r = report_parse(m, rtext, rlen, limits);
+    if (r < 0)
+        goto out;
+
+    m->disclosure = has_disclosure(buf_str(&bs.own), bs.own.len) ||
+                    (patch_part && has_disclosure(buf_str(&patch), patch.len));
+
+    r = region_take(&m->regions[REGION_BODY], &bs.own);
+    if (r >= 0)
+        r = region_take(&m->regions[REGION_QUOTED], &bs.quoted);
+    if (r < 0)
+        goto out;
+    for (unsigned i = 0; i < REGION__COUNT; i++) {
+        if (m->regions[i].text == NULL) {
+            m->regions[i].text = strdup("");
+            if (m->regions[i].text == NULL) {
+                r = -ENOMEM;
+                goto out;
+            }
+            m->regions[i].len = 0;
+        }
+    }
+    measure_compute(m);
+
+    *ret = m;
+    m = NULL;
+    r = 0;
+out:
+    free(body.v);
+    free(raw.p);
+    free(patch.p);
+    free(report.p);
+    free(attached.p);
+    free(bs.own.p);
+    free(bs.quoted.p);
+    message_free(m);
+    return r;
+}
+
+struct message *
+message_free(struct message *m)
+{
+    if (m == NULL)
+        return NULL;
+    free(m->subject);
+    free(m->from);
+    free(m->from_addr);
+    free(m->message_id);
+    free(m->in_reply_to);
+    strv_release(&m->recipients);
+    for (unsigned i = 0; i < REGION__COUNT; i++)
+        region_release(&m->regions[i]);
+    free(m->psubj.prefix);
+    free(m->psubj.subsystem);
+    free(m->psubj.summary);
+    for (size_t i = 0; i < m->n_trailers; i++) {
+        free(m->trailers[i].tag);
+        free(m->trailers[i].value);
+    }
+    free(m->trailers);
+    for (size_t i = 0; i < m->n_files; i++) {
+        free(m->files[i].old_path);
+        free(m->files[i].new_path);
+    }
+    free(m->files);
+    free(m->hunks);
+    strv_release(&m->versions);
+    strv_release(&m->functions);
+    strv_release(&m->paths);
+    strv_release(&m->configs);
+    strv_release(&m->urls);
+    for (unsigned i = 0; i < MEASURE__COUNT; i++)
+        free(m->measure_evidence[i]);
+    free(m);
+    return NULL;
+}

@@ -1,0 +1,941 @@
+/*
+ * report_parse.c - split a report's prose from its code and traces, and
+ * pull out the facts a maintainer looks for first.
+ *
+ * report_parse() reads the author's own text (quotes already removed) line
+ * by line. Kernel and sanitizer traces, fenced and indented code blocks,
+ * shell prompt lines and .config lines go to REGION_CODE; the rest is
+ * REGION_REPORT. Versions, function names, source paths, CONFIG_ symbols
+ * and URLs are collected from both, never from inside a URL.
+ *
+ * Limits: max_lines lines, each cut at max_line_bytes; every list is capped
+ * (REPORT_MAX_*), and a full list silently stops growing. Ownership: the
+ * regions and lists belong to the message. Threading: no shared state.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "message.h"
+
+#define REPORT_MAX_VERSIONS 64
+#define REPORT_MAX_FUNCTIONS 256
+#define REPORT_MAX_PATHS 256
+#define REPORT_MAX_CONFIGS 128
+#define REPORT_MAX_URLS 128
+#define REPORT_MAX_IDENT 128
+
+struct buf {
+    char *p;
+    size_t len;
+    size_t cap;
+};
+
+struct span {
+    const char *p;
+    size_t n;
+};
+
+static int
+buf_add(struct buf *b, const char *s, size_t n)
+{
+    if (n > SIZE_MAX / 2 - b->len)
+        return -ENOMEM;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        char *p;
+
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        p = realloc(b->p, cap);
+        if (p == NULL)
+            return -ENOMEM;
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+    return 0;
+}
+
+static bool
+is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static bool
+is_hex(char c)
+{
+    return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+static bool
+is_alnum(char c)
+{
+    return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static bool
+is_ident(char c)
+{
+    return is_alnum(c) || c == '_';
+}
+
+static bool
+starts(const char *s, size_t n, const char *prefix)
+{
+    size_t k = strlen(prefix);
+
+    return n >= k && memcmp(s, prefix, k) == 0;
+}
+
+static const char *
+find(const char *s, size_t n, const char *needle)
+{
+    size_t k = strlen(needle);
+
+    if (n < k)
+        return NULL;
+    for (size_t i = 0; i + k <= n; i++)
+        if (s[i] == needle[0] && memcmp(s + i, needle, k) == 0)
+            return s + i;
+    return NULL;
+}
+
+static struct span
+trim_left(struct span s)
+{
+    while (s.n > 0 && (*s.p == ' ' || *s.p == '\t')) {
+        s.p++;
+        s.n--;
+    }
+    return s;
+}
+
+static bool
+is_blank(struct span s)
+{
+    return trim_left(s).n == 0;
+}
+
+static bool
+is_indented(struct span s)
+{
+    return !is_blank(s) && (starts(s.p, s.n, "    ") || starts(s.p, s.n, "\t"));
+}
+
+static size_t
+hex_run(const char *s, size_t n)
+{
+    size_t i = 0;
+
+    while (i < n && is_hex(s[i]))
+        i++;
+    return i;
+}
+
+/* "RAX: 0000000000000000 RBX: ..." or "RSP: 0018:ffffc900..." */
+static bool
+is_register_line(struct span s)
+{
+    size_t i = 0, h;
+
+    s = trim_left(s);
+    while (i < s.n && i < 5 && is_alnum(s.p[i]))
+        i++;
+    if (i < 2 || i > 4 || i >= s.n || s.p[i] != ':')
+        return false;
+    i++;
+    while (i < s.n && s.p[i] == ' ')
+        i++;
+    h = hex_run(s.p + i, s.n - i);
+    return h >= 8 || (h == 4 && i + h < s.n && s.p[i + h] == ':');
+}
+
+/* " ? func_name+0x1a/0x30 [module]" or an old "[<ffffffff8100>]" frame. */
+static bool
+is_frame_line(struct span s)
+{
+    size_t i = 0;
+
+    s = trim_left(s);
+    if (starts(s.p, s.n, "[<"))
+        return true;
+    if (starts(s.p, s.n, "? "))
+        i = 2;
+    if (i >= s.n || !is_ident(s.p[i]))
+        return false;
+    while (i < s.n && (is_ident(s.p[i]) || s.p[i] == '.'))
+        i++;
+    if (!starts(s.p + i, s.n - i, "+0x"))
+        return false;
+    i += 3 + hex_run(s.p + i + 3, s.n - i - 3);
+    return starts(s.p + i, s.n - i, "/0x");
+}
+
+/* "[   12.345678] ..." with an optional "<4>" log level in front. */
+static bool
+is_timestamp_line(struct span s)
+{
+    size_t i = 0, d;
+
+    s = trim_left(s);
+    if (starts(s.p, s.n, "<") && s.n > 3 && is_digit(s.p[1]) && s.p[2] == '>')
+        i = 3;
+    if (i >= s.n || s.p[i] != '[')
+        return false;
+    i++;
+    while (i < s.n && s.p[i] == ' ')
+        i++;
+    for (d = 0; i < s.n && is_digit(s.p[i]); i++)
+        d++;
+    if (d == 0 || i >= s.n || s.p[i] != '.')
+        return false;
+    for (i++, d = 0; i < s.n && is_digit(s.p[i]); i++)
+        d++;
+    return d > 0 && i < s.n && s.p[i] == ']';
+}
+
+/* "==1234==ERROR: AddressSanitizer" and "    #3 0x4f5a3c in foo" */
+static bool
+is_sanitizer_line(struct span s)
+{
+    size_t i;
+
+    s = trim_left(s);
+    if (starts(s.p, s.n, "==") && s.n > 3 && is_digit(s.p[2])) {
+        for (i = 2; i < s.n && is_digit(s.p[i]); i++)
+            ;
+        return starts(s.p + i, s.n - i, "==");
+    }
+    if (starts(s.p, s.n, "#") && s.n > 2 && is_digit(s.p[1])) {
+        for (i = 1; i < s.n && is_digit(s.p[i]); i++)
+            ;
+        return starts(s.p + i, s.n - i, " 0x");
+    }
+    return false;
+}
+
+/* A line that opens (or by itself is) a kernel or sanitizer trace. */
+static bool
+is_trace_start(struct span s)
+{
+    static const char *const markers[] = {
+        "BUG: ",
+        "KASAN:",
+        "UBSAN:",
+        "KCSAN:",
+        "KMSAN:",
+        "Oops:",
+        "Oops -",
+        "general protection fault",
+        "Call Trace:",
+        "Call trace:",
+        "WARNING: CPU:",
+        "Kernel panic",
+        "AddressSanitizer",
+        "LeakSanitizer",
+        "UndefinedBehaviorSanitizer",
+        "------------[ cut here ]",
+        "Unable to handle kernel",
+        "Modules linked in:",
+        "---[ end trace",
+        "Hardware name:",
+        "INFO: task ",
+        "rcu: INFO:",
+        "WARNING: possible",
+        "unreferenced object 0x",
+    };
+    struct span t = trim_left(s);
+
+    for (size_t i = 0; i < sizeof(markers) / sizeof(markers[0]); i++)
+        if (find(s.p, s.n, markers[i]) != NULL)
+            return true;
+    if (starts(t.p, t.n, "RIP: ") || starts(t.p, t.n, "Code: ") || starts(t.p, t.n, "pc : ") ||
+        starts(t.p, t.n, "lr : ") || starts(t.p, t.n, "<TASK>") || starts(t.p, t.n, "</TASK>") ||
+        starts(t.p, t.n, "<IRQ>") || starts(t.p, t.n, "</IRQ>"))
+        return true;
+    if (starts(t.p, t.n, "CPU: ") && find(t.p, t.n, "PID:") != NULL)
+        return true;
+    return is_timestamp_line(s) || is_register_line(s) || is_frame_line(s) || is_sanitizer_line(s);
+}
+
+/* Lines of a KASAN or similar report that only make sense inside one. */
+static bool
+is_trace_section(struct span s)
+{
+    static const char *const prefixes[] = {
+        "The buggy address",
+        "Memory state around",
+        "Allocated by task",
+        "Freed by task",
+        "Read of size",
+        "Write of size",
+        "page:",
+        "flags:",
+        "raw: ",
+        "page dumped",
+        "Last potentially",
+        "Second to last",
+        "Workqueue:",
+        "Tainted:",
+        "SUMMARY: ",
+        "Shadow bytes",
+    };
+    struct span t = trim_left(s);
+
+    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+        if (starts(t.p, t.n, prefixes[i]))
+            return true;
+    /* Shadow memory rows: "ffff888012345600: fa fb fb fb" (one may lead with '>'). */
+    if (starts(t.p, t.n, ">"))
+        t.p++, t.n--;
+    return hex_run(t.p, t.n) >= 16 && t.n > 16 && t.p[16] == ':';
+}
+
+/* "=====...": KASAN and sanitizers frame their reports with these. */
+static bool
+is_rule_line(struct span s)
+{
+    size_t i = 0;
+
+    while (i < s.n && s.p[i] == '=')
+        i++;
+    return i >= 20 && i == s.n;
+}
+
+/* Inside a trace, indented lines and lines full of addresses continue it. */
+static bool
+is_trace_cont(struct span s)
+{
+    const char *p;
+
+    if (is_trace_start(s) || is_trace_section(s) || is_rule_line(s))
+        return true;
+    /* Kernel traces indent their continuation lines by one space. */
+    if (!is_blank(s) && (s.p[0] == ' ' || s.p[0] == '\t'))
+        return true;
+    for (p = s.p; (p = find(p, s.n - (size_t)(p - s.p), "0x")) != NULL; p += 2)
+        if (hex_run(p + 2, s.n - (size_t)(p + 2 - s.p)) >= 4)
+            return true;
+    for (p = s.p; (p = find(p, s.n - (size_t)(p - s.p), "ffff")) != NULL; p += 4)
+        if (hex_run(p, s.n - (size_t)(p - s.p)) >= 12)
+            return true;
+    return false;
+}
+
+static bool
+is_fence(struct span s)
+{
+    size_t i = 0;
+
+    while (i < s.n && i < 3 && s.p[i] == ' ')
+        i++;
+    return starts(s.p + i, s.n - i, "```") || starts(s.p + i, s.n - i, "~~~");
+}
+
+/*
+ * "$ cmd", "# cmd" (a root prompt, not a Markdown heading: the command
+ * starts with a lower-case letter, '.' or '/'), "user@host:~$ cmd", and
+ * .config lines.
+ */
+static bool
+is_command_line(struct span s)
+{
+    const char *p;
+
+    s = trim_left(s);
+    if ((starts(s.p, s.n, "$ ") || starts(s.p, s.n, "# ")) && s.n > 2) {
+        char c = s.p[2];
+
+        if ((c >= 'a' && c <= 'z') || c == '.' || c == '/')
+            return true;
+        if (s.p[0] == '#' && starts(s.p, s.n, "# CONFIG_"))
+            return find(s.p, s.n, " is not set") != NULL;
+        return s.p[0] == '$';
+    }
+    if (starts(s.p, s.n, "CONFIG_")) {
+        size_t i = 7;
+
+        while (i < s.n && is_ident(s.p[i]))
+            i++;
+        return i < s.n && s.p[i] == '=';
+    }
+    /* user@host:path$ or user@host:path# */
+    p = memchr(s.p, '@', s.n);
+    if (p != NULL && p > s.p) {
+        const char *colon = memchr(p, ':', s.n - (size_t)(p - s.p));
+
+        for (const char *q = s.p; q < p; q++)
+            if (!is_ident(*q) && *q != '-' && *q != '.')
+                return false;
+        if (colon != NULL) {
+            for (const char *q = colon + 1; q < s.p + s.n; q++) {
+                if (*q == ' ')
+                    return q > colon + 1 && (q[-1] == '$' || q[-1] == '#');
+            }
+        }
+    }
+    return false;
+}
+
+static bool
+is_codeish(struct span s)
+{
+    struct span t = trim_left(s);
+
+    if (memchr(s.p, ';', s.n) || memchr(s.p, '{', s.n) || memchr(s.p, '}', s.n) ||
+        memchr(s.p, '=', s.n))
+        return true;
+    if (starts(t.p, t.n, "#include") || starts(t.p, t.n, "#define") || starts(t.p, t.n, "#if") ||
+        is_command_line(s))
+        return true;
+    for (size_t i = 1; i < s.n; i++)
+        if (s.p[i] == '(' && is_ident(s.p[i - 1]))
+            return true;
+    return false;
+}
+
+enum line_class { LINE_REPORT = 0, LINE_CODE };
+
+/*
+ * Classify each line. Traces run while lines continue them; a blank line
+ * stays inside only when the next non-blank line clearly belongs to the
+ * trace. An indented block is code when it has at least two lines and at
+ * least half of them look like code.
+ */
+static void
+classify(const struct span *l, size_t n, unsigned char *cls)
+{
+    bool in_fence = false, in_trace = false;
+
+    for (size_t i = 0; i < n; i++) {
+        struct span s = l[i];
+
+        cls[i] = LINE_REPORT;
+        if (in_fence) {
+            cls[i] = LINE_CODE;
+            if (is_fence(s))
+                in_fence = false;
+            continue;
+        }
+        if (is_fence(s)) {
+            cls[i] = LINE_CODE;
+            in_fence = true;
+            in_trace = false;
+            continue;
+        }
+        if (in_trace) {
+            if (is_blank(s)) {
+                size_t j = i + 1;
+
+                while (j < n && is_blank(l[j]))
+                    j++;
+                if (j < n &&
+                    (is_trace_start(l[j]) || is_trace_section(l[j]) || is_indented(l[j]))) {
+                    cls[i] = LINE_CODE;
+                    continue;
+                }
+                in_trace = false;
+                continue;
+            }
+            if (is_trace_cont(s)) {
+                cls[i] = LINE_CODE;
+                continue;
+            }
+            in_trace = false;
+        }
+        if (is_trace_start(s) || (is_rule_line(s) && i + 1 < n && is_trace_start(l[i + 1]))) {
+            cls[i] = LINE_CODE;
+            in_trace = true;
+            continue;
+        }
+        if (is_command_line(s)) {
+            cls[i] = LINE_CODE;
+            continue;
+        }
+        if (is_indented(s)) {
+            size_t j = i, nonblank = 0, code = 0;
+
+            /* The block: indented lines, with blank lines between them. */
+            while (j < n) {
+                if (is_indented(l[j])) {
+                    nonblank++;
+                    if (is_codeish(l[j]) || is_trace_start(l[j]))
+                        code++;
+                    j++;
+                    continue;
+                }
+                if (is_blank(l[j]) && j + 1 < n && is_indented(l[j + 1])) {
+                    j++;
+                    continue;
+                }
+                break;
+            }
+            if (nonblank >= 2 && code > 0 && code * 2 >= nonblank)
+                memset(cls + i, LINE_CODE, j - i);
+            i = j - 1;
+        }
+    }
+}
+
+static int
+keep(int r)
+{
+    /* A full list is a cap, not an error. */
+    return r == -E2BIG ? 0 : r;
+}
+
+static int
+extract_urls(struct message *m, char *s, size_t n)
+{
+    size_t i = 0;
+    int r;
+
+    while (i < n) {
+        size_t start, end;
+
+        if ((n - i >= 7 && strncasecmp(s + i, "http://", 7) == 0) ||
+            (n - i >= 8 && strncasecmp(s + i, "https://", 8) == 0)) {
+            start = i;
+        } else {
+            i++;
+            continue;
+        }
+        end = start;
+        while (end < n && s[end] != ' ' && s[end] != '\t' && !strchr("<>\"'`|", s[end]))
+            end++;
+        while (end > start && strchr(".,;:!?)]}'\"*", s[end - 1]))
+            end--;
+        r = keep(strv_add_unique(&m->urls, s + start, end - start, REPORT_MAX_URLS));
+        if (r < 0)
+            return r;
+        /* Blank the URL so nothing in it is taken for a path or version. */
+        memset(s + start, ' ', end - start);
+        i = end > start ? end : start + 1;
+    }
+    return 0;
+}
+
+static int
+extract_configs(struct message *m, const char *s, size_t n)
+{
+    const char *p = s;
+    int r;
+
+    while ((p = find(p, n - (size_t)(p - s), "CONFIG_")) != NULL) {
+        size_t k = 7;
+
+        if (p > s && is_ident(p[-1])) {
+            p += 7;
+            continue;
+        }
+        while (p + k < s + n && (is_digit(p[k]) || (p[k] >= 'A' && p[k] <= 'Z') || p[k] == '_'))
+            k++;
+        while (k > 7 && p[k - 1] == '_')
+            k--;
+        if (k > 7 && k <= REPORT_MAX_IDENT) {
+            r = keep(strv_add_unique(&m->configs, p, k, REPORT_MAX_CONFIGS));
+            if (r < 0)
+                return r;
+        }
+        p += k;
+    }
+    return 0;
+}
+
+static int
+extract_functions(struct message *m, const char *s, size_t n)
+{
+    int r;
+
+    for (size_t i = 1; i + 1 < n; i++) {
+        size_t b;
+
+        if (s[i] != '(' || s[i + 1] != ')' || !is_ident(s[i - 1]))
+            continue;
+        b = i;
+        while (b > 0 && is_ident(s[b - 1]))
+            b--;
+        if (is_digit(s[b]) || i - b > REPORT_MAX_IDENT)
+            continue;
+        r = keep(strv_add_unique(&m->functions, s + b, i - b, REPORT_MAX_FUNCTIONS));
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}
+
+static bool
+ends_with(const char *s, size_t n, const char *suffix)
+{
+    size_t k = strlen(suffix);
+
+    return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+/* A source-tree path: relative, with a '/', naming a kind of file the
+ * kernel tree holds. */
+static bool
+is_tree_path(const char *s, size_t n)
+{
+    static const char *const exts[] = {".c",  ".h",   ".rs",   ".S",    ".rst", ".sh",
+                                       ".py", ".dts", ".dtsi", ".yaml", ".lds"};
+    const char *base;
+    size_t bn;
+
+    if (n < 3 || s[0] == '/' || memchr(s, '/', n) == NULL || find(s, n, "//") != NULL ||
+        starts(s, n, ".."))
+        return false;
+    base = s + n;
+    while (base > s && base[-1] != '/')
+        base--;
+    bn = n - (size_t)(base - s);
+    if (bn == 0)
+        return false;
+    if (starts(base, bn, "Kconfig") || (bn == 8 && memcmp(base, "Makefile", 8) == 0) ||
+        (bn == 6 && memcmp(base, "Kbuild", 6) == 0))
+        return true;
+    for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++)
+        if (bn > strlen(exts[i]) && ends_with(s, n, exts[i]))
+            return true;
+    return false;
+}
+
+static bool
+is_path_char(char c)
+{
+    return is_ident(c) || c == '.' || c == '/' || c == '-' || c == '+';
+}
+
+static int
+extract_paths(struct message *m, const char *s, size_t n)
+{
+    size_t i = 0;
+    int r;
+
+    while (i < n) {
+        size_t b, e;
+        const char *t;
+        size_t tn;
+
+        if (!is_path_char(s[i])) {
+            i++;
+            continue;
+        }
+        b = i;
+        while (i < n && is_path_char(s[i]))
+            i++;
+        e = i;
+        while (e > b && (s[e - 1] == '.' || s[e - 1] == '-'))
+            e--;
+        t = s + b;
+        tn = e - b;
+        if (starts(t, tn, "./")) {
+            t += 2;
+            tn -= 2;
+        }
+        if ((starts(t, tn, "a/") || starts(t, tn, "b/")) && memchr(t + 2, '/', tn - 2) != NULL) {
+            t += 2;
+            tn -= 2;
+        }
+        if (tn > 0 && tn <= 256 && is_tree_path(t, tn)) {
+            r = keep(strv_add_unique(&m->paths, t, tn, REPORT_MAX_PATHS));
+            if (r < 0)
+                return r;
+        }
+    }
+    return 0;
+}
+
+/* The word just before position i (skipping spaces and ':'), lower case. */
+static size_t
+word_before(const char *s, size_t i, char *out, size_t outsz)
+{
+    size_t e = i, b, k = 0;
+
+    while (e > 0 && (s[e - 1] == ' ' || s[e - 1] == ':' || s[e - 1] == '\t'))
+        e--;
+    b = e;
+    while (b > 0 && (is_alnum(s[b - 1]) || s[b - 1] == '-'))
+        b--;
+    for (size_t j = b; j < e && k + 1 < outsz; j++)
+        out[k++] = (char)(s[j] >= 'A' && s[j] <= 'Z' ? s[j] - 'A' + 'a' : s[j]);
+    out[k] = '\0';
+    return k;
+}
+
+static bool
+word_in(const char *w, const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(w, list[i]) == 0)
+            return true;
+    return false;
+}
+
+/*
+ * Kernel versions, conservatively. A dotted number counts when its major
+ * is 2..7 (2.6.x up to today's kernels), it has two or three components
+ * (four is an IP address) and one of these holds:
+ *   - it is written "vN.N..." (v6.9, v6.9-rc2);
+ *   - it has three components (5.15.0, 2.6.32), optionally with a distro
+ *     suffix (6.8.0-45-generic, 5.14.0-362.el9.x86_64);
+ *   - it ends in -rcN (6.9-rc2) or .y (4.19.y);
+ *   - two components with context: after "Linux", "kernel", "version",
+ *     "mainline", "stable", "upstream" or "linux-", or before "kernel".
+ * Numbers right after the name of another program (gcc 12.2.0, qemu
+ * 7.2.0) are skipped. So are times (12:30), decimals ("0.5 seconds", "3.5
+ * GHz") and addresses (10.0.0.1). Also "next-YYYYMMDD" and "commit
+ * <12+ hex>", stored as "commit <sha>".
+ */
+static int
+extract_versions(struct message *m, const char *s, size_t n)
+{
+    static const char *const context[] = {"linux",  "kernel",   "version", "mainline",
+                                          "stable", "upstream", "linux-",  "kernels"};
+    static const char *const other_programs[] = {
+        "gcc",    "clang",   "llvm",   "python", "python3", "qemu", "glibc",   "binutils",
+        "bash",   "openssl", "curl",   "rustc",  "rust",    "go",   "systemd", "perl",
+        "ubuntu", "debian",  "fedora", "rhel",   "gdb",     "libc", "node",    "java",
+    };
+    const char *p;
+    size_t i = 0;
+    int r;
+
+    for (p = s; (p = find(p, n - (size_t)(p - s), "next-")) != NULL; p += 5) {
+        size_t d = 0;
+
+        if (p > s && is_alnum(p[-1]))
+            continue;
+        while (p + 5 + d < s + n && is_digit(p[5 + d]))
+            d++;
+        if (d == 8 && (p + 5 + d == s + n || !is_alnum(p[5 + d]))) {
+            r = keep(strv_add_unique(&m->versions, p, 13, REPORT_MAX_VERSIONS));
+            if (r < 0)
+                return r;
+        }
+    }
+    for (p = s; p < s + n && (p = find(p, n - (size_t)(p - s), "ommit ")) != NULL; p += 6) {
+        const char *h = p + 6;
+        size_t k;
+        char tmp[48];
+
+        if (p == s || (p[-1] != 'c' && p[-1] != 'C') || (p - 1 > s && is_alnum(p[-2])))
+            continue;
+        while (h < s + n && *h == ' ')
+            h++;
+        k = hex_run(h, (size_t)(s + n - h));
+        if (k < 12 || k > 40 || (h + k < s + n && is_alnum(h[k])))
+            continue;
+        memcpy(tmp, "commit ", 7);
+        for (size_t j = 0; j < k; j++)
+            tmp[7 + j] = (char)(h[j] >= 'A' && h[j] <= 'F' ? h[j] - 'A' + 'a' : h[j]);
+        r = keep(strv_add_unique(&m->versions, tmp, 7 + k, REPORT_MAX_VERSIONS));
+        if (r < 0)
+            return r;
+    }
+
+    while (i < n) {
+        size_t start, j, comps = 0, rc = 0;
+        unsigned long major = 0, minor = 0;
+        bool vprefix = false, ysuffix = false, distro = false, ok;
+        char prev[16];
+
+        if (!is_digit(s[i])) {
+            i++;
+            continue;
+        }
+        start = i;
+        if (i > 0 && s[i - 1] == 'v' && (i < 2 || !is_alnum(s[i - 2]))) {
+            vprefix = true;
+            start = i - 1;
+        } else if (i > 0 && (is_alnum(s[i - 1]) || s[i - 1] == '.' || s[i - 1] == '_')) {
+            while (i < n && (is_alnum(s[i]) || s[i] == '.'))
+                i++;
+            continue;
+        }
+        j = i;
+        for (;;) {
+            unsigned long val = 0;
+            size_t d = 0;
+
+            while (j < n && is_digit(s[j]) && d < 9) {
+                val = val * 10 + (unsigned long)(s[j] - '0');
+                j++;
+                d++;
+            }
+            if (comps == 0)
+                major = val;
+            else if (comps == 1)
+                minor = val;
+            comps++;
+            if (j + 1 < n && s[j] == '.' && is_digit(s[j + 1])) {
+                j++;
+                continue;
+            }
+            break;
+        }
+        if (j < n && is_digit(s[j])) {
+            while (j < n && is_digit(s[j]))
+                j++;
+            i = j;
+            continue;
+        }
+        if (j + 1 < n && s[j] == '.' && s[j + 1] == 'y' && (j + 2 == n || !is_alnum(s[j + 2]))) {
+            ysuffix = true;
+            j += 2;
+        } else if (j + 3 < n && s[j] == '-' && s[j + 1] == 'r' && s[j + 2] == 'c' &&
+                   is_digit(s[j + 3])) {
+            j += 3;
+            while (j < n && is_digit(s[j]))
+                j++;
+            rc = 1;
+        }
+        if (comps == 3 && j + 1 < n && s[j] == '-' && is_alnum(s[j + 1])) {
+            while (j < n && (is_alnum(s[j]) || strchr("._+-", s[j])))
+                j++;
+            while (j > i && strchr("._+-", s[j - 1]))
+                j--;
+            distro = true;
+        } else if (j < n && s[j] == '+') {
+            j++;
+        }
+        if (j < n && (is_alnum(s[j]) || s[j] == '_' || s[j] == ':' || s[j] == '/') && !distro) {
+            /* Part of a larger token (12:30, 1.2.3abc, a/b). */
+            while (j < n && !strchr(" \t,;()[]", s[j]))
+                j++;
+            i = j;
+            continue;
+        }
+        ok = false;
+        word_before(s, vprefix ? i - 1 : i, prev, sizeof(prev));
+        if (comps >= 2 && comps <= 3 && major >= 2 && major <= 7 && minor <= 99 &&
+            !word_in(prev, other_programs, sizeof(other_programs) / sizeof(other_programs[0]))) {
+            if (vprefix || comps == 3 || ysuffix || rc)
+                ok = true;
+            else if (word_in(prev, context, sizeof(context) / sizeof(context[0])) ||
+                     (start >= 6 && strncasecmp(s + start - 6, "linux-", 6) == 0))
+                ok = true;
+            else {
+                size_t k = j;
+
+                while (k < n && s[k] == ' ')
+                    k++;
+                ok = n - k >= 6 && strncasecmp(s + k, "kernel", 6) == 0;
+            }
+        }
+        if (ok) {
+            r = keep(strv_add_unique(&m->versions, s + start, j - start, REPORT_MAX_VERSIONS));
+            if (r < 0)
+                return r;
+        }
+        i = j > i ? j : i + 1;
+    }
+    return 0;
+}
+
+static int
+extract_facts(struct message *m, const char *line, size_t n, char *scratch)
+{
+    int r;
+
+    memcpy(scratch, line, n);
+    scratch[n] = '\0';
+    r = extract_urls(m, scratch, n);
+    if (r >= 0)
+        r = extract_configs(m, scratch, n);
+    if (r >= 0)
+        r = extract_functions(m, scratch, n);
+    if (r >= 0)
+        r = extract_paths(m, scratch, n);
+    if (r >= 0)
+        r = extract_versions(m, scratch, n);
+    return r;
+}
+
+int
+report_parse(struct message *m, const char *text, size_t len,
+             const struct classifier_limits *limits)
+{
+    struct span *lines = NULL;
+    unsigned char *cls = NULL;
+    struct buf out[2] = {{0}};
+    char *scratch = NULL;
+    size_t n = 0, cap = 0, i = 0;
+    int r = 0;
+
+    if (text == NULL)
+        len = 0;
+    while (i < len && n < limits->max_lines) {
+        const char *nl = memchr(text + i, '\n', len - i);
+        struct span s = {text + i, nl ? (size_t)(nl - (text + i)) : len - i};
+
+        i += s.n + 1;
+        if (s.n > 0 && s.p[s.n - 1] == '\r')
+            s.n--;
+        if (s.n > limits->max_line_bytes) {
+            s.n = limits->max_line_bytes;
+            while (s.n > 0 && ((unsigned char)s.p[s.n] & 0xc0) == 0x80)
+                s.n--;
+        }
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 64;
+            struct span *nv = realloc(lines, ncap * sizeof(*nv));
+
+            if (nv == NULL) {
+                r = -ENOMEM;
+                goto out;
+            }
+            lines = nv;
+            cap = ncap;
+        }
+        lines[n++] = s;
+    }
+    if (i < len)
+        m->truncated = true;
+
+    cls = calloc(n ? n : 1, 1);
+    scratch = malloc(limits->max_line_bytes + 1);
+    if (cls == NULL || scratch == NULL) {
+        r = -ENOMEM;
+        goto out;
+    }
+    classify(lines, n, cls);
+
+    for (i = 0; i < n; i++) {
+        struct buf *b = &out[cls[i] == LINE_CODE];
+
+        r = buf_add(b, lines[i].p, lines[i].n);
+        if (r >= 0)
+            r = buf_add(b, "\n", 1);
+        if (r >= 0)
+            r = extract_facts(m, lines[i].p, lines[i].n, scratch);
+        if (r < 0)
+            goto out;
+    }
+    for (int k = 0; k < 2; k++) {
+        struct region *rg = &m->regions[k == 0 ? REGION_REPORT : REGION_CODE];
+
+        if (out[k].p == NULL) {
+            r = buf_add(&out[k], "", 0);
+            if (r < 0)
+                goto out;
+        }
+        region_release(rg);
+        rg->text = out[k].p;
+        rg->len = out[k].len;
+        memset(&out[k], 0, sizeof(out[k]));
+    }
+out:
+    free(lines);
+    free(cls);
+    free(scratch);
+    free(out[0].p);
+    free(out[1].p);
+    return r;
+}

@@ -1,0 +1,138 @@
+/*
+ * rule.h - compiled rules, shared by rule_parse.c (text to structs),
+ * rule_set.c (loading, checking, compiling) and rule_eval.c (matching).
+ *
+ * A struct rule_set owns its rules; each rule owns its conditions, each
+ * condition its patterns and names. After rule_set_load() returns the set
+ * is never written again, so any number of threads may evaluate it; every
+ * mutable thing an evaluation needs (match data, results) is per call.
+ * Combination conditions refer to earlier rules by index only, which keeps
+ * the set acyclic and lets rules be evaluated in one pass, in order.
+ */
+#ifndef SLOP_RULE_H
+#define SLOP_RULE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef PCRE2_CODE_UNIT_WIDTH
+#define PCRE2_CODE_UNIT_WIDTH 8
+#endif
+#include <pcre2.h>
+
+#include "classifier.h"
+#include "measure.h"
+#include "region.h"
+#include "rule_set.h"
+#include "strv.h"
+
+#define RULE_NAME_MAX 63               /* bytes in a rule name */
+#define RULE_FILE_MAX_BYTES (1u << 20) /* one rule file */
+#define RULE_MAX_FILES 1000u           /* rule files per directory */
+#define RULE_MAX_RULES 10000u          /* rules per set */
+#define RULE_PATTERN_MAX 4096u         /* bytes of one pattern as written */
+#define RULE_MAX_CONDS 32u             /* conditions per rule */
+#define RULE_MAX_REFS 256u             /* names in one combination */
+#define RULE_EVIDENCE_MAX 160u         /* bytes of evidence per hit */
+#define RULE_DIAG_KEEP 1000u           /* problems kept for reporting; more are only counted */
+
+enum rule_op {
+    RULE_OP_LT = 0,
+    RULE_OP_LE,
+    RULE_OP_GT,
+    RULE_OP_GE,
+    RULE_OP_EQ,
+    RULE_OP_NE,
+};
+
+enum rule_cond_type {
+    RULE_COND_MATCH = 0,
+    RULE_COND_NOMATCH,
+    RULE_COND_COUNT,
+    RULE_COND_MEASURE,
+    RULE_COND_PAIR,
+    RULE_COND_ALL_OF,
+    RULE_COND_ANY_OF,
+    RULE_COND_AT_LEAST,
+    RULE_COND_NONE_OF,
+};
+
+struct rule_pattern {
+    char *source; /* as written, with "\/" turned into "/" */
+    size_t len;
+    uint32_t options;  /* PCRE2 option bits from the flags */
+    pcre2_code *code;  /* NULL until compiled */
+    uint32_t captures; /* capture groups in the compiled pattern */
+};
+
+struct rule_cond {
+    enum rule_cond_type type;
+    unsigned line;
+    enum region_id region;      /* match, nomatch, count */
+    enum measure_id measure;    /* measure */
+    enum rule_op op;            /* count, measure */
+    double number;              /* count, measure: the right-hand side */
+    unsigned at_least;          /* at_least: N */
+    struct rule_pattern pat[2]; /* match/nomatch/count: [0]; pair: both */
+    char **names;               /* combinations: rule names as written */
+    size_t *refs;               /* combinations: resolved indices, all below the rule's own */
+    size_t n_names;
+};
+
+struct rule {
+    char name[RULE_NAME_MAX + 1];
+    size_t file; /* index into rule_set.files */
+    unsigned line;
+    bool helper; /* name starts with "__": evaluated, never reported */
+    char *describe;
+    char *doc;
+    double score;
+    bool has_score;
+    unsigned kinds; /* bit (1u << enum classifier_kind) per allowed kind; 0: any */
+    struct rule_cond *conds;
+    size_t n_conds;
+};
+
+struct rule_set {
+    struct rule *rules;
+    size_t n_rules;
+    size_t cap_rules;
+    struct strv files;         /* rule file paths, in load order */
+    pcre2_match_context *mctx; /* match and depth limits; read-only */
+    uint32_t ovec_pairs;       /* largest capture count + 1, for match data */
+};
+
+struct rule_diag_entry {
+    size_t file;
+    unsigned line;
+    unsigned seq; /* keeps the sort stable */
+    char reason[256];
+};
+
+/* Problems found while loading. They are kept, sorted by file and line and
+ * only then passed to the caller's callback, so lint output reads in file
+ * order although the checks run in several passes. */
+struct rule_diag {
+    unsigned problems;
+    struct rule_diag_entry *v;
+    size_t n, cap;
+    bool nomem;        /* an entry could not be kept */
+    bool rules_capped; /* RULE_MAX_RULES was reported */
+};
+
+/* rule_parse.c: parse text[0..len) of the rule file set->files.v[file] and
+ * append its rules to set. text[0..len] (one byte more, for a NUL) is
+ * modified: lines and words are cut in place. Each
+ * problem goes to d; parsing goes on after one. Returns 0, or -ENOMEM. */
+int rule_parse_text(struct rule_set *set, size_t file, char *text, size_t len, struct rule_diag *d);
+
+/* rule_parse.c: record one problem at file:line (line 0: the whole file). */
+void rule_parse_diag(struct rule_diag *d, size_t file, unsigned line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* rule_parse.c: free everything r owns (not r itself). */
+void rule_parse_release(struct rule *r);
+
+#endif

@@ -1,0 +1,612 @@
+/*
+ * rule_eval.c - evaluate a compiled rule set against one message.
+ *
+ * Rules run once each, in set order; a combination reads the outcome of
+ * earlier rules from a per-call array, which is why references must point
+ * backwards. All mutable state (that array, one PCRE2 match data, scratch
+ * for pair conditions, the evidence buffer) belongs to the call, so any
+ * number of threads may evaluate the same set at once.
+ *
+ * A PCRE2 error (match or depth limit, JIT stack) counts as no match, as
+ * docs/rules.md says; so a `nomatch` condition holds when its pattern hits
+ * a limit.
+ *
+ * max_hits caps res->n_hits (hits already in res count): past it, rules are
+ * still evaluated (combinations need them) but neither listed nor scored,
+ * so res->score is always the sum of the listed hits.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "message.h"
+#include "rule.h"
+
+/* Matches counted by one count condition; a count saturates here. */
+#define RULE_EVAL_COUNT_MAX (1u << 20)
+/* Removed x added capture comparisons per pair condition. */
+#define RULE_EVAL_PAIR_BUDGET (1u << 22)
+
+#define RULE_EVAL_DOC_BASE "https://docs.kernel.org/"
+
+struct evidence {
+    char buf[RULE_EVIDENCE_MAX + 1];
+    size_t len;
+    bool set;  /* a condition has given the evidence (it may be empty) */
+    bool full; /* the cut was reached; later text is dropped */
+};
+
+/* An added line that matched the second pair pattern: where the line is,
+ * and its trimmed capture 1 as offsets into the added region's text. */
+struct pair_line {
+    size_t line;
+    size_t cap_off, cap_len;
+};
+
+struct eval {
+    const struct rule_set *set;
+    const struct message *m;
+    pcre2_match_data *md;
+    uint8_t *held; /* per rule: 1 when it held */
+    struct pair_line *pairs;
+    size_t pairs_cap;
+};
+
+/* Bytes in the valid UTF-8 sequence at s[0..n), or 0 if it is not one. */
+static size_t
+utf8_seq_len(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xbf;
+
+    if (c >= 0xc2 && c <= 0xdf)
+        len = 2;
+    else if (c >= 0xe0 && c <= 0xef)
+        len = 3;
+    else if (c >= 0xf0 && c <= 0xf4)
+        len = 4;
+    else
+        return 0;
+    /* Reject overlong forms, surrogates and code points past U+10FFFF. */
+    if (c == 0xe0)
+        lo = 0xa0;
+    else if (c == 0xed)
+        hi = 0x9f;
+    else if (c == 0xf0)
+        lo = 0x90;
+    else if (c == 0xf4)
+        hi = 0x8f;
+    if (n < len || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if (s[i] < 0x80 || s[i] > 0xbf)
+            return 0;
+    return len;
+}
+
+/* Append s[0..n) as one line of valid UTF-8: control characters become
+ * spaces (evidence ends up in mail headers), invalid bytes '?', and the
+ * text is cut at a character boundary at RULE_EVIDENCE_MAX bytes. */
+static void
+ev_append(struct evidence *e, const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0;
+
+    while (i < n && !e->full) {
+        size_t in = 1, out = 1;
+        char ch = 0;
+
+        if (u[i] < 0x80)
+            ch = u[i] < 0x20 || u[i] == 0x7f ? ' ' : (char)u[i];
+        else if ((in = utf8_seq_len(u + i, n - i)) == 0) {
+            ch = '?';
+            in = 1;
+        } else
+            out = in;
+        if (e->len + out > RULE_EVIDENCE_MAX) {
+            e->full = true;
+            break;
+        }
+        if (ch != 0)
+            e->buf[e->len] = ch;
+        else
+            memcpy(e->buf + e->len, s + i, out);
+        e->len += out;
+        i += in;
+    }
+    e->buf[e->len] = '\0';
+}
+
+static void
+ev_str(struct evidence *e, const char *s)
+{
+    ev_append(e, s, strlen(s));
+}
+
+static void
+ev_location(struct evidence *e, const struct region_line *l)
+{
+    char num[32];
+
+    if (l == NULL || l->file == NULL)
+        return;
+    ev_str(e, l->file);
+    snprintf(num, sizeof(num), ":%u: ", (unsigned)l->line);
+    ev_str(e, num);
+}
+
+static bool
+is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+static void
+trim(const char *s, size_t *off, size_t *len)
+{
+    while (*len > 0 && is_space(s[*off])) {
+        (*off)++;
+        (*len)--;
+    }
+    while (*len > 0 && is_space(s[*off + *len - 1]))
+        (*len)--;
+}
+
+static const char *
+region_text(const struct region *r, size_t *len)
+{
+    if (r->text == NULL) {
+        *len = 0;
+        return "";
+    }
+    *len = r->len;
+    return r->text;
+}
+
+/* Matched text at [start, end) of r, "file:line: " first where r has a
+ * line map. An empty match shows the line it is on instead. */
+static void
+ev_span(struct evidence *e, const struct region *r, size_t start, size_t end)
+{
+    size_t len;
+    const char *text = region_text(r, &len);
+
+    if (start > len)
+        start = len;
+    if (end < start || end > len)
+        end = start;
+    if (end == start) {
+        while (start > 0 && text[start - 1] != '\n')
+            start--;
+        while (end < len && text[end] != '\n')
+            end++;
+    }
+    ev_location(e, region_line_at(r, start));
+    ev_append(e, text + start, end - start);
+}
+
+static bool
+op_holds(enum rule_op op, double a, double b)
+{
+    switch (op) {
+    case RULE_OP_LT:
+        return a < b;
+    case RULE_OP_LE:
+        return a <= b;
+    case RULE_OP_GT:
+        return a > b;
+    case RULE_OP_GE:
+        return a >= b;
+    case RULE_OP_EQ:
+        return a == b;
+    case RULE_OP_NE:
+        return a != b;
+    }
+    return false;
+}
+
+/* True on a match; the ovector is then in ev->md. */
+static bool
+run(struct eval *ev, const struct rule_pattern *pat, const char *s, size_t len, size_t start)
+{
+    int rc;
+
+    if (pat->code == NULL)
+        return false;
+    rc = pcre2_match(pat->code, (PCRE2_SPTR)s, len, start, 0, ev->md, ev->set->mctx);
+    return rc >= 0;
+}
+
+static void
+ovector_span(struct eval *ev, unsigned group, size_t *start, size_t *end)
+{
+    PCRE2_SIZE *ov = pcre2_get_ovector_pointer(ev->md);
+
+    *start = ov[2 * group];
+    *end = ov[2 * group + 1];
+    if (*start == PCRE2_UNSET || *end == PCRE2_UNSET) {
+        *start = *end = 0;
+    } else if (*end < *start) {
+        /* \K can leave the end before the start. */
+        *end = *start;
+    }
+}
+
+static bool
+eval_match(struct eval *ev, const struct rule_cond *c, struct evidence *e)
+{
+    const struct region *r = &ev->m->regions[c->region];
+    size_t len, start, end;
+    const char *text = region_text(r, &len);
+
+    if (!run(ev, &c->pat[0], text, len, 0))
+        return false;
+    if (!e->set) {
+        ovector_span(ev, 0, &start, &end);
+        ev_span(e, r, start, end);
+        e->set = true;
+    }
+    return true;
+}
+
+static bool
+eval_nomatch(struct eval *ev, const struct rule_cond *c)
+{
+    const struct region *r = &ev->m->regions[c->region];
+    size_t len;
+    const char *text = region_text(r, &len);
+
+    return !run(ev, &c->pat[0], text, len, 0);
+}
+
+static bool
+eval_count(struct eval *ev, const struct rule_cond *c, struct evidence *e)
+{
+    const struct region *r = &ev->m->regions[c->region];
+    size_t len, pos = 0, n = 0, first_start = 0, first_end = 0;
+    const char *text = region_text(r, &len);
+    char head[64];
+
+    while (pos <= len && n < RULE_EVAL_COUNT_MAX && run(ev, &c->pat[0], text, len, pos)) {
+        size_t start, end;
+
+        ovector_span(ev, 0, &start, &end);
+        if (n++ == 0) {
+            first_start = start;
+            first_end = end;
+        }
+        if (end > start) {
+            pos = end;
+            continue;
+        }
+        /* An empty match: step one character past it, or stop at the end. */
+        if (end >= len)
+            break;
+        pos = end + 1;
+        while (pos < len && ((unsigned char)text[pos] & 0xc0) == 0x80)
+            pos++;
+    }
+    if (!op_holds(c->op, (double)n, c->number))
+        return false;
+    if (!e->set) {
+        snprintf(head, sizeof(head), n == 1 ? "%zu match" : "%zu matches", n);
+        ev_str(e, head);
+        if (n > 0) {
+            ev_str(e, ", first: ");
+            ev_span(e, r, first_start, first_end);
+        }
+        e->set = true;
+    }
+    return true;
+}
+
+static bool
+eval_measure(struct eval *ev, const struct rule_cond *c, struct evidence *e)
+{
+    double v = ev->m->measures[c->measure];
+    const char *name = measure_name(c->measure);
+    char buf[96];
+
+    if (!op_holds(c->op, v, c->number))
+        return false;
+    if (!e->set && ev->m->measure_evidence[c->measure] != NULL) {
+        ev_str(e, ev->m->measure_evidence[c->measure]);
+        e->set = true;
+    } else if (!e->set) {
+        /* Range first: converting NaN or a huge value is undefined. */
+        if (v > -1e15 && v < 1e15 && v == (double)(long long)v)
+            snprintf(buf, sizeof(buf), "%s=%.0f", name != NULL ? name : "measure", v);
+        else
+            snprintf(buf, sizeof(buf), "%s=%.2f", name != NULL ? name : "measure", v);
+        ev_str(e, buf);
+        e->set = true;
+    }
+    return true;
+}
+
+/* Lines [first, first + count) of a hunk, clamped to the region's map. */
+static bool
+hunk_lines(const struct region *r, size_t first, size_t count, size_t *ret_first, size_t *ret_count)
+{
+    if (r->lines == NULL || r->text == NULL || first >= r->n_lines || count == 0)
+        return false;
+    if (count > r->n_lines - first)
+        count = r->n_lines - first;
+    *ret_first = first;
+    *ret_count = count;
+    return true;
+}
+
+/* Offset and length of line i of r, without its '\n'. */
+static bool
+line_text(const struct region *r, size_t i, size_t *off, size_t *len)
+{
+    const char *nl;
+
+    *off = r->lines[i].offset;
+    if (*off > r->len)
+        return false;
+    nl = memchr(r->text + *off, '\n', r->len - *off);
+    *len = nl != NULL ? (size_t)(nl - (r->text + *off)) : r->len - *off;
+    return true;
+}
+
+static int
+pairs_reserve(struct eval *ev, size_t n)
+{
+    struct pair_line *v;
+
+    if (n <= ev->pairs_cap)
+        return 0;
+    v = realloc(ev->pairs, n * sizeof(*v));
+    if (v == NULL)
+        return -ENOMEM;
+    ev->pairs = v;
+    ev->pairs_cap = n;
+    return 0;
+}
+
+static void
+ev_pair(struct evidence *e, const struct region *rr, size_t r_line, const struct region *ra,
+        size_t a_line)
+{
+    size_t off, len;
+
+    ev_location(e, &ra->lines[a_line]);
+    ev_str(e, "-");
+    if (line_text(rr, r_line, &off, &len)) {
+        trim(rr->text, &off, &len);
+        ev_append(e, rr->text + off, len);
+    }
+    ev_str(e, " \xe2\x86\x92 +");
+    if (line_text(ra, a_line, &off, &len)) {
+        trim(ra->text, &off, &len);
+        ev_append(e, ra->text + off, len);
+    }
+    e->set = true;
+}
+
+/* Returns 1 when a removed line matching pat[0] and an added line matching
+ * pat[1] share a hunk (and capture 1 when both patterns have one), 0 when
+ * not, -ENOMEM. Each line is matched once; only captures are compared
+ * pairwise, within a budget. */
+static int
+eval_pair(struct eval *ev, const struct rule_cond *c, struct evidence *e)
+{
+    const struct message *m = ev->m;
+    const struct region *ra = &m->regions[REGION_ADDED], *rr = &m->regions[REGION_REMOVED];
+    bool compare = c->pat[0].captures >= 1 && c->pat[1].captures >= 1;
+    size_t budget = RULE_EVAL_PAIR_BUDGET;
+
+    for (size_t h = 0; h < m->n_hunks; h++) {
+        const struct patch_hunk *hk = &m->hunks[h];
+        size_t af, an, rf, rn, n_added = 0;
+
+        if (!hunk_lines(ra, hk->added_first, hk->added_count, &af, &an) ||
+            !hunk_lines(rr, hk->removed_first, hk->removed_count, &rf, &rn))
+            continue;
+        if (pairs_reserve(ev, an) < 0)
+            return -ENOMEM;
+        for (size_t k = 0; k < an; k++) {
+            struct pair_line *p = &ev->pairs[n_added];
+            size_t off, len, cs, ce;
+
+            if (!line_text(ra, af + k, &off, &len) || !run(ev, &c->pat[1], ra->text + off, len, 0))
+                continue;
+            p->line = af + k;
+            p->cap_off = p->cap_len = 0;
+            if (compare) {
+                ovector_span(ev, 1, &cs, &ce);
+                p->cap_off = off + cs;
+                p->cap_len = ce - cs;
+                trim(ra->text, &p->cap_off, &p->cap_len);
+            }
+            n_added++;
+        }
+        if (n_added == 0)
+            continue;
+        for (size_t k = 0; k < rn; k++) {
+            size_t off, len, cs = 0, ce = 0, cap_off, cap_len;
+
+            if (!line_text(rr, rf + k, &off, &len) || !run(ev, &c->pat[0], rr->text + off, len, 0))
+                continue;
+            if (compare)
+                ovector_span(ev, 1, &cs, &ce);
+            cap_off = off + cs;
+            cap_len = ce - cs;
+            trim(rr->text, &cap_off, &cap_len);
+            for (size_t j = 0; j < n_added; j++) {
+                const struct pair_line *p = &ev->pairs[j];
+
+                if (budget-- == 0)
+                    return 0;
+                if (compare && (p->cap_len != cap_len ||
+                                memcmp(ra->text + p->cap_off, rr->text + cap_off, cap_len) != 0))
+                    continue;
+                if (!e->set)
+                    ev_pair(e, rr, rf + k, ra, p->line);
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+static bool
+eval_combination(struct eval *ev, const struct rule_cond *c, struct evidence *e)
+{
+    const struct rule *rules = ev->set->rules;
+    size_t n = 0;
+    bool holds;
+
+    for (size_t i = 0; i < c->n_names; i++)
+        n += ev->held[c->refs[i]];
+    switch (c->type) {
+    case RULE_COND_ALL_OF:
+        holds = n == c->n_names;
+        break;
+    case RULE_COND_ANY_OF:
+        holds = n >= 1;
+        break;
+    case RULE_COND_AT_LEAST:
+        holds = n >= c->at_least;
+        break;
+    case RULE_COND_NONE_OF:
+        return n == 0;
+    default:
+        return false;
+    }
+    if (!holds || e->set)
+        return holds;
+    n = 0;
+    for (size_t i = 0; i < c->n_names; i++) {
+        if (!ev->held[c->refs[i]])
+            continue;
+        if (n++ > 0)
+            ev_str(e, ", ");
+        ev_str(e, rules[c->refs[i]].name);
+    }
+    e->set = true;
+    return true;
+}
+
+/* 1 when c holds, 0 when not, -ENOMEM. */
+static int
+eval_cond(struct eval *ev, const struct rule_cond *c, struct evidence *e)
+{
+    switch (c->type) {
+    case RULE_COND_MATCH:
+        return eval_match(ev, c, e);
+    case RULE_COND_NOMATCH:
+        return eval_nomatch(ev, c);
+    case RULE_COND_COUNT:
+        return eval_count(ev, c, e);
+    case RULE_COND_MEASURE:
+        return eval_measure(ev, c, e);
+    case RULE_COND_PAIR:
+        return eval_pair(ev, c, e);
+    case RULE_COND_ALL_OF:
+    case RULE_COND_ANY_OF:
+    case RULE_COND_AT_LEAST:
+    case RULE_COND_NONE_OF:
+        return eval_combination(ev, c, e);
+    }
+    return 0;
+}
+
+static char *
+doc_link(const char *doc, const char *doc_base)
+{
+    const char *base = doc_base != NULL ? doc_base : RULE_EVAL_DOC_BASE;
+    size_t n = strlen(base);
+    char *s = NULL;
+
+    if (strncmp(doc, "@/", 2) != 0)
+        return strdup(doc);
+    if (asprintf(&s, "%s%s%s", base, n > 0 && base[n - 1] == '/' ? "" : "/", doc + 2) < 0)
+        return NULL;
+    return s;
+}
+
+static int
+append_hit(struct classifier_result *res, const struct rule *rule, const char *doc_base,
+           const struct evidence *e)
+{
+    struct classifier_hit hit = {.score = rule->score}, *v;
+    int r = -ENOMEM;
+
+    hit.rule = strdup(rule->name);
+    hit.description = strdup(rule->describe != NULL ? rule->describe : "");
+    if (hit.rule == NULL || hit.description == NULL)
+        goto out;
+    if (rule->doc != NULL && (hit.doc = doc_link(rule->doc, doc_base)) == NULL)
+        goto out;
+    if (e->set && (hit.evidence = strndup(e->buf, e->len)) == NULL)
+        goto out;
+    v = realloc(res->hits, (res->n_hits + 1) * sizeof(*v));
+    if (v == NULL)
+        goto out;
+    res->hits = v;
+    res->hits[res->n_hits++] = hit;
+    res->score += rule->score;
+    return 0;
+out:
+    free(hit.rule);
+    free(hit.description);
+    free(hit.doc);
+    free(hit.evidence);
+    return r;
+}
+
+int
+rule_set_eval(const struct rule_set *set, const struct message *m, const char *doc_base,
+              unsigned max_hits, struct classifier_result *res)
+{
+    struct eval ev = {.set = set, .m = m};
+    unsigned kind_bit;
+    int r = 0;
+
+    if (set == NULL || m == NULL || res == NULL)
+        return -EINVAL;
+    if (set->n_rules == 0)
+        return 0;
+    kind_bit = (unsigned)m->kind < 32 ? 1u << m->kind : 0;
+    ev.held = calloc(set->n_rules, sizeof(*ev.held));
+    ev.md = pcre2_match_data_create(set->ovec_pairs, NULL);
+    if (ev.held == NULL || ev.md == NULL) {
+        r = -ENOMEM;
+        goto out;
+    }
+
+    for (size_t i = 0; i < set->n_rules; i++) {
+        const struct rule *rule = &set->rules[i];
+        struct evidence e;
+        int holds = 1;
+
+        if (rule->kinds != 0 && (rule->kinds & kind_bit) == 0)
+            continue;
+        e.len = 0;
+        e.set = e.full = false;
+        e.buf[0] = '\0';
+        for (size_t c = 0; c < rule->n_conds && holds == 1; c++)
+            holds = eval_cond(&ev, &rule->conds[c], &e);
+        if (holds < 0) {
+            r = holds;
+            goto out;
+        }
+        ev.held[i] = (uint8_t)holds;
+        if (!holds || rule->helper || res->n_hits >= max_hits)
+            continue;
+        r = append_hit(res, rule, doc_base, &e);
+        if (r < 0)
+            goto out;
+    }
+out:
+    pcre2_match_data_free(ev.md);
+    free(ev.pairs);
+    free(ev.held);
+    return r;
+}

@@ -1,0 +1,18 @@
+/*
+ * import.h - slopctl's state commands: "import tree|fixes|maintainers"
+ * build the offline indices, "db stats|prune|dump|load" look after the
+ * environment, and statedir_resolve() picks the state directory every
+ * state command shares. Single-threaded; each returns a sysexits code.
+ */
+#ifndef SLOPCTL_IMPORT_H
+#define SLOPCTL_IMPORT_H
+
+/* --state DIR if given, else $STATE_DIRECTORY (its first entry), else
+ * /var/lib/slop-milter, or ./state when that is not writable by a non-root
+ * user. The result is static or points into opt or the environment. */
+const char *import_state_dir(const char *opt);
+
+int import_cmd(int argc, char **argv);
+int import_db_cmd(int argc, char **argv);
+
+#endif

@@ -1,0 +1,346 @@
+/*
+ * slopctl.c - the command-line front end of the classifier library:
+ * "scan" mail files, mboxes and Maildirs, "lint" a rule directory, print
+ * the "version".
+ *
+ * The classifier is built once per run and reused for every message;
+ * results are streamed to a fully buffered stdout. Exit codes follow
+ * <sysexits.h>: 0 all fine, 1 when some input could not be read or
+ * scanned (the rest still was), EX_USAGE, EX_NOINPUT when nothing could be
+ * read, EX_CONFIG when the rules do not load, EX_IOERR when output fails.
+ * Single-threaded.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+#include "classifier.h"
+#include "mailbox.h"
+#include "output.h"
+
+#ifndef SLOP_DEFAULT_RULES_DIR
+#define SLOP_DEFAULT_RULES_DIR "/usr/local/share/slop-milter/rules"
+#endif
+#ifndef SLOP_SOURCE_RULES_DIR
+#define SLOP_SOURCE_RULES_DIR "rules"
+#endif
+
+/* Exit status when some inputs failed and the others were scanned. */
+#define SLOPCTL_EXIT_PARTIAL 1
+
+static const char usage_text[] =
+    "usage: slopctl scan [--json] [--rules DIR] [--threshold ACTION=N]...\n"
+    "                    [--doc-base URL] [--only-actions] PATH...\n"
+    "       slopctl lint [--rules DIR]\n"
+    "       slopctl version\n"
+    "       slopctl help\n"
+    "\n"
+    "scan   classify each message found at PATH: a message file, an mbox, a\n"
+    "       Maildir, a directory (walked recursively; dot files and *.md,\n"
+    "       *.csv files skipped) or - for standard input\n"
+    "  -j, --json               one JSON object per message and line\n"
+    "  -r, --rules DIR          rule directory (default: $SLOP_RULES_DIR, then\n"
+    "                           the installed rules, then the source tree's)\n"
+    "  -t, --threshold ACTION=N score at which ACTION (tag, reply, quarantine,\n"
+    "                           reject) applies; N <= 0 disables it\n"
+    "      --doc-base URL       base of documentation links written @/...\n"
+    "      --only-actions       do not print messages whose action is none\n"
+    "lint   check every rule file; print file:line: reason for each problem\n"
+    "\n"
+    "exit: 0 fine, 1 some input unreadable, 64 usage, 66 no input readable,\n"
+    "      78 rules do not load\n";
+
+static void
+usage(FILE *f)
+{
+    fputs(usage_text, f);
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int
+usage_error(const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("slopctl: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\ntry 'slopctl help'\n", stderr);
+    return EX_USAGE;
+}
+
+static const char *
+rules_dir_resolve(const char *opt)
+{
+    const char *env;
+    struct stat st;
+
+    if (opt != NULL)
+        return opt;
+    env = getenv("SLOP_RULES_DIR");
+    if (env != NULL && env[0] != '\0')
+        return env;
+    if (stat(SLOP_DEFAULT_RULES_DIR, &st) == 0 && S_ISDIR(st.st_mode))
+        return SLOP_DEFAULT_RULES_DIR;
+    return SLOP_SOURCE_RULES_DIR;
+}
+
+struct diag_sink {
+    FILE *f;
+    unsigned count;
+};
+
+static void
+diag_print(void *ctx, const struct classifier_diag *d)
+{
+    struct diag_sink *sink = ctx;
+
+    sink->count++;
+    if (d->line > 0)
+        fprintf(sink->f, "%s:%u: %s\n", d->file, d->line, d->reason);
+    else
+        fprintf(sink->f, "%s: %s\n", d->file, d->reason);
+}
+
+/* ACTION=N, e.g. "reject=12.5". */
+static int
+threshold_parse(const char *arg, struct classifier_thresholds *t)
+{
+    enum classifier_action action;
+    const char *eq = strchr(arg, '=');
+    char name[32];
+    char *end;
+    double v;
+
+    if (eq == NULL || (size_t)(eq - arg) >= sizeof(name))
+        return -EINVAL;
+    memcpy(name, arg, (size_t)(eq - arg));
+    name[eq - arg] = '\0';
+    if (classifier_action_parse(name, &action) < 0 || action == CLASSIFIER_ACTION_NONE ||
+        action >= CLASSIFIER_ACTION__COUNT)
+        return -EINVAL;
+    errno = 0;
+    v = strtod(eq + 1, &end);
+    if (end == eq + 1 || *end != '\0' || errno != 0 || !isfinite(v))
+        return -EINVAL;
+    t->score[action] = v;
+    return 0;
+}
+
+struct scan_state {
+    const struct classifier *c;
+    struct output out;
+    unsigned long scanned;
+    unsigned long failed;
+};
+
+static int
+scan_message(void *ctx, const struct mailbox_msg *m)
+{
+    struct scan_state *s = ctx;
+    struct output_source src = {.file = m->file, .index = m->index, .in_mbox = m->in_mbox};
+    struct classifier_result *res = NULL;
+    char buf[128];
+    int r;
+
+    r = classifier_scan(s->c, m->data, m->len, NULL, &res);
+    if (r < 0) {
+        s->failed++;
+        return output_error(&s->out, &src, strerror_r(-r, buf, sizeof(buf)));
+    }
+    s->scanned++;
+    r = output_result(&s->out, &src, res);
+    classifier_result_free(res);
+    return r;
+}
+
+static void
+scan_error(void *ctx, const char *file, size_t index, const char *reason)
+{
+    struct scan_state *s = ctx;
+    struct output_source src = {.file = file, .index = index};
+
+    s->failed++;
+    /* A failed write shows up again on the next result, which stops the walk. */
+    (void)output_error(&s->out, &src, reason);
+}
+
+static int
+cmd_scan(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"rules", required_argument, NULL, 'r'},
+        {"threshold", required_argument, NULL, 't'},
+        {"doc-base", required_argument, NULL, 'd'},
+        {"only-actions", no_argument, NULL, 'a'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    struct diag_sink sink = {.f = stderr};
+    struct classifier_options opts;
+    struct scan_state s = {0};
+    struct classifier *c = NULL;
+    const char *rules = NULL;
+    char buf[128];
+    int opt, r, i, ret;
+
+    classifier_options_default(&opts);
+    s.out.out = stdout;
+    s.out.err = stderr;
+    s.out.format = OUTPUT_TEXT;
+    while ((opt = getopt_long(argc, argv, "jr:t:h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'j':
+            s.out.format = OUTPUT_JSON;
+            break;
+        case 'r':
+            rules = optarg;
+            break;
+        case 't':
+            if (threshold_parse(optarg, &opts.thresholds) < 0)
+                return usage_error("bad threshold '%s', expected ACTION=N with ACTION one of "
+                                   "tag, reply, quarantine, reject",
+                                   optarg);
+            break;
+        case 'd':
+            opts.doc_base = optarg;
+            break;
+        case 'a':
+            s.out.only_actions = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            return usage_error("bad option for 'scan'");
+        }
+    }
+    if (optind >= argc)
+        return usage_error("scan needs at least one PATH (- for standard input)");
+
+    rules = rules_dir_resolve(rules);
+    r = classifier_new(rules, &opts, diag_print, &sink, &c);
+    if (r < 0) {
+        /* Without a diagnostic the errno is the only clue (e.g. no such directory). */
+        if (sink.count == 0)
+            fprintf(stderr, "slopctl: cannot load rules from '%s': %s\n", rules,
+                    strerror_r(-r, buf, sizeof(buf)));
+        else
+            fprintf(stderr, "slopctl: cannot load rules from '%s'\n", rules);
+        return EX_CONFIG;
+    }
+    s.c = c;
+    /* A closed pipe (slopctl scan ... | head) ends the run quietly, as for
+     * other filters; GMime's initialisation inside classifier_new() sets
+     * SIGPIPE to be ignored. */
+    signal(SIGPIPE, SIG_DFL);
+
+    if (!isatty(STDOUT_FILENO))
+        setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+    r = 0;
+    for (i = optind; i < argc && r == 0; i++)
+        r = mailbox_walk(argv[i], scan_message, scan_error, &s);
+    if (fflush(stdout) != 0 && r == 0)
+        r = errno != 0 ? -errno : -EIO;
+    if (r == 0 && ferror(stdout))
+        r = -EIO;
+    if (r < 0) {
+        fprintf(stderr, "slopctl: cannot write results: %s\n", strerror_r(-r, buf, sizeof(buf)));
+        ret = EX_IOERR;
+    } else if (s.failed > 0 && s.scanned == 0) {
+        ret = EX_NOINPUT;
+    } else if (s.failed > 0) {
+        ret = SLOPCTL_EXIT_PARTIAL;
+    } else {
+        ret = 0;
+    }
+    classifier_free(c);
+    return ret;
+}
+
+static int
+cmd_lint(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"rules", required_argument, NULL, 'r'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    struct diag_sink sink = {.f = stdout};
+    const char *rules = NULL;
+    char buf[128];
+    int opt, n;
+
+    while ((opt = getopt_long(argc, argv, "r:h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'r':
+            rules = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            return usage_error("bad option for 'lint'");
+        }
+    }
+    if (optind < argc)
+        return usage_error("lint takes no arguments, got '%s'", argv[optind]);
+
+    rules = rules_dir_resolve(rules);
+    n = classifier_lint(rules, diag_print, &sink);
+    if (n < 0) {
+        fprintf(stderr, "slopctl: cannot read rules from '%s': %s\n", rules,
+                strerror_r(-n, buf, sizeof(buf)));
+        return EX_CONFIG;
+    }
+    if (n > 0)
+        printf("%d problem%s\n", n, n == 1 ? "" : "s");
+    if (fflush(stdout) != 0)
+        return EX_IOERR;
+    return n > 0 ? 1 : 0;
+}
+
+int
+main(int argc, char **argv)
+{
+    /* getopt prints this name in front of its own messages. */
+    static char scan_name[] = "slopctl scan";
+    static char lint_name[] = "slopctl lint";
+    const char *cmd;
+
+    if (argc < 2) {
+        usage(stderr);
+        return EX_USAGE;
+    }
+    cmd = argv[1];
+    if (strcmp(cmd, "scan") == 0) {
+        argv[1] = scan_name;
+        return cmd_scan(argc - 1, argv + 1);
+    }
+    if (strcmp(cmd, "lint") == 0) {
+        argv[1] = lint_name;
+        return cmd_lint(argc - 1, argv + 1);
+    }
+    if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+        printf("slopctl %s\n", CLASSIFIER_VERSION);
+        return 0;
+    }
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "slopctl: unknown command '%s'\n", cmd);
+    usage(stderr);
+    return EX_USAGE;
+}

@@ -1,0 +1,64 @@
+/*
+ * state_internal.h - what the files of slopstate share and nothing else
+ * sees: struct state with its LMDB handles, the transaction runner and
+ * the LMDB-to-errno mapping.
+ *
+ * Invariants: every dbi handle is opened once, in state_open()'s first
+ * transaction, and never closed before state_close(); a table a read-only
+ * open did not find has have[t] false and is treated as empty. A callback
+ * given to state_run() may be run more than once (after the map grows),
+ * so it must not keep side effects outside its transaction.
+ */
+#ifndef SLOP_STATE_INTERNAL_H
+#define SLOP_STATE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include <lmdb.h>
+
+#include "state.h"
+
+/* Named databases beyond the reply ledger's; state_tables.c names them. */
+enum state_table {
+    STATE_T_INDEX_META = 0, /* "tree_label", counts and dates of the imports */
+    STATE_T_TREE_PATH,      /* relative path -> 'f' or 'd' */
+    STATE_T_TREE_SYM,       /* function or macro name -> kind byte */
+    STATE_T_TREE_CONFIG,    /* "CONFIG_FOO" -> "" */
+    STATE_T_FIX_HUNK,       /* u64 hunk fingerprint -> commit '\0' subject */
+    STATE_T_FIX_FUNC,       /* function '\0' bug class -> commit '\0' subject */
+    STATE_T_SEEN_FP,        /* u64 fingerprint -> i64 time, Message-ID */
+    STATE_T_SEEN_BAND,      /* dupsort: band, 16 bits -> u64 simhash, i64 time, Message-ID */
+    STATE_T_MAINT_PAT,      /* dupsort: F: pattern without wildcards -> u32 section */
+    STATE_T_MAINT_GLOB,     /* u32 index -> u32 section, F: pattern with wildcards */
+    STATE_T_MAINT_SEC,      /* u32 section -> name '\0' "M\taddr\n" "L\t..." "X\t..." */
+    STATE_T_MAINT_ADDR,     /* M: and R: address -> "" (trusted senders) */
+    STATE_T_SENDER,         /* u32 big-endian day, address -> u32 count */
+    STATE_T__COUNT,
+};
+
+struct state {
+    MDB_env *env;
+    MDB_dbi meta;
+    MDB_dbi ledger;
+    MDB_dbi hourly;
+    bool readonly;
+    pthread_rwlock_t resize_lock;
+    MDB_dbi tables[STATE_T__COUNT];
+    bool have[STATE_T__COUNT];
+};
+
+typedef int state_txn_fn(struct state *st, MDB_txn *txn, void *ctx);
+
+/* state.c */
+int state_errno(int rc);
+int state_run(struct state *st, bool rdonly, state_txn_fn *fn, void *ctx);
+
+/* state_tables.c: open (creating unless read-only) every table of enum
+ * state_table inside state_open()'s transaction; returns an LMDB code. */
+int state_tables_open(struct state *st, MDB_txn *txn, bool readonly);
+const char *state_table_name(enum state_table t);
+/* Grow the map to at least bytes (capped by the maximum); 0 or -errno. */
+int state_tables_reserve(struct state *st, size_t bytes);
+
+#endif

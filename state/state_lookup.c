@@ -1,0 +1,147 @@
+/*
+ * state_lookup.c - a struct classifier_lookup whose callbacks read the
+ * state environment, and the write that records a scanned message.
+ *
+ * Each callback is one short read transaction, so a scan never waits for
+ * an import or for the daemon's writes. The lookup object holds no LMDB
+ * handle of its own and may be shared by threads like the state it reads.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "state_db.h"
+#include "state_internal.h"
+
+#define LOOKUP_DEFAULT_DAYS 30
+
+static time_t
+lookup_now(const struct state_lookup *sl)
+{
+    return sl->opts.now != 0 ? sl->opts.now : time(NULL);
+}
+
+static bool
+cb_tree_label(void *ctx, char *buf, size_t size)
+{
+    const struct state_lookup *sl = ctx;
+
+    return state_tree_label(sl->st, buf, size) == 0;
+}
+
+static bool
+cb_has_symbol(void *ctx, const char *name)
+{
+    const struct state_lookup *sl = ctx;
+
+    return state_tree_has(sl->st, STATE_TREE_SYMBOL, name);
+}
+
+static bool
+cb_has_path(void *ctx, const char *path)
+{
+    const struct state_lookup *sl = ctx;
+
+    return state_tree_has(sl->st, STATE_TREE_PATH, path);
+}
+
+static bool
+cb_has_config(void *ctx, const char *name)
+{
+    const struct state_lookup *sl = ctx;
+
+    return state_tree_has(sl->st, STATE_TREE_CONFIG, name);
+}
+
+static bool
+cb_find_fix(void *ctx, uint64_t fp, struct classifier_fix *ret)
+{
+    const struct state_lookup *sl = ctx;
+
+    return state_fixes_find(sl->st, fp, ret) == 0;
+}
+
+static bool
+cb_find_function_fix(void *ctx, const char *function, const char *bug_class,
+                     struct classifier_fix *ret)
+{
+    const struct state_lookup *sl = ctx;
+
+    return state_fixes_find_function(sl->st, function, bug_class, ret) == 0;
+}
+
+static bool
+cb_find_duplicate(void *ctx, const uint64_t *fps, size_t n, uint64_t simhash,
+                  const char *self_id, struct classifier_seen *ret)
+{
+    const struct state_lookup *sl = ctx;
+    time_t since = lookup_now(sl) - (time_t)sl->opts.duplicate_days * 86400;
+
+    return state_seen_find(sl->st, fps, n, simhash, self_id, since, ret) == 0;
+}
+
+static size_t
+cb_maintainers_of(void *ctx, const char *path, struct classifier_maint *ret, size_t max)
+{
+    const struct state_lookup *sl = ctx;
+
+    return state_maint_of(sl->st, path, ret, max);
+}
+
+static bool
+cb_is_trusted(void *ctx, const char *addr)
+{
+    const struct state_lookup *sl = ctx;
+
+    return sl->opts.trust_maintainers && state_maint_trusted(sl->st, addr);
+}
+
+static uint32_t
+cb_sender_count(void *ctx, const char *addr)
+{
+    const struct state_lookup *sl = ctx;
+
+    return state_sender_count(sl->st, addr, lookup_now(sl));
+}
+
+void
+state_lookup_init(struct state_lookup *sl, struct state *st,
+                  const struct state_lookup_options *opts)
+{
+    memset(sl, 0, sizeof(*sl));
+    sl->st = st;
+    if (opts != NULL)
+        sl->opts = *opts;
+    if (sl->opts.duplicate_days == 0)
+        sl->opts.duplicate_days = LOOKUP_DEFAULT_DAYS;
+    sl->lookup = (struct classifier_lookup){
+        .ctx = sl,
+        .tree_label = cb_tree_label,
+        .has_symbol = cb_has_symbol,
+        .has_path = cb_has_path,
+        .has_config = cb_has_config,
+        .find_fix = cb_find_fix,
+        .find_function_fix = cb_find_function_fix,
+        .find_duplicate = cb_find_duplicate,
+        .maintainers_of = cb_maintainers_of,
+        .is_trusted = cb_is_trusted,
+        .sender_count = cb_sender_count,
+    };
+}
+
+int
+state_lookup_record(const struct state_lookup *sl, const struct classifier_result *res)
+{
+    time_t now;
+    int r = 0;
+
+    if (sl == NULL || sl->st == NULL || res == NULL)
+        return -EINVAL;
+    now = lookup_now(sl);
+    if (res->n_fingerprints > 0 || res->simhash != 0)
+        r = state_seen_record(sl->st, res->fingerprints, res->n_fingerprints, res->simhash,
+                              res->message_id, now, sl->opts.duplicate_days * 86400u);
+    if (r == 0 && res->count_sender && res->from != NULL && res->from[0] != '\0')
+        r = state_sender_add(sl->st, res->from, now);
+    return r;
+}

@@ -1,0 +1,283 @@
+/*
+ * state_seen.c - fingerprints of scanned patches and reports, for
+ * "duplicate of <Message-ID> from <date>".
+ *
+ * seen_fp maps an exact fingerprint to when and in which message it was
+ * first seen. seen_band indexes simhashes for near duplicates: the 64 bits
+ * are cut into four 16-bit bands, and two hashes within
+ * FINGERPRINT_SIMHASH_DISTANCE (3) bits share at least one band exactly,
+ * so a look-up reads four short duplicate lists. Entries carry their time;
+ * look-ups ignore entries older than the window and prune removes them.
+ * Threading: like state.h; every call is one short transaction.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "state_db.h"
+#include "state_internal.h"
+
+#define SEEN_BANDS 4
+#define SEEN_NEAR_BITS 3
+#define SEEN_BAND_SCAN_MAX 2000 /* candidates read per band */
+#define SEEN_VALUE_MAX (16 + CLASSIFIER_MSGID_MAX)
+
+static void
+band_key(uint64_t simhash, unsigned band, unsigned char key[3])
+{
+    uint16_t v = (uint16_t)(simhash >> (16 * band));
+
+    key[0] = (unsigned char)band;
+    key[1] = (unsigned char)(v >> 8);
+    key[2] = (unsigned char)v;
+}
+
+static size_t
+msgid_len(const char *id)
+{
+    return id ? strnlen(id, CLASSIFIER_MSGID_MAX - 1) : 0;
+}
+
+struct record_ctx {
+    const uint64_t *fps;
+    size_t n;
+    uint64_t simhash;
+    const char *id;
+    int64_t now;
+    int64_t keep_after;
+};
+
+static int
+record_txn(struct state *st, MDB_txn *txn, void *ctx)
+{
+    struct record_ctx *c = ctx;
+    char vbuf[SEEN_VALUE_MAX];
+    size_t idn = msgid_len(c->id);
+    int rc;
+
+    for (size_t i = 0; i < c->n; i++) {
+        uint64_t fp = c->fps[i];
+        MDB_val key = {sizeof(fp), &fp}, val;
+        int64_t when;
+
+        rc = mdb_get(txn, st->tables[STATE_T_SEEN_FP], &key, &val);
+        if (rc == MDB_SUCCESS && val.mv_size >= sizeof(when)) {
+            memcpy(&when, val.mv_data, sizeof(when));
+            if (when >= c->keep_after)
+                continue;
+        } else if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) {
+            return rc;
+        }
+        memcpy(vbuf, &c->now, sizeof(c->now));
+        memcpy(vbuf + 8, c->id ? c->id : "", idn);
+        val = (MDB_val){8 + idn, vbuf};
+        rc = mdb_put(txn, st->tables[STATE_T_SEEN_FP], &key, &val, 0);
+        if (rc != MDB_SUCCESS)
+            return rc;
+    }
+    if (c->simhash == 0)
+        return MDB_SUCCESS;
+    memcpy(vbuf, &c->simhash, 8);
+    memcpy(vbuf + 8, &c->now, 8);
+    memcpy(vbuf + 16, c->id ? c->id : "", idn);
+    for (unsigned b = 0; b < SEEN_BANDS; b++) {
+        unsigned char kb[3];
+        MDB_val key = {sizeof(kb), kb}, val = {16 + idn, vbuf};
+
+        band_key(c->simhash, b, kb);
+        rc = mdb_put(txn, st->tables[STATE_T_SEEN_BAND], &key, &val, MDB_NODUPDATA);
+        if (rc != MDB_SUCCESS && rc != MDB_KEYEXIST)
+            return rc;
+    }
+    return MDB_SUCCESS;
+}
+
+int
+state_seen_record(struct state *st, const uint64_t *fps, size_t n, uint64_t simhash,
+                  const char *message_id, time_t now, uint32_t window_s)
+{
+    struct record_ctx c = {.fps = fps, .n = n, .simhash = simhash, .id = message_id,
+                           .now = (int64_t)now, .keep_after = (int64_t)now - window_s};
+
+    if (st == NULL || (fps == NULL && n > 0))
+        return -EINVAL;
+    if (st->readonly)
+        return -EROFS;
+    if (n == 0 && simhash == 0)
+        return 0;
+    return state_run(st, false, record_txn, &c);
+}
+
+struct find_ctx {
+    const uint64_t *fps;
+    size_t n;
+    uint64_t simhash;
+    const char *self;
+    int64_t since;
+    struct classifier_seen *ret;
+    bool found;
+};
+
+static bool
+is_self(const struct find_ctx *c, const char *id, size_t n)
+{
+    return c->self != NULL && strlen(c->self) == n && memcmp(c->self, id, n) == 0;
+}
+
+static void
+take(struct find_ctx *c, int64_t when, const char *id, size_t n)
+{
+    if (c->found && c->ret->date <= when)
+        return;
+    if (n >= sizeof(c->ret->message_id))
+        n = sizeof(c->ret->message_id) - 1;
+    memcpy(c->ret->message_id, id, n);
+    c->ret->message_id[n] = '\0';
+    c->ret->date = when;
+    c->found = true;
+}
+
+static int
+find_txn(struct state *st, MDB_txn *txn, void *ctx)
+{
+    struct find_ctx *c = ctx;
+    MDB_cursor *cur = NULL;
+    int rc;
+
+    c->found = false;
+    for (size_t i = 0; i < c->n && st->have[STATE_T_SEEN_FP]; i++) {
+        uint64_t fp = c->fps[i];
+        MDB_val key = {sizeof(fp), &fp}, val;
+        int64_t when;
+
+        rc = mdb_get(txn, st->tables[STATE_T_SEEN_FP], &key, &val);
+        if (rc == MDB_NOTFOUND)
+            continue;
+        if (rc != MDB_SUCCESS)
+            return rc;
+        if (val.mv_size < 8)
+            continue;
+        memcpy(&when, val.mv_data, 8);
+        if (when < c->since || is_self(c, (const char *)val.mv_data + 8, val.mv_size - 8))
+            continue;
+        take(c, when, (const char *)val.mv_data + 8, val.mv_size - 8);
+    }
+    if (c->simhash == 0 || !st->have[STATE_T_SEEN_BAND])
+        return c->found ? MDB_SUCCESS : MDB_NOTFOUND;
+
+    rc = mdb_cursor_open(txn, st->tables[STATE_T_SEEN_BAND], &cur);
+    if (rc != MDB_SUCCESS)
+        return rc;
+    for (unsigned b = 0; b < SEEN_BANDS; b++) {
+        unsigned char kb[3];
+        MDB_val key = {sizeof(kb), kb}, val;
+        unsigned scanned = 0;
+
+        band_key(c->simhash, b, kb);
+        for (rc = mdb_cursor_get(cur, &key, &val, MDB_SET_KEY);
+             rc == MDB_SUCCESS && scanned < SEEN_BAND_SCAN_MAX;
+             rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT_DUP), scanned++) {
+            uint64_t other;
+            int64_t when;
+
+            if (val.mv_size < 16)
+                continue;
+            memcpy(&other, val.mv_data, 8);
+            memcpy(&when, (const char *)val.mv_data + 8, 8);
+            if (__builtin_popcountll(other ^ c->simhash) > SEEN_NEAR_BITS || when < c->since ||
+                is_self(c, (const char *)val.mv_data + 16, val.mv_size - 16))
+                continue;
+            take(c, when, (const char *)val.mv_data + 16, val.mv_size - 16);
+        }
+        if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND)
+            break;
+        rc = MDB_SUCCESS;
+    }
+    mdb_cursor_close(cur);
+    if (rc != MDB_SUCCESS)
+        return rc;
+    return c->found ? MDB_SUCCESS : MDB_NOTFOUND;
+}
+
+int
+state_seen_find(struct state *st, const uint64_t *fps, size_t n, uint64_t simhash,
+                const char *self_id, time_t since, struct classifier_seen *ret)
+{
+    struct find_ctx c = {.fps = fps, .n = n, .simhash = simhash, .self = self_id,
+                         .since = (int64_t)since, .ret = ret};
+
+    if (st == NULL || ret == NULL || (fps == NULL && n > 0))
+        return -EINVAL;
+    if (n == 0 && simhash == 0)
+        return -ENOENT;
+    return state_run(st, true, find_txn, &c);
+}
+
+struct prune_ctx {
+    int64_t before;
+    uint64_t removed;
+};
+
+static int
+prune_txn(struct state *st, MDB_txn *txn, void *ctx)
+{
+    struct prune_ctx *c = ctx;
+    MDB_cursor *cur;
+    MDB_val key, val;
+    int rc;
+
+    c->removed = 0;
+    rc = mdb_cursor_open(txn, st->tables[STATE_T_SEEN_FP], &cur);
+    if (rc != MDB_SUCCESS)
+        return rc;
+    for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); rc == MDB_SUCCESS;
+         rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
+        int64_t when = 0;
+
+        if (val.mv_size >= 8)
+            memcpy(&when, val.mv_data, 8);
+        if (when >= c->before)
+            continue;
+        rc = mdb_cursor_del(cur, 0);
+        if (rc != MDB_SUCCESS)
+            break;
+        c->removed++;
+    }
+    mdb_cursor_close(cur);
+    if (rc != MDB_NOTFOUND)
+        return rc;
+
+    rc = mdb_cursor_open(txn, st->tables[STATE_T_SEEN_BAND], &cur);
+    if (rc != MDB_SUCCESS)
+        return rc;
+    for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); rc == MDB_SUCCESS;
+         rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
+        int64_t when = 0;
+
+        if (val.mv_size >= 16)
+            memcpy(&when, (const char *)val.mv_data + 8, 8);
+        if (when >= c->before)
+            continue;
+        rc = mdb_cursor_del(cur, 0);
+        if (rc != MDB_SUCCESS)
+            break;
+    }
+    mdb_cursor_close(cur);
+    return rc == MDB_NOTFOUND ? MDB_SUCCESS : rc;
+}
+
+int
+state_seen_prune(struct state *st, time_t before, uint64_t *ret_removed)
+{
+    struct prune_ctx c = {.before = (int64_t)before};
+    int r;
+
+    if (st == NULL)
+        return -EINVAL;
+    if (st->readonly)
+        return -EROFS;
+    r = state_run(st, false, prune_txn, &c);
+    if (r == 0 && ret_removed != NULL)
+        *ret_removed = c.removed;
+    return r;
+}

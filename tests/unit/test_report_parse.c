@@ -1,0 +1,318 @@
+/* test_report_parse.c - prose vs code and trace split, and report facts. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "classifier.h"
+#include "message.h"
+#include "testutil.h"
+
+static struct classifier_limits limits;
+
+static struct message *
+parse(const char *text)
+{
+    struct message *m = calloc(1, sizeof(*m));
+
+    assert_non_null(m);
+    assert_int_equal(report_parse(m, text, strlen(text), &limits), 0);
+    assert_non_null(m->regions[REGION_REPORT].text);
+    assert_non_null(m->regions[REGION_CODE].text);
+    return m;
+}
+
+/* Each case: a text, strings that must be in a list, strings that must not. */
+enum list { VERSIONS, FUNCTIONS, PATHS, CONFIGS, URLS };
+
+static const struct strv *
+list_of(const struct message *m, enum list l)
+{
+    switch (l) {
+    case VERSIONS:
+        return &m->versions;
+    case FUNCTIONS:
+        return &m->functions;
+    case PATHS:
+        return &m->paths;
+    case CONFIGS:
+        return &m->configs;
+    case URLS:
+        return &m->urls;
+    }
+    return NULL;
+}
+
+static const struct fact_case {
+    const char *text;
+    enum list list;
+    const char *present[4];
+    const char *absent[4];
+} fact_cases[] = {
+    {"Seen on Ubuntu with uname -r 6.8.0-45-generic and on v6.9-rc2.\n",
+     VERSIONS,
+     {"6.8.0-45-generic", "v6.9-rc2"},
+     {"6.8"}},
+    {"Linux version 6.1.0-18-amd64 (debian-kernel@lists.debian.org)\n",
+     VERSIONS,
+     {"6.1.0-18-amd64"},
+     {NULL}},
+    {"Still there in 5.15.0 and in the 4.19.y branch, and next-20260501.\n",
+     VERSIONS,
+     {"5.15.0", "4.19.y", "next-20260501"},
+     {NULL}},
+    {"Tested on kernel 6.8 and Linux 6.10, also on linux-6.6.\n",
+     VERSIONS,
+     {"6.8", "6.10", "6.6"},
+     {NULL}},
+    {"It broke after commit 1a2b3c4d5e6f (\"mm: foo\").\n",
+     VERSIONS,
+     {"commit 1a2b3c4d5e6f"},
+     {NULL}},
+    /* Not versions: an IP address, a time, decimals in prose, other programs. */
+    {"The server at 10.0.0.1 rebooted at 12:30 after 0.5 seconds, load 3.5 of 4.\n",
+     VERSIONS,
+     {NULL},
+     {"10.0.0.1", "12:30", "0.5", "3.5"}},
+    {"Built with gcc 12.2.0 under qemu 7.2.0; see section 2.4 of the manual.\n",
+     VERSIONS,
+     {NULL},
+     {"12.2.0", "7.2.0", "2.4"}},
+    {"commit 1234 is too short, and 192.168.1.20 is an address.\n",
+     VERSIONS,
+     {NULL},
+     {"commit 1234", "192.168.1.20", "168.1.20"}},
+    {"Calls foo_bar() then __do_sys_open() and not bar (), nor 3d().\n",
+     FUNCTIONS,
+     {"foo_bar", "__do_sys_open"},
+     {"bar", "3d"}},
+    {"See drivers/usb/core/hub.c:1723 and include/linux/usb.h, fs/Kconfig, net/Makefile.\n",
+     PATHS,
+     {"drivers/usb/core/hub.c", "include/linux/usb.h", "fs/Kconfig", "net/Makefile"},
+     {"/usr/bin/foo.c"}},
+    {"diff touches a/mm/slub.c; /etc/passwd.c and and/or are not paths.\n",
+     PATHS,
+     {"mm/slub.c"},
+     {"/etc/passwd.c", "and/or"}},
+    {"Needs CONFIG_USB_HUB=y and !CONFIG_MMU; # CONFIG_FOO is not set\n",
+     CONFIGS,
+     {"CONFIG_USB_HUB", "CONFIG_MMU", "CONFIG_FOO"},
+     {NULL}},
+    {"Docs: https://docs.kernel.org/process/threat-model.html. Also "
+     "<http://example.com/a/b/c.c?x=1>\n",
+     URLS,
+     {"https://docs.kernel.org/process/threat-model.html", "http://example.com/a/b/c.c?x=1"},
+     {NULL}},
+    /* Nothing is taken from inside a URL. */
+    {"https://lore.kernel.org/r/v6.9-foo/drivers/net/x.c/open()/CONFIG_X\n",
+     PATHS,
+     {NULL},
+     {"drivers/net/x.c"}},
+    {"https://lore.kernel.org/r/v6.9-foo/drivers/net/x.c/open()/CONFIG_X\n",
+     VERSIONS,
+     {NULL},
+     {"v6.9"}},
+    {"https://lore.kernel.org/r/v6.9-foo/drivers/net/x.c/open()/CONFIG_X\n",
+     CONFIGS,
+     {NULL},
+     {"CONFIG_X"}},
+};
+
+static void
+test_facts(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(fact_cases) / sizeof(fact_cases[0]); i++) {
+        const struct fact_case *c = &fact_cases[i];
+        struct message *m = parse(c->text);
+        const struct strv *sv = list_of(m, c->list);
+
+        print_message("case %zu: %s", i, c->text);
+        for (size_t k = 0; k < 4 && c->present[k]; k++) {
+            if (!strv_contains(sv, c->present[k]))
+                print_message("missing '%s'\n", c->present[k]);
+            assert_true(strv_contains(sv, c->present[k]));
+        }
+        for (size_t k = 0; k < 4 && c->absent[k]; k++) {
+            if (strv_contains(sv, c->absent[k]))
+                print_message("unexpected '%s'\n", c->absent[k]);
+            assert_false(strv_contains(sv, c->absent[k]));
+        }
+        message_free(m);
+    }
+}
+
+/* Each case: lines that must land in CODE, lines that must stay in REPORT. */
+static const struct split_case {
+    const char *name;
+    const char *text;
+    const char *code[4];
+    const char *report[4];
+} split_cases[] = {
+    {"kasan trace",
+     "The box crashes when mounting.\n"
+     "==================================================================\n"
+     "BUG: KASAN: slab-out-of-bounds in hfs_bnode_read+0x9c/0x1c0\n"
+     "Read of size 8 at addr ffff888012345678 by task mount/321\n"
+     "\n"
+     "Call Trace:\n"
+     " <TASK>\n"
+     " dump_stack_lvl+0x7d/0xa0\n"
+     " ? hfs_bnode_read+0x9c/0x1c0\n"
+     " </TASK>\n"
+     "\n"
+     "I think the length check is missing.\n",
+     {"BUG: KASAN: slab-out-of-bounds", " dump_stack_lvl+0x7d/0xa0", "Read of size 8", "======"},
+     {"The box crashes when mounting.", "I think the length check is missing."}},
+    {"oops with registers and timestamps",
+     "Got this oops:\n"
+     "[  123.456789] general protection fault, probably for non-canonical address\n"
+     "[  123.456800] RIP: 0010:ext4_find_entry+0x1a/0x330\n"
+     "RAX: 0000000000000000 RBX: ffff888100000000 RCX: 0000000000000001\n"
+     "RSP: 0018:ffffc90000abbcd8 EFLAGS: 00010246\n"
+     "Code: 48 89 e5 41 57 41 56 <48> 8b 07\n"
+     "Please have a look.\n",
+     {"general protection fault", "RAX: 0000000000000000", "RSP: 0018:", "Code: 48 89"},
+     {"Got this oops:", "Please have a look."}},
+    {"fenced code",
+     "Reproducer below:\n"
+     "```c\n"
+     "int main(void) { return ioctl(fd, 0x1234, 0); }\n"
+     "```\n"
+     "Run it as a normal user.\n",
+     {"```c", "int main(void)"},
+     {"Reproducer below:", "Run it as a normal user."}},
+    {"indented code block and prompts",
+     "Steps:\n"
+     "    fd = open(\"/dev/foo\", O_RDWR);\n"
+     "    ioctl(fd, FOO_RESET, 0);\n"
+     "$ ./repro\n"
+     "# echo 1 > /proc/sys/vm/drop_caches\n"
+     "# Results\n"
+     "    This indented line is a quotation of prose\n"
+     "    that spans two lines without any code.\n",
+     {"ioctl(fd, FOO_RESET", "$ ./repro", "# echo 1 >"},
+     {"Steps:", "# Results", "This indented line is a quotation of prose"}},
+    {"asan",
+     "==4242==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x602000000011\n"
+     "    #0 0x4f5a3c in parse_header /src/tool/parse.c:42:7\n"
+     "    #1 0x4f6b10 in main /src/tool/main.c:10:3\n"
+     "\n"
+     "The tool reads past the buffer.\n",
+     {"==4242==ERROR", "#0 0x4f5a3c"},
+     {"The tool reads past the buffer."}},
+    {"config lines",
+     "My config:\nCONFIG_KASAN=y\n# CONFIG_SLUB_DEBUG is not set\nthat is all\n",
+     {"CONFIG_KASAN=y", "# CONFIG_SLUB_DEBUG is not set"},
+     {"My config:", "that is all"}},
+};
+
+static bool
+has_line(const char *region, const char *needle)
+{
+    return strstr(region, needle) != NULL;
+}
+
+static void
+test_split(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(split_cases) / sizeof(split_cases[0]); i++) {
+        const struct split_case *c = &split_cases[i];
+        struct message *m = parse(c->text);
+        const char *code = m->regions[REGION_CODE].text;
+        const char *report = m->regions[REGION_REPORT].text;
+
+        print_message("case %s\n--report--\n%s--code--\n%s", c->name, report, code);
+        for (size_t k = 0; k < 4 && c->code[k]; k++) {
+            assert_true(has_line(code, c->code[k]));
+            assert_false(has_line(report, c->code[k]));
+        }
+        for (size_t k = 0; k < 4 && c->report[k]; k++) {
+            assert_true(has_line(report, c->report[k]));
+            assert_false(has_line(code, c->report[k]));
+        }
+        assert_int_equal(strlen(code), m->regions[REGION_CODE].len);
+        assert_int_equal(strlen(report), m->regions[REGION_REPORT].len);
+        message_free(m);
+    }
+}
+
+static void
+test_facts_from_code_too(void **state)
+{
+    struct message *m;
+
+    (void)state;
+    /* The trace names the function and path; prose names the version. */
+    m = parse("Kernel 6.9 crashes:\n"
+              "BUG: KASAN: use-after-free in hub_event+0x10/0x20\n"
+              " hub_event+0x10/0x20 drivers/usb/core/hub.c:5800\n"
+              " process_one_work()\n");
+    assert_true(strv_contains(&m->versions, "6.9"));
+    assert_true(strv_contains(&m->paths, "drivers/usb/core/hub.c"));
+    assert_true(strv_contains(&m->functions, "process_one_work"));
+    message_free(m);
+}
+
+static void
+test_caps_and_empty(void **state)
+{
+    struct classifier_limits saved = limits;
+    struct message *m;
+    char *big;
+    size_t n = 0;
+
+    (void)state;
+    m = parse("");
+    assert_string_equal(m->regions[REGION_REPORT].text, "");
+    assert_string_equal(m->regions[REGION_CODE].text, "");
+    message_free(m);
+
+    /* 1000 distinct functions: the list stops at its cap, no error. */
+    big = malloc(1000 * 16);
+    assert_non_null(big);
+    for (int i = 0; i < 1000; i++)
+        n += (size_t)sprintf(big + n, "fn_%d() ", i);
+    m = parse(big);
+    assert_true(m->functions.n > 0 && m->functions.n <= 256);
+    message_free(m);
+
+    /* Line cap. */
+    limits.max_lines = 2;
+    m = parse("one\ntwo\nthree\n");
+    assert_null(strstr(m->regions[REGION_REPORT].text, "three"));
+    assert_true(m->truncated);
+    message_free(m);
+    limits = saved;
+    free(big);
+}
+
+static int
+setup(void **state)
+{
+    struct classifier_options opts;
+
+    (void)state;
+    classifier_options_default(&opts);
+    limits = opts.limits;
+    return 0;
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_facts),
+        cmocka_unit_test(test_split),
+        cmocka_unit_test(test_facts_from_code_too),
+        cmocka_unit_test(test_caps_and_empty),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}

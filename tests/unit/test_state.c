@@ -1,0 +1,509 @@
+/*
+ * test_state.c - the LMDB state: ledger claims, hourly cap, release,
+ * prune, stats, growth of a tiny map, threads and processes racing for
+ * one claim, and recovery after a writer is killed mid-loop.
+ *
+ * Each test works in its own mkdtemp() directory, removed afterwards.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <lmdb.h>
+
+#include "state.h"
+
+#define T0 ((time_t)1700000000) /* a fixed, hour-aligned-enough start */
+#define WEEK (7u * 24 * 3600)
+
+struct fixture {
+    char dir[64];
+    char sub[128];
+};
+
+static int
+rm_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+    (void)sb;
+    (void)type;
+    (void)ftw;
+    return remove(path);
+}
+
+static int
+setup(void **pstate)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+
+    assert_non_null(f);
+    strcpy(f->dir, "/tmp/test_state.XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    /* A nested path exercises mkdir -p. */
+    snprintf(f->sub, sizeof(f->sub), "%s/var/lib/slop", f->dir);
+    *pstate = f;
+    return 0;
+}
+
+static int
+teardown(void **pstate)
+{
+    struct fixture *f = *pstate;
+
+    nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(f);
+    return 0;
+}
+
+static struct state *
+open_rw(const struct fixture *f, size_t map_size)
+{
+    struct state *st = NULL;
+
+    assert_int_equal(state_open(f->sub, 0, map_size, &st), 0);
+    assert_non_null(st);
+    return st;
+}
+
+static enum state_claim
+claim(struct state *st, const char *addr, time_t now, uint32_t interval, uint32_t cap)
+{
+    enum state_claim c = (enum state_claim) - 1;
+
+    assert_int_equal(state_reply_claim(st, addr, now, interval, cap, &c), 0);
+    return c;
+}
+
+static void
+test_open_close_reopen(void **pstate)
+{
+    struct fixture *f = *pstate;
+    struct state *st;
+    struct stat sb;
+    char path[256];
+    mode_t old = umask(022);
+
+    st = open_rw(f, 0);
+    assert_int_equal(claim(st, "a@example.org", T0, WEEK, 0), STATE_CLAIM_GRANTED);
+    assert_null(state_close(st));
+
+    assert_int_equal(stat(f->sub, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0750);
+    snprintf(path, sizeof(path), "%s/data.mdb", f->sub);
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0640);
+    umask(old);
+
+    /* The claim survived the close. */
+    st = open_rw(f, 0);
+    assert_int_equal(claim(st, "a@example.org", T0 + 1, WEEK, 0), STATE_CLAIM_RECENT);
+    assert_null(state_close(st));
+    assert_null(state_close(NULL));
+}
+
+static void
+test_schema_version(void **pstate)
+{
+    struct fixture *f = *pstate;
+    struct state_stats stats;
+    struct state *st = open_rw(f, 0);
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    uint32_t newer = STATE_SCHEMA_VERSION + 1;
+    MDB_val key = {14, (char[]){"schema_version"}};
+    MDB_val val = {sizeof(newer), &newer};
+
+    assert_int_equal(state_stats(st, &stats), 0);
+    assert_int_equal(stats.schema_version, STATE_SCHEMA_VERSION);
+    state_close(st);
+
+    /* A release from the future wrote the environment: refuse it. */
+    assert_int_equal(mdb_env_create(&env), 0);
+    assert_int_equal(mdb_env_set_maxdbs(env, 8), 0);
+    assert_int_equal(mdb_env_open(env, f->sub, 0, 0640), 0);
+    assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+    assert_int_equal(mdb_dbi_open(txn, "meta", 0, &dbi), 0);
+    assert_int_equal(mdb_put(txn, dbi, &key, &val, 0), 0);
+    assert_int_equal(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+
+    st = NULL;
+    assert_int_equal(state_open(f->sub, 0, 0, &st), -EPROTO);
+    assert_null(st);
+    assert_int_equal(state_open(f->sub, STATE_READONLY, 0, &st), -EPROTO);
+}
+
+static void
+test_claim_interval(void **pstate)
+{
+    static const struct {
+        const char *addr;
+        time_t now;
+        enum state_claim want;
+    } cases[] = {
+        {"dev@example.org", T0, STATE_CLAIM_GRANTED},
+        {"dev@example.org", T0 + 1, STATE_CLAIM_RECENT},
+        {"DEV@Example.ORG", T0 + 60, STATE_CLAIM_RECENT}, /* same address */
+        {"other@example.org", T0 + 60, STATE_CLAIM_GRANTED},
+        {"dev@example.org", T0 + WEEK - 1, STATE_CLAIM_RECENT},
+        {"dev@example.org", T0 + WEEK, STATE_CLAIM_GRANTED},
+        {"dev@example.org", T0 + WEEK + 5, STATE_CLAIM_RECENT},
+        /* The clock went back before the last reply: stay quiet. */
+        {"dev@example.org", T0, STATE_CLAIM_RECENT},
+    };
+    struct fixture *f = *pstate;
+    struct state *st = open_rw(f, 0);
+    enum state_claim c;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        c = claim(st, cases[i].addr, cases[i].now, WEEK, 0);
+        if (c != cases[i].want)
+            fail_msg("case %zu (%s at +%lld): got %d want %d", i, cases[i].addr,
+                     (long long)(cases[i].now - T0), c, cases[i].want);
+    }
+
+    /* Interval 0: every claim is granted. */
+    assert_int_equal(claim(st, "zero@example.org", T0, 0, 0), STATE_CLAIM_GRANTED);
+    assert_int_equal(claim(st, "zero@example.org", T0, 0, 0), STATE_CLAIM_GRANTED);
+
+    /* Bad addresses and arguments. */
+    char longaddr[300];
+    memset(longaddr, 'a', sizeof(longaddr) - 1);
+    longaddr[sizeof(longaddr) - 1] = '\0';
+    assert_int_equal(state_reply_claim(st, "", T0, WEEK, 0, &c), -EINVAL);
+    assert_int_equal(state_reply_claim(st, NULL, T0, WEEK, 0, &c), -EINVAL);
+    assert_int_equal(state_reply_claim(st, longaddr, T0, WEEK, 0, &c), -EINVAL);
+    assert_int_equal(state_reply_claim(st, "a\nb@example.org", T0, WEEK, 0, &c), -EINVAL);
+    assert_int_equal(state_reply_claim(st, "x@example.org", T0, WEEK, 0, NULL), -EINVAL);
+    state_close(st);
+}
+
+static void
+test_hourly_cap(void **pstate)
+{
+    struct fixture *f = *pstate;
+    struct state *st = open_rw(f, 0);
+    time_t hour = (T0 / 3600) * 3600;
+    char addr[64];
+    int granted = 0, capped = 0;
+
+    for (int i = 0; i < 5; i++) {
+        snprintf(addr, sizeof(addr), "u%d@example.org", i);
+        enum state_claim c = claim(st, addr, hour + i * 60, WEEK, 3);
+        granted += c == STATE_CLAIM_GRANTED;
+        capped += c == STATE_CLAIM_CAPPED;
+    }
+    assert_int_equal(granted, 3);
+    assert_int_equal(capped, 2);
+
+    /* A capped address was not recorded: next hour it is answered. */
+    assert_int_equal(claim(st, "u4@example.org", hour + 3600, WEEK, 3), STATE_CLAIM_GRANTED);
+    /* A lower cap applies at once; cap 0 means none. */
+    assert_int_equal(claim(st, "v@example.org", hour + 3601, WEEK, 1), STATE_CLAIM_CAPPED);
+    assert_int_equal(claim(st, "v@example.org", hour + 3601, WEEK, 0), STATE_CLAIM_GRANTED);
+    /* RECENT wins over CAPPED: the address was answered. */
+    assert_int_equal(claim(st, "u0@example.org", hour + 10, WEEK, 3), STATE_CLAIM_RECENT);
+    state_close(st);
+}
+
+static void
+test_release(void **pstate)
+{
+    struct fixture *f = *pstate;
+    struct state *st = open_rw(f, 0);
+    time_t hour = (T0 / 3600) * 3600;
+
+    assert_int_equal(claim(st, "a@example.org", hour, WEEK, 1), STATE_CLAIM_GRANTED);
+    assert_int_equal(claim(st, "b@example.org", hour + 1, WEEK, 1), STATE_CLAIM_CAPPED);
+    /* Not the claim's time: nothing to give back. */
+    assert_int_equal(state_reply_release(st, "a@example.org", hour + 1), -ENOENT);
+    assert_int_equal(state_reply_release(st, "nobody@example.org", hour), -ENOENT);
+    assert_int_equal(state_reply_release(st, "A@example.org", hour), 0);
+    assert_int_equal(state_reply_release(st, "a@example.org", hour), -ENOENT);
+    /* Both the ledger entry and the hourly slot came back. */
+    assert_int_equal(claim(st, "b@example.org", hour + 2, WEEK, 1), STATE_CLAIM_GRANTED);
+    assert_int_equal(state_reply_release(st, "b@example.org", hour + 2), 0);
+    assert_int_equal(claim(st, "a@example.org", hour + 3, WEEK, 1), STATE_CLAIM_GRANTED);
+    state_close(st);
+}
+
+static void
+test_prune_and_stats(void **pstate)
+{
+    struct fixture *f = *pstate;
+    struct state *st = open_rw(f, 0);
+    struct state_stats stats;
+    uint64_t removed = 99;
+    char addr[64];
+
+    for (int i = 0; i < 10; i++) {
+        snprintf(addr, sizeof(addr), "p%d@example.org", i);
+        assert_int_equal(claim(st, addr, T0 + i * 100, WEEK, 0), STATE_CLAIM_GRANTED);
+    }
+    assert_int_equal(state_stats(st, &stats), 0);
+    assert_int_equal(stats.ledger_entries, 10);
+    assert_true(stats.map_size >= ((uint64_t)64 << 20));
+    assert_true(stats.used_bytes > 0 && stats.used_bytes <= stats.map_size);
+
+    /* Entries stamped before T0+450: p0..p4. */
+    assert_int_equal(state_prune(st, T0 + 450, &removed), 0);
+    assert_int_equal(removed, 5);
+    assert_int_equal(state_stats(st, &stats), 0);
+    assert_int_equal(stats.ledger_entries, 5);
+    assert_int_equal(state_prune(st, T0 + 450, NULL), 0);
+    assert_int_equal(state_prune(st, T0 + 450, &removed), 0);
+    assert_int_equal(removed, 0);
+
+    /* A pruned address is answered again, a kept one is not. */
+    assert_int_equal(claim(st, "p0@example.org", T0 + 1000, WEEK, 0), STATE_CLAIM_GRANTED);
+    assert_int_equal(claim(st, "p9@example.org", T0 + 1000, WEEK, 0), STATE_CLAIM_RECENT);
+
+    assert_int_equal(state_prune(st, T0 + 100000, &removed), 0);
+    assert_int_equal(removed, 6);
+    assert_int_equal(state_stats(st, &stats), 0);
+    assert_int_equal(stats.ledger_entries, 0);
+    state_close(st);
+}
+
+struct race {
+    struct state *st;
+    const char *addr;
+    int tries;
+    int granted;
+    int errors;
+};
+
+static void *
+race_thread(void *arg)
+{
+    struct race *r = arg;
+
+    for (int i = 0; i < r->tries; i++) {
+        enum state_claim c;
+
+        if (state_reply_claim(r->st, r->addr, T0 + i, WEEK, 0, &c) < 0)
+            r->errors++;
+        else if (c == STATE_CLAIM_GRANTED)
+            r->granted++;
+    }
+    return NULL;
+}
+
+static void
+test_threads_one_grant(void **pstate)
+{
+    enum { NTHREADS = 20, TRIES = 50 };
+    struct fixture *f = *pstate;
+    struct state *st = open_rw(f, 0);
+    pthread_t tid[NTHREADS];
+    struct race r[NTHREADS];
+    int total = 0;
+
+    for (int i = 0; i < NTHREADS; i++) {
+        r[i] = (struct race){.st = st, .addr = "racer@example.org", .tries = TRIES};
+        assert_int_equal(pthread_create(&tid[i], NULL, race_thread, &r[i]), 0);
+    }
+    for (int i = 0; i < NTHREADS; i++) {
+        pthread_join(tid[i], NULL);
+        assert_int_equal(r[i].errors, 0);
+        total += r[i].granted;
+    }
+    assert_int_equal(total, 1);
+    state_close(st);
+}
+
+static void
+test_processes_one_grant(void **pstate)
+{
+    enum { NPROC = 4, TRIES = 50 };
+    struct fixture *f = *pstate;
+    pid_t pid[NPROC];
+    int total = 0;
+
+    /* Create the environment first so the children only open it. */
+    state_close(open_rw(f, 0));
+    for (int i = 0; i < NPROC; i++) {
+        pid[i] = fork();
+        assert_true(pid[i] >= 0);
+        if (pid[i] == 0) {
+            struct state *st = NULL;
+            struct race r = {.addr = "proc@example.org", .tries = TRIES};
+
+            if (state_open(f->sub, 0, 0, &st) < 0)
+                _exit(100);
+            r.st = st;
+            race_thread(&r);
+            state_close(st);
+            _exit(r.errors > 0 ? 101 : r.granted);
+        }
+    }
+    for (int i = 0; i < NPROC; i++) {
+        int status;
+
+        assert_int_equal(waitpid(pid[i], &status, 0), pid[i]);
+        assert_true(WIFEXITED(status));
+        assert_true(WEXITSTATUS(status) <= TRIES);
+        total += WEXITSTATUS(status);
+    }
+    assert_int_equal(total, 1);
+}
+
+static void
+test_map_growth(void **pstate)
+{
+    enum { N = 5000 };
+    struct fixture *f = *pstate;
+    struct state *st = open_rw(f, 64 << 10);
+    struct state_stats stats;
+    char addr[96];
+
+    assert_int_equal(state_stats(st, &stats), 0);
+    assert_true(stats.map_size <= (64 << 10));
+    for (int i = 0; i < N; i++) {
+        snprintf(addr, sizeof(addr), "some.longer.local.part.%06d@lists.example.org", i);
+        assert_int_equal(claim(st, addr, T0 + i, WEEK, 0), STATE_CLAIM_GRANTED);
+    }
+    assert_int_equal(state_stats(st, &stats), 0);
+    assert_int_equal(stats.ledger_entries, N);
+    assert_true(stats.map_size > (64 << 10));
+    state_close(st);
+
+    /* A second, small-map opener adopts the grown size. */
+    st = open_rw(f, 64 << 10);
+    assert_int_equal(claim(st, "some.longer.local.part.000001@lists.example.org", T0 + N, WEEK, 0),
+                     STATE_CLAIM_RECENT);
+    assert_int_equal(claim(st, "new@example.org", T0 + N, WEEK, 0), STATE_CLAIM_GRANTED);
+    state_close(st);
+}
+
+static void
+test_readonly(void **pstate)
+{
+    struct fixture *f = *pstate;
+    struct state *st = NULL;
+    struct state_stats stats;
+    enum state_claim c;
+    char missing[192];
+
+    snprintf(missing, sizeof(missing), "%s/does/not/exist", f->dir);
+    assert_int_equal(state_open(missing, STATE_READONLY, 0, &st), -ENOENT);
+    assert_null(st);
+    /* Read-only open created nothing. */
+    assert_int_equal(access(missing, F_OK), -1);
+
+    st = open_rw(f, 0);
+    assert_int_equal(claim(st, "ro@example.org", T0, WEEK, 0), STATE_CLAIM_GRANTED);
+    state_close(st);
+
+    assert_int_equal(state_open(f->sub, STATE_READONLY, 0, &st), 0);
+    assert_int_equal(state_stats(st, &stats), 0);
+    assert_int_equal(stats.ledger_entries, 1);
+    assert_int_equal(stats.schema_version, STATE_SCHEMA_VERSION);
+    assert_int_equal(state_reply_claim(st, "x@example.org", T0, WEEK, 0, &c), -EROFS);
+    assert_int_equal(state_prune(st, T0, NULL), -EROFS);
+    state_close(st);
+
+    assert_int_equal(state_open(NULL, 0, 0, &st), -EINVAL);
+    assert_int_equal(state_open("", 0, 0, &st), -EINVAL);
+}
+
+static void
+test_killed_writer(void **pstate)
+{
+    struct fixture *f = *pstate;
+    struct state_stats stats;
+    struct state *st;
+
+    state_close(open_rw(f, 64 << 10));
+    /* Kill the child at several points; each time a later claim works. */
+    for (int round = 0; round < 5; round++) {
+        uint64_t before, added;
+        int status;
+        pid_t pid;
+
+        st = open_rw(f, 0);
+        assert_int_equal(state_stats(st, &stats), 0);
+        before = stats.ledger_entries;
+        state_close(st);
+
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            struct state *cst = NULL;
+            char addr[64];
+
+            if (state_open(f->sub, 0, 64 << 10, &cst) < 0)
+                _exit(1);
+            /* Bounded, but far more than fits in the time before the kill. */
+            for (long i = 0; i < 100000000L; i++) {
+                enum state_claim c;
+
+                snprintf(addr, sizeof(addr), "k%d-%ld@example.org", round, i);
+                if (state_reply_claim(cst, addr, T0 + i, WEEK, 0, &c) < 0)
+                    _exit(2);
+            }
+            _exit(0);
+        }
+        usleep(50000 + round * 30000);
+        assert_int_equal(kill(pid, SIGKILL), 0);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFSIGNALED(status));
+
+        st = open_rw(f, 0);
+        assert_int_equal(state_stats(st, &stats), 0);
+        added = stats.ledger_entries - before;
+        if (getenv("TEST_STATE_VERBOSE") != NULL)
+            print_message("round %d: child committed %llu claims\n", round,
+                          (unsigned long long)added);
+        /* Claims commit in order, so what survived is a whole prefix. */
+        if (added > 0) {
+            char addr[64];
+
+            snprintf(addr, sizeof(addr), "k%d-0@example.org", round);
+            assert_int_equal(claim(st, addr, T0 + 1, WEEK, 0), STATE_CLAIM_RECENT);
+            snprintf(addr, sizeof(addr), "k%d-%llu@example.org", round,
+                     (unsigned long long)(added - 1));
+            assert_int_equal(claim(st, addr, T0 + 1, WEEK, 0), STATE_CLAIM_RECENT);
+            snprintf(addr, sizeof(addr), "k%d-%llu@example.org", round, (unsigned long long)added);
+            assert_int_equal(claim(st, addr, T0 + 1, WEEK, 0), STATE_CLAIM_GRANTED);
+        }
+        assert_int_equal(claim(st, "after@example.org", T0 + round * WEEK, WEEK, 0),
+                         STATE_CLAIM_GRANTED);
+        assert_int_equal(claim(st, "after@example.org", T0 + round * WEEK, WEEK, 0),
+                         STATE_CLAIM_RECENT);
+        state_close(st);
+    }
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_open_close_reopen, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_schema_version, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_claim_interval, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hourly_cap, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_release, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prune_and_stats, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_threads_one_grant, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_processes_one_grant, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_map_growth, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_readonly, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_killed_writer, setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
