@@ -94,13 +94,34 @@ has_prefix(const char *s, const char *prefix)
 
 static const char *const generated_prefixes[] = {
     /* tracepoints, initcalls, symbol tables: made by macros from other names */
-    "trace_", "__traceiter_", "__bpf_trace_", "perf_trace_", "trace_event_raw_",
-    "__probestub_", "__initcall", "__ksymtab", "__kstrtab", "__UNIQUE_ID", "__export_symbol",
-    "DEFINE_", "DECLARE_",
+    "trace_",
+    "__traceiter_",
+    "__bpf_trace_",
+    "perf_trace_",
+    "trace_event_raw_",
+    "__probestub_",
+    "__initcall",
+    "__ksymtab",
+    "__kstrtab",
+    "__UNIQUE_ID",
+    "__export_symbol",
+    "DEFINE_",
+    "DECLARE_",
     /* user-space libraries a reproducer calls */
-    "pthread_", "posix_", "__libc_", "io_uring_prep_", "io_uring_queue_", "io_uring_get_",
-    "io_uring_submit", "io_uring_wait_", "io_uring_peek_", "io_uring_cqe_", "bpf_object__",
-    "bpf_program__", "bpf_map__", "bpf_link__",
+    "pthread_",
+    "posix_",
+    "__libc_",
+    "io_uring_prep_",
+    "io_uring_queue_",
+    "io_uring_get_",
+    "io_uring_submit",
+    "io_uring_wait_",
+    "io_uring_peek_",
+    "io_uring_cqe_",
+    "bpf_object__",
+    "bpf_program__",
+    "bpf_map__",
+    "bpf_link__",
 };
 
 bool
@@ -127,8 +148,8 @@ facts_checkable_symbol(const char *name)
 static const char *
 symbol_lookup_name(const char *name, char *buf, size_t size)
 {
-    static const char *const arch[] = {"__x64_", "__ia32_", "__arm64_", "__s390x_",
-                                       "__s390_", "__riscv_", "__se_", "__do_"};
+    static const char *const arch[] = {"__x64_",  "__ia32_",  "__arm64_", "__s390x_",
+                                       "__s390_", "__riscv_", "__se_",    "__do_"};
 
     for (size_t i = 0; i < sizeof(arch) / sizeof(arch[0]); i++) {
         const char *rest;
@@ -303,7 +324,7 @@ facts_patch_fixed(struct message *m, const struct classifier_lookup *lk, const s
 {
     struct classifier_fix best, fix;
     size_t best_n = 0;
-    char (*commits)[CLASSIFIER_COMMIT_MAX] = NULL;
+    char(*commits)[CLASSIFIER_COMMIT_MAX] = NULL;
     size_t *counts = NULL, n_commits = 0;
     int r = 0;
 
@@ -482,11 +503,15 @@ facts_maintainers(struct message *m, const struct classifier_envelope *env,
         n = lk->maintainers_of(lk->ctx, path, maint, FACTS_MAX_MAINT);
         if (n > FACTS_MAX_MAINT)
             n = FACTS_MAX_MAINT;
-        for (size_t k = 0; k < n && !covered; k++) {
+        for (size_t k = 0; k < n; k++) {
             maint[k].addr[sizeof(maint[k].addr) - 1] = '\0';
-            covered = is_recipient(m, env, maint[k].addr);
             people |= !maint[k].list;
         }
+        /* The list alone is not the maintainers; it counts only for a
+         * section that names no person. */
+        for (size_t k = 0; k < n && !covered; k++)
+            if (!maint[k].list || !people)
+                covered = is_recipient(m, env, maint[k].addr);
         if (covered)
             continue;
         /* Name the people; a section with only a list names the list. */
@@ -514,8 +539,7 @@ out:
 }
 
 static int
-facts_sender(struct message *m, const struct classifier_lookup *lk,
-             struct classifier_result *res)
+facts_sender(struct message *m, const struct classifier_lookup *lk, struct classifier_result *res)
 {
     struct sbuf b = {0};
     uint32_t n;
@@ -539,8 +563,7 @@ facts_sender(struct message *m, const struct classifier_lookup *lk,
 }
 
 int
-facts_apply(struct message *m, const struct classifier_envelope *env,
-            struct classifier_result *res)
+facts_apply(struct message *m, const struct classifier_envelope *env, struct classifier_result *res)
 {
     const struct classifier_lookup *lk = env ? env->lookup : NULL;
     struct hunk_fps h = {0};
@@ -568,10 +591,26 @@ facts_apply(struct message *m, const struct classifier_envelope *env,
         res->count_sender = m->psubj.index <= 1;
     } else if (m->kind == CLASSIFIER_KIND_REPORT) {
         const struct region *rr = &m->regions[REGION_REPORT], *rc = &m->regions[REGION_CODE];
-        unsigned classes = classifier_bug_classes(rr->text, rr->len) |
-                           classifier_bug_classes(rc->text, rc->len);
+        unsigned classes =
+            classifier_bug_classes(rr->text, rr->len) | classifier_bug_classes(rc->text, rc->len);
+        char traced[FACTS_MAX_TRACE_FUNCS][FACTS_NAME_MAX];
+        struct strv names = {0};
+        size_t n_traced;
 
-        fp = fingerprint_report_key(m, classes);
+        /* A sanitizer report names its function in the trace, not as "f()". */
+        trace_functions(m, traced, &n_traced);
+        for (size_t i = 0; i < m->functions.n + n_traced && r == 0; i++) {
+            const char *s = i < m->functions.n ? m->functions.v[i] : traced[i - m->functions.n];
+
+            r = strv_add_unique(&names, s, strlen(s), FACTS_MAX_LOOKUPS);
+            if (r == -E2BIG)
+                r = 0;
+        }
+        if (r == 0)
+            fp = fingerprint_report_key(&names, &m->paths, classes);
+        strv_release(&names);
+        if (r < 0)
+            goto out;
         res->simhash = fingerprint_simhash(rr->text, rr->len);
         res->count_sender = true;
     }
@@ -586,15 +625,26 @@ facts_apply(struct message *m, const struct classifier_envelope *env,
     }
     if (lk == NULL)
         goto out;
+    /* Replies and other mail only need the trust check: the look-up rules
+     * are about patches and reports, and every look-up costs a
+     * transaction. */
+    if (m->kind != CLASSIFIER_KIND_PATCH && m->kind != CLASSIFIER_KIND_REPORT) {
+        if (m->from_addr != NULL && lk->is_trusted != NULL &&
+            lk->is_trusted(lk->ctx, m->from_addr)) {
+            res->trusted_sender = true;
+            m->measures[MEASURE_TRUSTED_SENDER] = 1;
+        }
+        goto out;
+    }
 
     r = facts_tree(m, lk);
     if (r == 0 && m->kind == CLASSIFIER_KIND_PATCH)
         r = facts_patch_fixed(m, lk, &h);
-    else if (r == 0 && m->kind == CLASSIFIER_KIND_REPORT)
+    else if (r == 0)
         r = facts_report_fixed(m, lk);
-    if (r == 0 && (m->kind == CLASSIFIER_KIND_PATCH || m->kind == CLASSIFIER_KIND_REPORT))
+    if (r == 0)
         r = facts_duplicate(m, lk, res);
-    if (r == 0 && (m->kind == CLASSIFIER_KIND_PATCH || m->kind == CLASSIFIER_KIND_REPORT))
+    if (r == 0)
         r = facts_maintainers(m, env, lk);
     if (r == 0)
         r = facts_sender(m, lk, res);

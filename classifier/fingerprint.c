@@ -57,8 +57,7 @@ is_space(char c)
 /* Hash the lines [first, first + count) of r with white space dropped,
  * each behind a one-byte tag; counts the bytes hashed into *bytes. */
 static uint64_t
-hash_lines(uint64_t h, const struct region *r, size_t first, size_t count, char tag,
-           size_t *bytes)
+hash_lines(uint64_t h, const struct region *r, size_t first, size_t count, char tag, size_t *bytes)
 {
     if (r->lines == NULL || first >= r->n_lines)
         return h;
@@ -96,8 +95,7 @@ fingerprint_hunks(const struct message *m, void (*fn)(void *ctx, uint64_t fp), v
             h = fingerprint_fnv(h, path, strlen(path) + 1);
         h = hash_lines(h, &m->regions[REGION_REMOVED], hk->removed_first, hk->removed_count, '-',
                        &bytes);
-        h = hash_lines(h, &m->regions[REGION_ADDED], hk->added_first, hk->added_count, '+',
-                       &bytes);
+        h = hash_lines(h, &m->regions[REGION_ADDED], hk->added_first, hk->added_count, '+', &bytes);
         if (bytes < FINGERPRINT_HUNK_MIN)
             continue;
         fn(ctx, h);
@@ -157,15 +155,15 @@ hash_sorted(uint64_t h, const struct strv *sv, const char *tag)
 }
 
 uint64_t
-fingerprint_report_key(const struct message *m, unsigned bug_classes)
+fingerprint_report_key(const struct strv *functions, const struct strv *paths, unsigned bug_classes)
 {
     uint64_t h = FINGERPRINT_FNV_INIT;
 
-    if (m->functions.n == 0 && m->paths.n == 0)
+    if (functions->n == 0 && paths->n == 0)
         return 0;
     h = fingerprint_fnv(h, "report", 6);
-    h = hash_sorted(h, &m->functions, "f:");
-    h = hash_sorted(h, &m->paths, "p:");
+    h = hash_sorted(h, functions, "f:");
+    h = hash_sorted(h, paths, "p:");
     h = fingerprint_fnv(h, &bug_classes, sizeof(bug_classes));
     return h ? h : 1;
 }
@@ -211,8 +209,8 @@ fingerprint_simhash(const char *text, size_t len)
 }
 
 int
-classifier_diff_fingerprints(const char *diff_text, size_t len,
-                             void (*fn)(void *ctx, uint64_t fp), void *ctx)
+classifier_diff_fingerprints(const char *diff_text, size_t len, void (*fn)(void *ctx, uint64_t fp),
+                             void *ctx)
 {
     struct classifier_options opts;
     struct message *m;
@@ -243,8 +241,8 @@ struct name_set {
 };
 
 static void
-name_emit(struct name_set *ns, const char *p, size_t n,
-          void (*fn)(void *ctx, const char *name), void *ctx)
+name_emit(struct name_set *ns, const char *p, size_t n, void (*fn)(void *ctx, const char *name),
+          void *ctx)
 {
     if (n == 0 || n >= FINGERPRINT_IDENT_MAX || isdigit((unsigned char)p[0]) || ns->n >= ns->max)
         return;
@@ -318,29 +316,47 @@ struct bug_pattern {
 };
 
 static const char *const bug_class_names[] = {
-    "use-after-free", "double-free",      "null-deref", "out-of-bounds", "memory-leak",
-    "race",           "deadlock",         "integer-overflow", "uninit",  "divide-by-zero",
+    "use-after-free", "double-free", "null-deref",       "out-of-bounds", "memory-leak",
+    "race",           "deadlock",    "integer-overflow", "uninit",        "divide-by-zero",
 };
 
 static const struct bug_pattern bug_patterns[] = {
-    {0, "use-after-free", false},   {0, "use after free", false},
-    {0, "uaf", true},               {1, "double-free", false},
-    {1, "double free", false},      {2, "null-ptr-deref", false},
-    {2, "null pointer deref", false}, {2, "null-pointer-deref", false},
-    {2, "null deref", false},       {2, "null dereference", false},
-    {2, "null ptr deref", false},   {3, "out-of-bounds", false},
-    {3, "out of bounds", false},    {3, "oob", true},
-    {3, "buffer overflow", false},  {3, "overrun", false},
-    {4, "memory leak", false},      {4, "memleak", false},
-    {4, "leak", true},              {4, "leaks", true},
-    {5, "data-race", false},        {5, "data race", false},
-    {5, "race", true},              {5, "race condition", false},
-    {6, "deadlock", false},         {6, "circular locking", false},
-    {7, "integer overflow", false}, {7, "int overflow", false},
-    {7, "integer underflow", false}, {7, "wraparound", false},
-    {8, "uninit-value", false},     {8, "uninitialized", false},
-    {8, "uninitialised", false},    {9, "divide error", false},
-    {9, "division by zero", false}, {9, "divide-by-zero", false},
+    {0, "use-after-free", false},
+    {0, "use after free", false},
+    {0, "uaf", true},
+    {1, "double-free", false},
+    {1, "double free", false},
+    {2, "null-ptr-deref", false},
+    {2, "null pointer deref", false},
+    {2, "null-pointer-deref", false},
+    {2, "null deref", false},
+    {2, "null dereference", false},
+    {2, "null ptr deref", false},
+    {3, "out-of-bounds", false},
+    {3, "out of bounds", false},
+    {3, "oob", true},
+    {3, "buffer overflow", false},
+    {3, "overrun", false},
+    {4, "memory leak", false},
+    {4, "memleak", false},
+    {4, "leak", true},
+    {4, "leaks", true},
+    {5, "data-race", false},
+    {5, "data race", false},
+    {5, "race", true},
+    {5, "race condition", false},
+    {6, "deadlock", false},
+    {6, "circular locking", false},
+    {7, "integer overflow", false},
+    {7, "int overflow", false},
+    {7, "integer underflow", false},
+    {7, "wraparound", false},
+    {8, "uninit-value", false},
+    {8, "uninitialized", false},
+    {8, "uninitialised", false},
+    {9, "divide error", false},
+    {9, "division by zero", false},
+    {9, "divide-by-zero", false},
     {9, "div by zero", false},
 };
 

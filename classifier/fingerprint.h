@@ -25,6 +25,7 @@
 #define FINGERPRINT_SIMHASH_DISTANCE 3
 
 struct message;
+struct strv;
 
 uint64_t fingerprint_fnv(uint64_t h, const void *p, size_t n);
 
@@ -36,9 +37,10 @@ size_t fingerprint_hunks(const struct message *m, void (*fn)(void *ctx, uint64_t
  * not matter); 0 when n is 0. fps is sorted in place. */
 uint64_t fingerprint_patch(uint64_t *fps, size_t n);
 
-/* A report's key from its cited functions, paths and bug classes; 0 when
- * it cites no function and no path. */
-uint64_t fingerprint_report_key(const struct message *m, unsigned bug_classes);
+/* A report's key from its cited (and traced) functions, its paths and its
+ * bug classes; 0 when it names no function and no path. */
+uint64_t fingerprint_report_key(const struct strv *functions, const struct strv *paths,
+                                unsigned bug_classes);
 
 /* Simhash of the words of text[0..len); 0 when it has too few words. */
 uint64_t fingerprint_simhash(const char *text, size_t len);

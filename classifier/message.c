@@ -651,15 +651,30 @@ looks_like_report(const char *text, size_t len)
         "segfault",
         "denial of service",
     };
-    unsigned nweak = 0;
+    unsigned char first[256] = {0};
+    uint32_t weak_seen = 0;
 
-    for (size_t i = 0; i < sizeof(strong) / sizeof(strong[0]); i++)
-        if (find_word_ci(text, len, strong[i]) != NULL)
-            return true;
-    for (size_t i = 0; i < sizeof(weak) / sizeof(weak[0]); i++)
-        if (find_word_ci(text, len, weak[i]) != NULL && ++nweak >= 2)
-            return true;
-    return false;
+    _Static_assert(sizeof(weak) / sizeof(weak[0]) <= 32, "weak_seen has a bit per word");
+    /* One pass over the word starts instead of one search per word. */
+    for (size_t k = 0; k < sizeof(strong) / sizeof(strong[0]); k++)
+        first[(unsigned char)strong[k][0]] = 1;
+    for (size_t k = 0; k < sizeof(weak) / sizeof(weak[0]); k++)
+        first[(unsigned char)weak[k][0]] = 1;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)text[i];
+
+        if (c >= 'A' && c <= 'Z')
+            c = (unsigned char)(c - 'A' + 'a');
+        if (!first[c] || (i > 0 && is_alnum((unsigned char)text[i - 1])))
+            continue;
+        for (size_t k = 0; k < sizeof(strong) / sizeof(strong[0]); k++)
+            if ((unsigned char)strong[k][0] == c && starts_ci(text + i, len - i, strong[k]))
+                return true;
+        for (size_t k = 0; k < sizeof(weak) / sizeof(weak[0]); k++)
+            if ((unsigned char)weak[k][0] == c && starts_ci(text + i, len - i, weak[k]))
+                weak_seen |= 1u << k;
+    }
+    return __builtin_popcount(weak_seen) >= 2;
 }
 
 static bool

@@ -183,8 +183,22 @@ buf_add_text(struct buf *b, const char *s, size_t n, bool latin1, size_t max)
         return r;
     while (i < n) {
         char tmp[4];
-        size_t tlen;
+        size_t tlen, j = i;
 
+        /* Runs of plain ASCII are copied whole: this is most text. */
+        while (j < n && u[j] < 0x80 && u[j] != '\r' && u[j] != '\0')
+            j++;
+        if (j > i) {
+            size_t room = b->len < max ? max - b->len : 0;
+
+            r = buf_add(b, s + i, j - i < room ? j - i : room);
+            if (r < 0)
+                return r;
+            if (j - i > room)
+                return 1;
+            i = j;
+            continue;
+        }
         if (u[i] == '\r' && (i + 1 == n || u[i + 1] == '\n')) {
             i++;
             continue;

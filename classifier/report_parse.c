@@ -97,12 +97,17 @@ static const char *
 find(const char *s, size_t n, const char *needle)
 {
     size_t k = strlen(needle);
+    const char *p = s;
 
-    if (n < k)
-        return NULL;
-    for (size_t i = 0; i + k <= n; i++)
-        if (s[i] == needle[0] && memcmp(s + i, needle, k) == 0)
-            return s + i;
+    if (k == 0 || n < k)
+        return k == 0 ? s : NULL;
+    /* memchr() per candidate: most texts here are one short line, where
+     * memmem()'s set-up costs more than the search. */
+    while ((p = memchr(p, needle[0], n - k + 1 - (size_t)(p - s))) != NULL) {
+        if (memcmp(p, needle, k) == 0)
+            return p;
+        p++;
+    }
     return NULL;
 }
 
@@ -678,6 +683,18 @@ word_in(const char *w, const char *const *list, size_t n)
     return false;
 }
 
+/* "CVSS" within the few bytes before position i (CVSS:3.1, CVSS version 3.1). */
+static bool
+after_cvss(const char *s, size_t i)
+{
+    size_t b = i > 16 ? i - 16 : 0;
+
+    for (size_t k = b; k + 4 <= i; k++)
+        if (strncasecmp(s + k, "cvss", 4) == 0)
+            return true;
+    return false;
+}
+
 /*
  * Kernel versions, conservatively. A dotted number counts when its major
  * is 2..7 (2.6.x up to today's kernels), it has two or three components
@@ -687,17 +704,25 @@ word_in(const char *w, const char *const *list, size_t n)
  *     suffix (6.8.0-45-generic, 5.14.0-362.el9.x86_64);
  *   - it ends in -rcN (6.9-rc2) or .y (4.19.y);
  *   - two components with context: after "Linux", "kernel", "version",
- *     "mainline", "stable", "upstream" or "linux-", or before "kernel".
+ *     "mainline", "stable", "upstream", "linux-", "tested", "reproduced",
+ *     "running" or "booted", or before "kernel"; or after "on" when no
+ *     word follows ("tested on 6.8.", "on 6.8 and 6.9"), since "on 3.5
+ *     GHz" is a measurement.
  * Numbers right after the name of another program (gcc 12.2.0, qemu
- * 7.2.0) are skipped. So are times (12:30), decimals ("0.5 seconds", "3.5
- * GHz") and addresses (10.0.0.1). Also "next-YYYYMMDD" and "commit
- * <12+ hex>", stored as "commit <sha>".
+ * 7.2.0) are skipped, and so is anything shortly after "CVSS" (CVSS:3.1,
+ * CVSS v3.1, CVSS version 3.1): the scoring system's version is no kernel.
+ * So are times (12:30), decimals ("0.5 seconds", "3.5 GHz") and
+ * addresses (10.0.0.1). Also "next-YYYYMMDD" and "commit <12+ hex>",
+ * stored as "commit <sha>".
  */
 static int
 extract_versions(struct message *m, const char *s, size_t n)
 {
-    static const char *const context[] = {"linux",  "kernel",   "version", "mainline",
-                                          "stable", "upstream", "linux-",  "kernels"};
+    static const char *const context[] = {
+        "linux",  "kernel", "version", "mainline",   "stable",  "upstream",
+        "linux-", "kernels", "tested", "reproduced", "running", "booted",
+    };
+    static const char *const on_followers[] = {"and", "or", "with", "but", "too", "as", "kernel"};
     static const char *const other_programs[] = {
         "gcc",    "clang",   "llvm",   "python", "python3", "qemu", "glibc",   "binutils",
         "bash",   "openssl", "curl",   "rustc",  "rust",    "go",   "systemd", "perl",
@@ -805,8 +830,10 @@ extract_versions(struct message *m, const char *s, size_t n)
         } else if (j < n && s[j] == '+') {
             j++;
         }
-        if (j < n && (is_alnum(s[j]) || s[j] == '_' || s[j] == ':' || s[j] == '/') && !distro) {
-            /* Part of a larger token (12:30, 1.2.3abc, a/b). */
+        if (j < n && (is_alnum(s[j]) || s[j] == '_' || s[j] == '/' ||
+                      (s[j] == ':' && j + 1 < n && s[j + 1] != ' ' && s[j + 1] != '\t')) &&
+            !distro) {
+            /* Part of a larger token (12:30, 1.2.3abc, a/b); "on 6.8: it" ends one. */
             while (j < n && !strchr(" \t,;()[]", s[j]))
                 j++;
             i = j;
@@ -815,7 +842,8 @@ extract_versions(struct message *m, const char *s, size_t n)
         ok = false;
         word_before(s, vprefix ? i - 1 : i, prev, sizeof(prev));
         if (comps >= 2 && comps <= 3 && major >= 2 && major <= 7 && minor <= 99 &&
-            !word_in(prev, other_programs, sizeof(other_programs) / sizeof(other_programs[0]))) {
+            !word_in(prev, other_programs, sizeof(other_programs) / sizeof(other_programs[0])) &&
+            !after_cvss(s, start)) {
             if (vprefix || comps == 3 || ysuffix || rc)
                 ok = true;
             else if (word_in(prev, context, sizeof(context) / sizeof(context[0])) ||
@@ -823,10 +851,20 @@ extract_versions(struct message *m, const char *s, size_t n)
                 ok = true;
             else {
                 size_t k = j;
+                char next[16];
 
                 while (k < n && s[k] == ' ')
                     k++;
                 ok = n - k >= 6 && strncasecmp(s + k, "kernel", 6) == 0;
+                if (!ok && strcmp(prev, "on") == 0 && major >= 3) {
+                    size_t e = k;
+
+                    while (e < n && is_alnum(s[e]) && e - k < sizeof(next) - 1)
+                        e++;
+                    word_before(s, e, next, sizeof(next));
+                    ok = k == n || !is_alnum(s[k]) ||
+                         word_in(next, on_followers, sizeof(on_followers) / sizeof(on_followers[0]));
+                }
             }
         }
         if (ok) {

@@ -65,6 +65,8 @@ struct rule_pattern {
     uint32_t options;  /* PCRE2 option bits from the flags */
     pcre2_code *code;  /* NULL until compiled */
     uint32_t captures; /* capture groups in the compiled pattern */
+    uint32_t pf_id;           /* index in the prefilter, UINT32_MAX: always run */
+    enum region_id pf_region; /* the region the prefilter scans for it */
 };
 
 struct rule_cond {
@@ -102,6 +104,7 @@ struct rule_set {
     struct strv files;         /* rule file paths, in load order */
     pcre2_match_context *mctx; /* match and depth limits; read-only */
     uint32_t ovec_pairs;       /* largest capture count + 1, for match data */
+    struct rule_prefilter *pf; /* required literals per pattern; NULL: none */
 };
 
 struct rule_diag_entry {
@@ -131,6 +134,31 @@ int rule_parse_text(struct rule_set *set, size_t file, char *text, size_t len, s
 /* rule_parse.c: record one problem at file:line (line 0: the whole file). */
 void rule_parse_diag(struct rule_diag *d, size_t file, unsigned line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* rule_prefilter.c: literals of which every match of the pattern contains
+ * one (ASCII lower case) into *ret, which the caller releases; none when
+ * the pattern is not understood. Returns 0 or -ENOMEM. */
+int rule_prefilter_literals(const char *src, size_t len, uint32_t options, struct strv *ret);
+
+/* rule_prefilter.c: build set->pf from the compiled patterns (those that
+ * failed to compile are left out). Returns 0 or -ENOMEM. */
+int rule_prefilter_build(struct rule_set *set);
+struct rule_prefilter *rule_prefilter_free(struct rule_prefilter *pf);
+
+/* Per-call prefilter state: which regions were scanned, which patterns
+ * may match. Zero-initialised; release with rule_prefilter_state_release. */
+struct rule_prefilter_state {
+    uint8_t *possible;
+    uint32_t scanned; /* bit per enum region_id */
+};
+
+struct message;
+
+/* False only when pat cannot match its region of m, so pcre2_match() can
+ * be skipped; scans the region on first use. */
+bool rule_prefilter_possible(struct rule_prefilter_state *st, const struct rule_set *set,
+                             const struct message *m, const struct rule_pattern *pat);
+void rule_prefilter_state_release(struct rule_prefilter_state *st);
 
 /* rule_parse.c: free everything r owns (not r itself). */
 void rule_parse_release(struct rule *r);

@@ -15,6 +15,7 @@
  * still evaluated (combinations need them) but neither listed nor scored,
  * so res->score is always the sum of the listed hits.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,7 @@ struct eval {
     uint8_t *held; /* per rule: 1 when it held */
     struct pair_line *pairs;
     size_t pairs_cap;
+    struct rule_prefilter_state pf;
 };
 
 /* Bytes in the valid UTF-8 sequence at s[0..n), or 0 if it is not one. */
@@ -214,7 +216,7 @@ run(struct eval *ev, const struct rule_pattern *pat, const char *s, size_t len, 
 {
     int rc;
 
-    if (pat->code == NULL)
+    if (pat->code == NULL || !rule_prefilter_possible(&ev->pf, ev->set, ev->m, pat))
         return false;
     rc = pcre2_match(pat->code, (PCRE2_SPTR)s, len, start, 0, ev->md, ev->set->mctx);
     return rc >= 0;
@@ -455,6 +457,24 @@ eval_pair(struct eval *ev, const struct rule_cond *c, struct evidence *e)
     return 0;
 }
 
+/* Helper rules are internal names; people read "__BOLD_LEAD" as
+ * "bold lead", so evidence spells them as words. */
+static void
+ev_rule_name(struct evidence *e, const char *name)
+{
+    char word[RULE_NAME_MAX + 1];
+    size_t n = 0;
+
+    if (name[0] != '_' || name[1] != '_') {
+        ev_str(e, name);
+        return;
+    }
+    for (const char *p = name + 2; *p != '\0' && n < sizeof(word) - 1; p++)
+        word[n++] = *p == '_' ? ' ' : (char)tolower((unsigned char)*p);
+    word[n] = '\0';
+    ev_str(e, word);
+}
+
 static bool
 eval_combination(struct eval *ev, const struct rule_cond *c, struct evidence *e)
 {
@@ -487,7 +507,7 @@ eval_combination(struct eval *ev, const struct rule_cond *c, struct evidence *e)
             continue;
         if (n++ > 0)
             ev_str(e, ", ");
-        ev_str(e, rules[c->refs[i]].name);
+        ev_rule_name(e, rules[c->refs[i]].name);
     }
     e->set = true;
     return true;
@@ -608,5 +628,6 @@ out:
     pcre2_match_data_free(ev.md);
     free(ev.pairs);
     free(ev.held);
+    rule_prefilter_state_release(&ev.pf);
     return r;
 }

@@ -360,6 +360,9 @@ rule_set_load(const char *dir, const struct classifier_limits *limits, classifie
     if (r < 0)
         goto out;
     compile_patterns(set, &d);
+    r = rule_prefilter_build(set);
+    if (r < 0)
+        goto out;
 
     set->mctx = pcre2_match_context_create(NULL);
     if (set->mctx == NULL) {
@@ -402,6 +405,7 @@ rule_set_free(struct rule_set *set)
     free(set->rules);
     strv_release(&set->files);
     pcre2_match_context_free(set->mctx);
+    rule_prefilter_free(set->pf);
     free(set);
     return NULL;
 }

@@ -7,9 +7,10 @@
 #ifndef SLOPCTL_IMPORT_H
 #define SLOPCTL_IMPORT_H
 
-/* --state DIR if given, else $STATE_DIRECTORY (its first entry), else
- * /var/lib/slop-milter, or ./state when that is not writable by a non-root
- * user. The result is static or points into opt or the environment. */
+/* --state DIR if given, else the daemon's default StateDir:
+ * $STATE_DIRECTORY (its first entry, when absolute), /var/lib/slop-milter
+ * for root, the build directory's state/ for others. The result points
+ * into opt or a static buffer. */
 const char *import_state_dir(const char *opt);
 
 int import_cmd(int argc, char **argv);

@@ -1,7 +1,8 @@
 /*
  * slopctl.c - the command-line front end of the classifier library:
  * "scan" mail files, mboxes and Maildirs, "lint" a rule directory, print
- * the "version".
+ * the "version"; "import" and "db" (import.c) build and look after the
+ * state that "scan --state" reads.
  *
  * The classifier is built once per run and reused for every message;
  * results are streamed to a fully buffered stdout. Exit codes follow
@@ -23,8 +24,11 @@
 #include <unistd.h>
 
 #include "classifier.h"
+#include "import.h"
 #include "mailbox.h"
 #include "output.h"
+#include "state.h"
+#include "state_db.h"
 
 #ifndef SLOP_DEFAULT_RULES_DIR
 #define SLOP_DEFAULT_RULES_DIR "/usr/local/share/slop-milter/rules"
@@ -38,8 +42,14 @@
 
 static const char usage_text[] =
     "usage: slopctl scan [--json] [--rules DIR] [--threshold ACTION=N]...\n"
-    "                    [--doc-base URL] [--only-actions] PATH...\n"
+    "                    [--doc-base URL] [--only-actions]\n"
+    "                    [--state DIR | --no-state] [--record] [--duplicate-days N]\n"
+    "                    PATH...\n"
     "       slopctl lint [--rules DIR]\n"
+    "       slopctl import tree [--state DIR] [--date YYYY-MM-DD] SOURCE_DIR\n"
+    "       slopctl import fixes [--state DIR] (FILE | - | --git REPO [--since DATE])\n"
+    "       slopctl import maintainers [--state DIR] FILE\n"
+    "       slopctl db (stats | prune [--days N] | dump FILE | load FILE) [--state DIR]\n"
     "       slopctl version\n"
     "       slopctl help\n"
     "\n"
@@ -53,7 +63,17 @@ static const char usage_text[] =
     "                           reject) applies; N <= 0 disables it\n"
     "      --doc-base URL       base of documentation links written @/...\n"
     "      --only-actions       do not print messages whose action is none\n"
+    "      --state DIR          use the indices and history in DIR (read-only);\n"
+    "                           default: the default state below when it exists\n"
+    "      --no-state           use no state at all\n"
+    "      --record             also record fingerprints and sender counts, as\n"
+    "                           the daemon does\n"
+    "      --duplicate-days N   window for duplicates (default 30)\n"
     "lint   check every rule file; print file:line: reason for each problem\n"
+    "import index a source tree, merged fixes (git log -p) or MAINTAINERS\n"
+    "db     print counts and sizes, expire old entries, dump or load a backup\n"
+    "       (state DIR default, as the daemon's: $STATE_DIRECTORY, else\n"
+    "       /var/lib/slop-milter for root, else state/ in the build directory)\n"
     "\n"
     "exit: 0 fine, 1 some input unreadable, 64 usage, 66 no input readable,\n"
     "      78 rules do not load\n";
@@ -139,6 +159,8 @@ threshold_parse(const char *arg, struct classifier_thresholds *t)
 
 struct scan_state {
     const struct classifier *c;
+    struct state_lookup *sl; /* NULL without --state */
+    bool record;
     struct output out;
     unsigned long scanned;
     unsigned long failed;
@@ -150,15 +172,20 @@ scan_message(void *ctx, const struct mailbox_msg *m)
     struct scan_state *s = ctx;
     struct output_source src = {.file = m->file, .index = m->index, .in_mbox = m->in_mbox};
     struct classifier_result *res = NULL;
+    struct classifier_envelope env = {.mail_from = ""};
     char buf[128];
     int r;
 
-    r = classifier_scan(s->c, m->data, m->len, NULL, &res);
+    env.lookup = s->sl != NULL ? &s->sl->lookup : NULL;
+    r = classifier_scan(s->c, m->data, m->len, s->sl != NULL ? &env : NULL, &res);
     if (r < 0) {
         s->failed++;
         return output_error(&s->out, &src, strerror_r(-r, buf, sizeof(buf)));
     }
     s->scanned++;
+    if (s->record && (r = state_lookup_record(s->sl, res)) < 0)
+        fprintf(stderr, "slopctl: cannot record %s: %s\n", m->file,
+                strerror_r(-r, buf, sizeof(buf)));
     r = output_result(&s->out, &src, res);
     classifier_result_free(res);
     return r;
@@ -184,6 +211,10 @@ cmd_scan(int argc, char **argv)
         {"threshold", required_argument, NULL, 't'},
         {"doc-base", required_argument, NULL, 'd'},
         {"only-actions", no_argument, NULL, 'a'},
+        {"state", required_argument, NULL, 'S'},
+        {"record", no_argument, NULL, 'R'},
+        {"no-state", no_argument, NULL, 'N'},
+        {"duplicate-days", required_argument, NULL, 'D'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -191,7 +222,12 @@ cmd_scan(int argc, char **argv)
     struct classifier_options opts;
     struct scan_state s = {0};
     struct classifier *c = NULL;
-    const char *rules = NULL;
+    struct state *st = NULL;
+    struct state_lookup sl;
+    struct state_lookup_options lopts = {.trust_maintainers = true};
+    const char *rules = NULL, *state_dir = NULL;
+    bool no_state = false;
+    char *end;
     char buf[128];
     int opt, r, i, ret;
 
@@ -219,6 +255,22 @@ cmd_scan(int argc, char **argv)
         case 'a':
             s.out.only_actions = true;
             break;
+        case 'S':
+            state_dir = optarg;
+            break;
+        case 'R':
+            s.record = true;
+            break;
+        case 'N':
+            no_state = true;
+            break;
+        case 'D':
+            errno = 0;
+            lopts.duplicate_days = (uint32_t)strtoul(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || errno != 0 || lopts.duplicate_days == 0 ||
+                lopts.duplicate_days > 3650)
+                return usage_error("bad --duplicate-days '%s', expected 1 to 3650", optarg);
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -228,6 +280,18 @@ cmd_scan(int argc, char **argv)
     }
     if (optind >= argc)
         return usage_error("scan needs at least one PATH (- for standard input)");
+    if (no_state && (state_dir != NULL || s.record))
+        return usage_error("--no-state excludes --state and --record");
+    if (state_dir == NULL && !no_state) {
+        /* The default state is used when it is there (or must be, to record). */
+        char path[4096];
+        struct stat sb;
+
+        state_dir = import_state_dir(NULL);
+        snprintf(path, sizeof(path), "%s/data.mdb", state_dir);
+        if (!s.record && stat(path, &sb) != 0)
+            state_dir = NULL;
+    }
 
     rules = rules_dir_resolve(rules);
     r = classifier_new(rules, &opts, diag_print, &sink, &c);
@@ -241,6 +305,19 @@ cmd_scan(int argc, char **argv)
         return EX_CONFIG;
     }
     s.c = c;
+    if (state_dir != NULL) {
+        /* Without --record nothing is written: a read-only open also works
+         * on a copy of the daemon's state. */
+        r = state_open(state_dir, s.record ? 0 : STATE_READONLY, 0, &st);
+        if (r < 0) {
+            fprintf(stderr, "slopctl: cannot open state in '%s': %s\n", state_dir,
+                    strerror_r(-r, buf, sizeof(buf)));
+            classifier_free(c);
+            return r == -ENOENT ? EX_NOINPUT : EX_CANTCREAT;
+        }
+        state_lookup_init(&sl, st, &lopts);
+        s.sl = &sl;
+    }
     /* A closed pipe (slopctl scan ... | head) ends the run quietly, as for
      * other filters; GMime's initialisation inside classifier_new() sets
      * SIGPIPE to be ignored. */
@@ -266,6 +343,7 @@ cmd_scan(int argc, char **argv)
         ret = 0;
     }
     classifier_free(c);
+    state_close(st);
     return ret;
 }
 
@@ -317,6 +395,8 @@ main(int argc, char **argv)
     /* getopt prints this name in front of its own messages. */
     static char scan_name[] = "slopctl scan";
     static char lint_name[] = "slopctl lint";
+    static char import_name[] = "slopctl import";
+    static char db_name[] = "slopctl db";
     const char *cmd;
 
     if (argc < 2) {
@@ -331,6 +411,14 @@ main(int argc, char **argv)
     if (strcmp(cmd, "lint") == 0) {
         argv[1] = lint_name;
         return cmd_lint(argc - 1, argv + 1);
+    }
+    if (strcmp(cmd, "import") == 0) {
+        argv[1] = import_name;
+        return import_cmd(argc - 1, argv + 1);
+    }
+    if (strcmp(cmd, "db") == 0) {
+        argv[1] = db_name;
+        return import_db_cmd(argc - 1, argv + 1);
     }
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("slopctl %s\n", CLASSIFIER_VERSION);

@@ -32,30 +32,22 @@
 #include <lmdb.h>
 
 #include "state.h"
+#include "state_internal.h"
 
 #define STATE_MAP_DEFAULT ((size_t)64 << 20)
 #define STATE_MAP_MIN ((size_t)32 << 10)
 #define STATE_MAP_MAX ((size_t)4 << 30)
-#define STATE_MAX_DBS 8
+#define STATE_MAX_DBS 32 /* the ledger's 3 and state_tables.c's */
 #define STATE_MAX_READERS 512
 #define STATE_RETRIES 32
 #define STATE_ADDR_MAX 254
 #define STATE_DIR_MAX 4096
 
-struct state {
-    MDB_env *env;
-    MDB_dbi meta;
-    MDB_dbi ledger;
-    MDB_dbi hourly;
-    bool readonly;
-    pthread_rwlock_t resize_lock;
-};
-
 /* Not const: MDB_val.mv_data is a plain void pointer. */
 static char state_key_schema[] = "schema_version";
 
 /* Map an LMDB return code (0, positive errno or MDB_*) to 0 or -errno. */
-static int
+int
 state_errno(int rc)
 {
     switch (rc) {
@@ -206,15 +198,13 @@ state_adopt_size(struct state *st)
     return state_errno(rc);
 }
 
-typedef int state_txn_fn(struct state *st, MDB_txn *txn, void *ctx);
-
 /*
  * Run fn in one transaction (read-only when rdonly), committing when it
  * returns 0 and aborting otherwise. fn returns an LMDB code; a write that
  * fills the map is retried after growing it, and a map resized by another
  * process is adopted. Returns 0 or a negative errno.
  */
-static int
+int
 state_run(struct state *st, bool rdonly, state_txn_fn *fn, void *ctx)
 {
     int rc = MDB_SUCCESS;
@@ -270,6 +260,8 @@ state_open_txn(struct state *st, MDB_txn *txn, void *ctx)
         rc = mdb_dbi_open(txn, "reply_ledger", c->db_flags, &st->ledger);
     if (rc == MDB_SUCCESS)
         rc = mdb_dbi_open(txn, "reply_hourly", c->db_flags, &st->hourly);
+    if (rc == MDB_SUCCESS)
+        rc = state_tables_open(st, txn, st->readonly);
     if (rc != MDB_SUCCESS)
         return rc;
 

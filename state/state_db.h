@@ -48,8 +48,8 @@ int state_tree_clear(struct state *st);
  * When sorted, keys must be strictly increasing across all calls since
  * state_tree_clear() for this kind, and are appended fast.
  */
-int state_tree_put(struct state *st, enum state_tree_kind kind,
-                   const struct state_tree_entry *v, size_t n, bool sorted);
+int state_tree_put(struct state *st, enum state_tree_kind kind, const struct state_tree_entry *v,
+                   size_t n, bool sorted);
 /* Mark the index complete: label "indexed tree of DATE". */
 int state_tree_finish(struct state *st, const char *date, uint64_t files);
 /* 0 and the label, or -ENOENT when no complete index exists. */
@@ -59,8 +59,8 @@ bool state_tree_has(struct state *st, enum state_tree_kind kind, const char *key
 /* ---- merged fixes (state_fixes.c) ---- */
 
 struct state_fix {
-    uint64_t hunk_fp;      /* used when function is NULL */
-    const char *function;  /* with bug_class: a function fix */
+    uint64_t hunk_fp;     /* used when function is NULL */
+    const char *function; /* with bug_class: a function fix */
     const char *bug_class;
     const char *commit;
     const char *subject;
@@ -99,8 +99,7 @@ int state_maint_import(struct state *st, const char *text, size_t len,
                        struct state_maint_counts *ret);
 /* Maintainers (M:) and lists (L:) of every section whose F: matches path and
  * whose X: does not; returns how many were written (<= max). */
-size_t state_maint_of(struct state *st, const char *path, struct classifier_maint *ret,
-                      size_t max);
+size_t state_maint_of(struct state *st, const char *path, struct classifier_maint *ret, size_t max);
 bool state_maint_trusted(struct state *st, const char *addr);
 
 /* ---- senders (state_sender.c) ---- */
@@ -138,8 +137,8 @@ struct state_table_stats {
 };
 
 /* Call fn for every named database; 0 or -errno. */
-int state_tables_stats(struct state *st,
-                       void (*fn)(void *ctx, const struct state_table_stats *s), void *ctx);
+int state_tables_stats(struct state *st, void (*fn)(void *ctx, const struct state_table_stats *s),
+                       void *ctx);
 /* Expire seen mail and sender counts older than before (the ledger has
  * state_prune()). */
 int state_tables_prune(struct state *st, time_t before, uint64_t *ret_removed);

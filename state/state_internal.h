@@ -30,7 +30,7 @@ enum state_table {
     STATE_T_SEEN_FP,        /* u64 fingerprint -> i64 time, Message-ID */
     STATE_T_SEEN_BAND,      /* dupsort: band, 16 bits -> u64 simhash, i64 time, Message-ID */
     STATE_T_MAINT_PAT,      /* dupsort: F: pattern without wildcards -> u32 section */
-    STATE_T_MAINT_GLOB,     /* u32 index -> u32 section, F: pattern with wildcards */
+    STATE_T_MAINT_GLOB,     /* dupsort: directory before the wildcard -> u32 section, pattern */
     STATE_T_MAINT_SEC,      /* u32 section -> name '\0' "M\taddr\n" "L\t..." "X\t..." */
     STATE_T_MAINT_ADDR,     /* M: and R: address -> "" (trusted senders) */
     STATE_T_SENDER,         /* u32 big-endian day, address -> u32 count */
@@ -58,7 +58,5 @@ int state_run(struct state *st, bool rdonly, state_txn_fn *fn, void *ctx);
  * state_table inside state_open()'s transaction; returns an LMDB code. */
 int state_tables_open(struct state *st, MDB_txn *txn, bool readonly);
 const char *state_table_name(enum state_table t);
-/* Grow the map to at least bytes (capped by the maximum); 0 or -errno. */
-int state_tables_reserve(struct state *st, size_t bytes);
 
 #endif

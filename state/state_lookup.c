@@ -71,8 +71,8 @@ cb_find_function_fix(void *ctx, const char *function, const char *bug_class,
 }
 
 static bool
-cb_find_duplicate(void *ctx, const uint64_t *fps, size_t n, uint64_t simhash,
-                  const char *self_id, struct classifier_seen *ret)
+cb_find_duplicate(void *ctx, const uint64_t *fps, size_t n, uint64_t simhash, const char *self_id,
+                  struct classifier_seen *ret)
 {
     const struct state_lookup *sl = ctx;
     time_t since = lookup_now(sl) - (time_t)sl->opts.duplicate_days * 86400;

@@ -8,7 +8,8 @@
  * cross '/', a plain name is a file or a directory. Patterns without
  * wildcards are keys of maint_pat, so a path is looked up by its own name
  * and each of its parent directories; wildcard patterns sit in maint_glob
- * and are all tried (a few hundred in the kernel's file).
+ * under the directory before their first wildcard ("*" when there is
+ * none), so a path tries only the patterns under its own ancestors.
  * Threading: like state.h; every call is one short transaction.
  */
 #include <ctype.h>
@@ -128,16 +129,21 @@ put_pattern(MDB_txn *txn, struct state *st, struct parse_ctx *c, const char *pat
     if (n == 0 || n > MAINT_KEY_MAX - 4)
         return MDB_SUCCESS;
     if (memchr(pat, '*', n) || memchr(pat, '?', n) || memchr(pat, '[', n)) {
-        unsigned char kb[4];
+        size_t lit = strcspn(pat, "*?["), dir = 0;
         char vb[MAINT_KEY_MAX];
 
-        be32(kb, (uint32_t)c->counts.globs);
+        /* Keyed by the directory before the first wildcard, so a path only
+         * meets the patterns under its own ancestors. */
+        for (size_t k = 0; k < lit && k < n; k++)
+            if (pat[k] == '/')
+                dir = k + 1;
         memcpy(vb, idb, 4);
         memcpy(vb + 4, pat, n);
-        key = (MDB_val){4, kb};
+        key = dir > 0 ? (MDB_val){dir, (void *)(uintptr_t)pat} : (MDB_val){1, (void *)"*"};
         val = (MDB_val){4 + n, vb};
         c->counts.globs++;
-        return mdb_put(txn, st->tables[STATE_T_MAINT_GLOB], &key, &val, 0);
+        rc = mdb_put(txn, st->tables[STATE_T_MAINT_GLOB], &key, &val, MDB_NODUPDATA);
+        return rc == MDB_KEYEXIST ? MDB_SUCCESS : rc;
     }
     key = (MDB_val){n, (void *)(uintptr_t)pat};
     c->counts.patterns++;
@@ -279,8 +285,7 @@ import_txn(struct state *st, MDB_txn *txn, void *ctx)
 }
 
 int
-state_maint_import(struct state *st, const char *text, size_t len,
-                   struct state_maint_counts *ret)
+state_maint_import(struct state *st, const char *text, size_t len, struct state_maint_counts *ret)
 {
     struct parse_ctx c = {.text = text, .len = len};
     int r;
@@ -423,13 +428,22 @@ of_txn(struct state *st, MDB_txn *txn, void *ctx)
     rc = mdb_cursor_open(txn, st->tables[STATE_T_MAINT_GLOB], &cur);
     if (rc != MDB_SUCCESS)
         return rc;
-    for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); rc == MDB_SUCCESS;
-         rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT))
-        if (val.mv_size > 4 &&
-            pattern_matches((const char *)val.mv_data + 4, val.mv_size - 4, c->path))
-            add_id(c, get_be32(val.mv_data));
+    for (size_t k = 0; k < len && rc == MDB_SUCCESS; k++) {
+        size_t kn = k == 0 ? 1 : k + 1;
+
+        if (k > 0 && c->path[k] != '/')
+            continue;
+        key = (MDB_val){kn, k == 0 ? (void *)"*" : (void *)(uintptr_t)c->path};
+        for (rc = mdb_cursor_get(cur, &key, &val, MDB_SET_KEY); rc == MDB_SUCCESS;
+             rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT_DUP))
+            if (val.mv_size > 4 &&
+                pattern_matches((const char *)val.mv_data + 4, val.mv_size - 4, c->path))
+                add_id(c, get_be32(val.mv_data));
+        if (rc == MDB_NOTFOUND)
+            rc = MDB_SUCCESS;
+    }
     mdb_cursor_close(cur);
-    if (rc != MDB_NOTFOUND)
+    if (rc != MDB_SUCCESS)
         return rc;
 
     for (size_t i = 0; i < c->n_ids; i++) {

@@ -96,8 +96,12 @@ int
 state_seen_record(struct state *st, const uint64_t *fps, size_t n, uint64_t simhash,
                   const char *message_id, time_t now, uint32_t window_s)
 {
-    struct record_ctx c = {.fps = fps, .n = n, .simhash = simhash, .id = message_id,
-                           .now = (int64_t)now, .keep_after = (int64_t)now - window_s};
+    struct record_ctx c = {.fps = fps,
+                           .n = n,
+                           .simhash = simhash,
+                           .id = message_id,
+                           .now = (int64_t)now,
+                           .keep_after = (int64_t)now - window_s};
 
     if (st == NULL || (fps == NULL && n > 0))
         return -EINVAL;
@@ -203,8 +207,12 @@ int
 state_seen_find(struct state *st, const uint64_t *fps, size_t n, uint64_t simhash,
                 const char *self_id, time_t since, struct classifier_seen *ret)
 {
-    struct find_ctx c = {.fps = fps, .n = n, .simhash = simhash, .self = self_id,
-                         .since = (int64_t)since, .ret = ret};
+    struct find_ctx c = {.fps = fps,
+                         .n = n,
+                         .simhash = simhash,
+                         .self = self_id,
+                         .since = (int64_t)since,
+                         .ret = ret};
 
     if (st == NULL || ret == NULL || (fps == NULL && n > 0))
         return -EINVAL;

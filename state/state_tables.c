@@ -1,7 +1,7 @@
 /*
  * state_tables.c - the named databases beyond the reply ledger: their
- * names and flags, opening them with the environment, growing the map
- * ahead of a large import, statistics and pruning of the whole set.
+ * names and flags, opening them with the environment, statistics and
+ * pruning of the whole set.
  *
  * Threading: state_tables_open() runs once inside state_open(); the rest
  * run short transactions through state_run() like every state call.
@@ -11,8 +11,6 @@
 
 #include "state_db.h"
 #include "state_internal.h"
-
-#define STATE_TABLES_MAP_MAX ((size_t)4 << 30)
 
 struct table_def {
     const char *name;
@@ -29,7 +27,7 @@ static const struct table_def table_defs[STATE_T__COUNT] = {
     [STATE_T_SEEN_FP] = {"seen_fp", 0},
     [STATE_T_SEEN_BAND] = {"seen_band", MDB_DUPSORT},
     [STATE_T_MAINT_PAT] = {"maint_pat", MDB_DUPSORT},
-    [STATE_T_MAINT_GLOB] = {"maint_glob", 0},
+    [STATE_T_MAINT_GLOB] = {"maint_glob", MDB_DUPSORT},
     [STATE_T_MAINT_SEC] = {"maint_sec", 0},
     [STATE_T_MAINT_ADDR] = {"maint_addr", 0},
     [STATE_T_SENDER] = {"sender_day", 0},
@@ -60,22 +58,6 @@ state_tables_open(struct state *st, MDB_txn *txn, bool readonly)
         st->have[t] = true;
     }
     return MDB_SUCCESS;
-}
-
-int
-state_tables_reserve(struct state *st, size_t bytes)
-{
-    MDB_envinfo info;
-    int rc = 0;
-
-    if (bytes > STATE_TABLES_MAP_MAX)
-        bytes = STATE_TABLES_MAP_MAX;
-    pthread_rwlock_wrlock(&st->resize_lock);
-    mdb_env_info(st->env, &info);
-    if (info.me_mapsize < bytes)
-        rc = state_errno(mdb_env_set_mapsize(st->env, bytes));
-    pthread_rwlock_unlock(&st->resize_lock);
-    return rc;
 }
 
 struct stats_ctx {
@@ -115,8 +97,8 @@ stats_txn(struct state *st, MDB_txn *txn, void *ctx)
         if (mdb_dbi_open(txn, name, 0, &dbi) != MDB_SUCCESS || mdb_stat(txn, dbi, &ms) != 0)
             continue;
         s.entries = ms.ms_entries;
-        s.bytes = (uint64_t)(ms.ms_branch_pages + ms.ms_leaf_pages + ms.ms_overflow_pages) *
-                  ms.ms_psize;
+        s.bytes =
+            (uint64_t)(ms.ms_branch_pages + ms.ms_leaf_pages + ms.ms_overflow_pages) * ms.ms_psize;
         c->fn(c->ctx, &s);
     }
     mdb_cursor_close(cur);
@@ -124,8 +106,8 @@ stats_txn(struct state *st, MDB_txn *txn, void *ctx)
 }
 
 int
-state_tables_stats(struct state *st,
-                   void (*fn)(void *ctx, const struct state_table_stats *s), void *ctx)
+state_tables_stats(struct state *st, void (*fn)(void *ctx, const struct state_table_stats *s),
+                   void *ctx)
 {
     struct stats_ctx c = {.fn = fn, .ctx = ctx};
 

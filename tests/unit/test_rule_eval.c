@@ -378,9 +378,9 @@ static struct eval_case cases[] = {
      HEAD("NONE_A") "    none_of __A __C\n"
      HEAD("NESTED") "    all_of ALL_AB NONE_C\n",
      msg_report,
-     {HIT("ALL_AB", "__A, __B"),
-      HIT("ANY_AC", "__A"),
-      HIT("AT2", "__A, __B"),
+     {HIT("ALL_AB", "a, b"),
+      HIT("ANY_AC", "a"),
+      HIT("AT2", "a, b"),
       HIT("NONE_C", NULL),
       HIT("NESTED", "ALL_AB, NONE_C")},
      5},

@@ -1,0 +1,176 @@
+/*
+ * scan_timer.c - per-message cost of classifier_scan(): load the rules once,
+ * read every message below the given paths into memory (slopctl's mailbox
+ * walker), then time each scan on its own, over R rounds. Rule loading and
+ * reading are outside the clock, so the figures are the scan alone, as the
+ * daemon pays it per message. Prints one line:
+ *   rules=N messages=N bytes=N rounds=R seconds=S msgs_per_s=X mb_per_s=X
+ *   p50_ms=X p99_ms=X max_ms=X load_ms=X
+ * Single-threaded benchmark program; exits 1 when a scan fails, 66 when
+ * there is nothing to scan, 78 when the rules do not load.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "classifier.h"
+#include "mailbox.h"
+
+#define SCAN_TIMER_MAX_MESSAGES 200000
+#define SCAN_TIMER_MAX_BYTES ((size_t)2 << 30) /* all messages together */
+#define SCAN_TIMER_MAX_ROUNDS 1000
+
+struct corpus {
+    char **data;
+    size_t *len;
+    size_t n, cap, bytes;
+};
+
+static uint64_t
+now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int
+collect(void *ctx, const struct mailbox_msg *m)
+{
+    struct corpus *c = ctx;
+
+    if (c->n >= SCAN_TIMER_MAX_MESSAGES || c->bytes + m->len > SCAN_TIMER_MAX_BYTES)
+        return -E2BIG;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 256;
+        char **d = realloc(c->data, cap * sizeof(*d));
+        size_t *l;
+
+        if (d == NULL)
+            return -ENOMEM;
+        c->data = d;
+        l = realloc(c->len, cap * sizeof(*l));
+        if (l == NULL)
+            return -ENOMEM;
+        c->len = l;
+        c->cap = cap;
+    }
+    c->data[c->n] = malloc(m->len ? m->len : 1);
+    if (c->data[c->n] == NULL)
+        return -ENOMEM;
+    memcpy(c->data[c->n], m->data, m->len);
+    c->len[c->n] = m->len;
+    c->bytes += m->len;
+    c->n++;
+    return 0;
+}
+
+static void
+collect_error(void *ctx, const char *file, size_t index, const char *reason)
+{
+    (void)ctx;
+    fprintf(stderr, "scan-timer: %s[%zu]: %s\n", file, index, reason);
+}
+
+static void
+diag_print(void *ctx, const struct classifier_diag *d)
+{
+    (void)ctx;
+    (void)d;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static double
+pct_ms(const uint64_t *v, size_t n, double p)
+{
+    return n ? (double)v[(size_t)(p / 100.0 * (double)(n - 1) + 0.5)] / 1e6 : 0.0;
+}
+
+int
+main(int argc, char **argv)
+{
+    struct corpus corpus = {0};
+    struct classifier *c = NULL;
+    uint64_t *lat = NULL, t0, load_ns, total = 0;
+    unsigned long rounds = 1;
+    size_t i, k, n;
+    int opt, status = 1, r;
+
+    while ((opt = getopt(argc, argv, "r:")) != -1) {
+        if (opt != 'r')
+            goto usage;
+        rounds = strtoul(optarg, NULL, 10);
+    }
+    if (argc - optind < 2 || rounds == 0 || rounds > SCAN_TIMER_MAX_ROUNDS)
+        goto usage;
+
+    t0 = now_ns();
+    r = classifier_new(argv[optind], NULL, diag_print, NULL, &c);
+    load_ns = now_ns() - t0;
+    if (r < 0) {
+        fprintf(stderr, "scan-timer: cannot load rules from '%s': %s\n", argv[optind],
+                strerror(-r));
+        return 78;
+    }
+    for (i = (size_t)optind + 1; i < (size_t)argc; i++)
+        if (mailbox_walk(argv[i], collect, collect_error, &corpus) < 0)
+            break;
+    if (corpus.n == 0) {
+        fprintf(stderr, "scan-timer: no messages\n");
+        status = 66;
+        goto out;
+    }
+    n = corpus.n * rounds;
+    lat = malloc(n * sizeof(*lat));
+    if (lat == NULL)
+        goto out;
+    for (k = 0; k < rounds; k++) {
+        for (i = 0; i < corpus.n; i++) {
+            struct classifier_result *res = NULL;
+            uint64_t t;
+
+            t = now_ns();
+            r = classifier_scan(c, corpus.data[i], corpus.len[i], NULL, &res);
+            t = now_ns() - t;
+            classifier_result_free(res);
+            if (r < 0) {
+                fprintf(stderr, "scan-timer: message %zu: %s\n", i, strerror(-r));
+                goto out;
+            }
+            lat[k * corpus.n + i] = t;
+            total += t;
+        }
+    }
+    qsort(lat, n, sizeof(*lat), cmp_u64);
+    printf("rules=%zu messages=%zu bytes=%zu rounds=%lu seconds=%.4f msgs_per_s=%.1f "
+           "mb_per_s=%.2f p50_ms=%.4f p99_ms=%.4f max_ms=%.4f mean_ms=%.4f load_ms=%.1f\n",
+           classifier_rule_count(c), corpus.n, corpus.bytes, rounds, (double)total / 1e9,
+           (double)n / ((double)total / 1e9),
+           (double)corpus.bytes * (double)rounds / 1048576.0 / ((double)total / 1e9),
+           pct_ms(lat, n, 50), pct_ms(lat, n, 99), pct_ms(lat, n, 100),
+           (double)total / 1e6 / (double)n, (double)load_ns / 1e6);
+    status = 0;
+out:
+    for (i = 0; i < corpus.n; i++)
+        free(corpus.data[i]);
+    free(corpus.data);
+    free(corpus.len);
+    free(lat);
+    classifier_free(c);
+    return status;
+usage:
+    fprintf(stderr, "usage: scan-timer [-r ROUNDS] RULES_DIR PATH...\n");
+    return 64;
+}

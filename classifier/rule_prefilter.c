@@ -1,0 +1,977 @@
+/*
+ * rule_prefilter.c - skip patterns whose required literals are absent.
+ *
+ * At load time each pattern's source is read by a small, conservative
+ * analyser that computes a set of ASCII-lowercased literals such that
+ * every match of the pattern contains at least one of them (the idea of
+ * RE2's prefilter). Syntax it does not fully understand makes it give up,
+ * and the pattern then always runs. Bytes of 0x80 and above never appear
+ * in a literal, and case is ignored everywhere, so inline (?i) and (?-i)
+ * need no tracking; the only ASCII letters that PCRE2 folds to non-ASCII
+ * characters (k: U+212A, s: U+017F) are handled by scanning everything
+ * when a region contains either.
+ *
+ * Per message, the first pattern evaluated on a region triggers one pass
+ * over that region looking for all literals of all patterns on it (an
+ * exact two-byte filter, then a sorted table); a pattern none of whose
+ * literals occur cannot match, so rule_eval.c skips pcre2_match() and
+ * takes the result PCRE2 would have given: no match.
+ *
+ * The tables belong to the rule set and are read-only after loading; the
+ * per-message state (struct rule_prefilter_state) belongs to one call.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "message.h"
+#include "rule.h"
+
+#define PF_SET_MAX 64u      /* strings in an exact set */
+#define PF_REQ_MAX 256u     /* strings in a required set */
+#define PF_LIT_MAX 64u      /* bytes of one literal */
+#define PF_LIT_MIN 2u       /* shorter required literals filter nothing useful */
+#define PF_DEPTH_MAX 64u    /* group nesting the analyser follows */
+
+/* What the analyser knows about a piece of pattern: either the exact set
+ * of strings it matches, or a set of which one is a substring of every
+ * match, or nothing (any). */
+enum pf_kind {
+    PF_ANY = 0,
+    PF_EXACT,
+    PF_REQ,
+};
+
+struct pf_info {
+    enum pf_kind kind;
+    struct strv s;
+};
+
+struct pf_parser {
+    const char *p, *end;
+    bool fail; /* syntax not understood: no prefilter */
+    bool nomem;
+    unsigned depth;
+};
+
+static void
+info_release(struct pf_info *x)
+{
+    strv_release(&x->s);
+    memset(x, 0, sizeof(*x));
+}
+
+static char
+lower(char c)
+{
+    return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+static void
+info_exact_char(struct pf_parser *ps, struct pf_info *x, char c)
+{
+    char s = lower(c);
+
+    x->kind = PF_EXACT;
+    if (strv_add(&x->s, &s, 1, PF_SET_MAX) < 0)
+        ps->nomem = true;
+}
+
+static void
+info_empty(struct pf_parser *ps, struct pf_info *x)
+{
+    x->kind = PF_EXACT;
+    if (strv_add(&x->s, "", 0, PF_SET_MAX) < 0)
+        ps->nomem = true;
+}
+
+/* An exact set turned into a required one; "" in it means no requirement. */
+static void
+info_to_req(struct pf_info *x)
+{
+    if (x->kind != PF_EXACT)
+        return;
+    for (size_t i = 0; i < x->s.n; i++) {
+        if (x->s.v[i][0] == '\0') {
+            info_release(x);
+            return;
+        }
+    }
+    x->kind = PF_REQ;
+}
+
+static size_t
+min_len(const struct pf_info *x)
+{
+    size_t m = SIZE_MAX;
+
+    for (size_t i = 0; i < x->s.n; i++) {
+        size_t n = strlen(x->s.v[i]);
+
+        if (n < m)
+            m = n;
+    }
+    return m;
+}
+
+/* True when a filters better than b: longer shortest literal, then fewer. */
+static bool
+req_better(const struct pf_info *a, const struct pf_info *b)
+{
+    size_t ma, mb;
+
+    if (b->kind == PF_ANY)
+        return a->kind != PF_ANY;
+    if (a->kind == PF_ANY)
+        return false;
+    ma = min_len(a) < 6 ? min_len(a) : 6;
+    mb = min_len(b) < 6 ? min_len(b) : 6;
+    if (ma != mb)
+        return ma > mb;
+    return a->s.n < b->s.n;
+}
+
+/* a = a followed by b when both are exact and the product fits; b is
+ * then consumed. False (nothing changed) otherwise. */
+static bool
+exact_concat(struct pf_parser *ps, struct pf_info *a, struct pf_info *b)
+{
+    struct strv out = {0};
+
+    if (a->kind != PF_EXACT || b->kind != PF_EXACT || a->s.n * b->s.n > PF_SET_MAX)
+        return false;
+    for (size_t i = 0; i < a->s.n; i++) {
+        for (size_t j = 0; j < b->s.n; j++) {
+            size_t la = strlen(a->s.v[i]), lb = strlen(b->s.v[j]);
+            char buf[2 * PF_LIT_MAX];
+
+            if (la + lb > PF_LIT_MAX) {
+                strv_release(&out);
+                return false;
+            }
+            memcpy(buf, a->s.v[i], la);
+            memcpy(buf + la, b->s.v[j], lb);
+            if (strv_add_unique(&out, buf, la + lb, PF_SET_MAX) < 0) {
+                ps->nomem = true;
+                strv_release(&out);
+                return false;
+            }
+        }
+    }
+    strv_release(&a->s);
+    a->s = out;
+    info_release(b);
+    return true;
+}
+
+/* best = the better filter of best and b (both required or any); b is
+ * consumed. */
+static void
+keep_better(struct pf_info *best, struct pf_info *b)
+{
+    info_to_req(b);
+    if (req_better(b, best)) {
+        info_release(best);
+        *best = *b;
+        memset(b, 0, sizeof(*b));
+    }
+    info_release(b);
+}
+
+/* a = a or b; b is consumed. */
+static void
+info_alt(struct pf_parser *ps, struct pf_info *a, struct pf_info *b)
+{
+    enum pf_kind kind = PF_EXACT;
+    size_t cap = PF_SET_MAX;
+
+    if (a->kind != PF_EXACT || b->kind != PF_EXACT || a->s.n + b->s.n > PF_SET_MAX) {
+        info_to_req(a);
+        info_to_req(b);
+        kind = PF_REQ;
+        cap = PF_REQ_MAX;
+        if (a->kind == PF_ANY || b->kind == PF_ANY || a->s.n + b->s.n > PF_REQ_MAX) {
+            info_release(a);
+            info_release(b);
+            return;
+        }
+    }
+    for (size_t i = 0; i < b->s.n; i++) {
+        if (strv_add_unique(&a->s, b->s.v[i], strlen(b->s.v[i]), cap) < 0) {
+            ps->nomem = true;
+            break;
+        }
+    }
+    a->kind = kind;
+    info_release(b);
+}
+
+static bool
+is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static int
+hex_value(char c)
+{
+    if (is_digit(c))
+        return c - '0';
+    c = lower(c);
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+/* After "\x": the code point, or -1 when malformed. */
+static long
+parse_hex(struct pf_parser *ps)
+{
+    long v = 0;
+    int d;
+
+    if (ps->p < ps->end && *ps->p == '{') {
+        ps->p++;
+        while (ps->p < ps->end && (d = hex_value(*ps->p)) >= 0 && v < 0x110000) {
+            v = v * 16 + d;
+            ps->p++;
+        }
+        if (ps->p >= ps->end || *ps->p != '}')
+            return -1;
+        ps->p++;
+        return v;
+    }
+    for (int i = 0; i < 2 && ps->p < ps->end && (d = hex_value(*ps->p)) >= 0; i++) {
+        v = v * 16 + d;
+        ps->p++;
+    }
+    return v;
+}
+
+/* One escape after '\'. Sets *lit to the literal byte and returns 1, or
+ * returns 0 for a zero-width assertion, 2 for a class of characters (any
+ * as far as literals go); fails on what it does not know. */
+static int
+parse_escape(struct pf_parser *ps, char *lit, bool in_class)
+{
+    char c;
+
+    if (ps->p >= ps->end) {
+        ps->fail = true;
+        return 2;
+    }
+    c = *ps->p++;
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c))) {
+        if ((unsigned char)c >= 0x80)
+            ps->fail = true;
+        *lit = c;
+        return 1;
+    }
+    switch (c) {
+    case 'b':
+        if (in_class) {
+            *lit = '\b';
+            return 1;
+        }
+        return 0;
+    case 'B':
+    case 'A':
+    case 'z':
+    case 'Z':
+    case 'G':
+    case 'K':
+        if (in_class)
+            ps->fail = true;
+        return 0;
+    case 'd':
+    case 'D':
+    case 'w':
+    case 'W':
+    case 's':
+    case 'S':
+    case 'h':
+    case 'H':
+    case 'v':
+    case 'V':
+    case 'N':
+    case 'R':
+    case 'X':
+        return 2;
+    case 'p':
+    case 'P':
+        if (ps->p < ps->end && *ps->p == '{') {
+            const char *e = memchr(ps->p, '}', (size_t)(ps->end - ps->p));
+
+            if (e == NULL)
+                ps->fail = true;
+            else
+                ps->p = e + 1;
+        } else if (ps->p < ps->end) {
+            ps->p++;
+        }
+        return 2;
+    case 'n':
+        *lit = '\n';
+        return 1;
+    case 't':
+        *lit = '\t';
+        return 1;
+    case 'r':
+        *lit = '\r';
+        return 1;
+    case 'f':
+        *lit = '\f';
+        return 1;
+    case 'e':
+        *lit = 0x1b;
+        return 1;
+    case 'a':
+        *lit = 0x07;
+        return 1;
+    case 'x': {
+        long v = parse_hex(ps);
+
+        if (v < 0)
+            ps->fail = true;
+        if (v <= 0 || v >= 0x80)
+            return 2;
+        *lit = (char)v;
+        return 1;
+    }
+    default:
+        ps->fail = true;
+        return 2;
+    }
+}
+
+/* A character class after '['. Small classes of ASCII bytes are exact. */
+static void
+parse_class(struct pf_parser *ps, struct pf_info *x)
+{
+    unsigned char set[128] = {0};
+    bool negate = false, any = false, first = true;
+    int prev = -1;
+    unsigned n = 0;
+
+    if (ps->p < ps->end && *ps->p == '^') {
+        negate = true;
+        ps->p++;
+    }
+    for (;;) {
+        int c;
+        char lit;
+
+        if (ps->p >= ps->end) {
+            ps->fail = true;
+            return;
+        }
+        if (*ps->p == ']' && !first) {
+            ps->p++;
+            break;
+        }
+        first = false;
+        if (*ps->p == '[' && ps->p + 1 < ps->end &&
+            (ps->p[1] == ':' || ps->p[1] == '.' || ps->p[1] == '=')) {
+            ps->fail = true;
+            return;
+        }
+        if (*ps->p == '-' && prev >= 0 && ps->p + 1 < ps->end && ps->p[1] != ']') {
+            int hi;
+
+            ps->p++;
+            if (*ps->p == '\\') {
+                ps->p++;
+                if (parse_escape(ps, &lit, true) != 1) {
+                    ps->fail = true;
+                    return;
+                }
+                hi = (unsigned char)lit;
+            } else {
+                hi = (unsigned char)*ps->p++;
+            }
+            if (hi >= 0x80 || hi < prev) {
+                any = true;
+            } else {
+                for (int k = prev; k <= hi; k++)
+                    set[(unsigned char)lower((char)k)] = 1;
+            }
+            prev = -1;
+            continue;
+        }
+        if (*ps->p == '\\') {
+            ps->p++;
+            if (parse_escape(ps, &lit, true) != 1) {
+                any = true;
+                prev = -1;
+                continue;
+            }
+            c = (unsigned char)lit;
+        } else {
+            c = (unsigned char)*ps->p++;
+        }
+        if (c >= 0x80) {
+            /* Skip the rest of the UTF-8 sequence: one class member. */
+            while (ps->p < ps->end && ((unsigned char)*ps->p & 0xc0) == 0x80)
+                ps->p++;
+            any = true;
+            prev = -1;
+            continue;
+        }
+        set[(unsigned char)lower((char)c)] = 1;
+        prev = c;
+    }
+    if (negate || any)
+        return;
+    for (unsigned k = 0; k < 128; k++)
+        n += set[k];
+    if (n == 0 || n > 8)
+        return;
+    x->kind = PF_EXACT;
+    for (unsigned k = 0; k < 128; k++) {
+        char s = (char)k;
+
+        if (set[k] && strv_add(&x->s, &s, 1, PF_SET_MAX) < 0)
+            ps->nomem = true;
+    }
+}
+
+static void parse_alt(struct pf_parser *ps, struct pf_info *ret);
+
+/* A group after '('. */
+static void
+parse_group(struct pf_parser *ps, struct pf_info *x)
+{
+    bool zero_width = false;
+
+    if (++ps->depth > PF_DEPTH_MAX || ps->p >= ps->end || *ps->p == '*') {
+        ps->fail = true;
+        return;
+    }
+    if (*ps->p == '?') {
+        ps->p++;
+        if (ps->p >= ps->end) {
+            ps->fail = true;
+            return;
+        }
+        switch (*ps->p) {
+        case ':':
+        case '|':
+        case '>':
+            ps->p++;
+            break;
+        case '=':
+        case '!':
+            ps->p++;
+            zero_width = true;
+            break;
+        case '<':
+            ps->p++;
+            if (ps->p < ps->end && (*ps->p == '=' || *ps->p == '!')) {
+                ps->p++;
+                zero_width = true;
+                break;
+            }
+            /* A named group. */
+            while (ps->p < ps->end && *ps->p != '>')
+                ps->p++;
+            if (ps->p >= ps->end) {
+                ps->fail = true;
+                return;
+            }
+            ps->p++;
+            break;
+        default: {
+            /* Option letters: "(?i)" sets, "(?i:" opens a group. */
+            const char *q = ps->p;
+
+            while (q < ps->end && ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') ||
+                                   *q == '-' || *q == '^')) {
+                if (*q == 'x')
+                    ps->fail = true;
+                q++;
+            }
+            if (q == ps->p || q >= ps->end || (*q != ':' && *q != ')'))
+                ps->fail = true;
+            if (ps->fail)
+                return;
+            ps->p = q + 1;
+            if (*q == ')') {
+                ps->depth--;
+                info_empty(ps, x);
+                return;
+            }
+        }
+        }
+    }
+    parse_alt(ps, x);
+    if (ps->fail)
+        return;
+    if (ps->p >= ps->end || *ps->p != ')') {
+        ps->fail = true;
+        return;
+    }
+    ps->p++;
+    ps->depth--;
+    if (zero_width) {
+        info_release(x);
+        info_empty(ps, x);
+    }
+}
+
+/* A quantifier at ps->p, if any: sets *min and *max (UINT_MAX: no bound). */
+static bool
+parse_quant(struct pf_parser *ps, unsigned *min, unsigned *max)
+{
+    const char *q = ps->p;
+
+    if (q >= ps->end)
+        return false;
+    switch (*q) {
+    case '?':
+        *min = 0;
+        *max = 1;
+        q++;
+        break;
+    case '*':
+        *min = 0;
+        *max = ~0u;
+        q++;
+        break;
+    case '+':
+        *min = 1;
+        *max = ~0u;
+        q++;
+        break;
+    case '{': {
+        unsigned a = 0, b;
+
+        q++;
+        if (q >= ps->end || !is_digit(*q))
+            return false;
+        while (q < ps->end && is_digit(*q) && a < 100000)
+            a = a * 10 + (unsigned)(*q++ - '0');
+        b = a;
+        if (q < ps->end && *q == ',') {
+            q++;
+            b = ~0u;
+            if (q < ps->end && is_digit(*q)) {
+                b = 0;
+                while (q < ps->end && is_digit(*q) && b < 100000)
+                    b = b * 10 + (unsigned)(*q++ - '0');
+            }
+        }
+        if (q >= ps->end || *q != '}')
+            return false;
+        q++;
+        *min = a;
+        *max = b;
+        break;
+    }
+    default:
+        return false;
+    }
+    if (q < ps->end && (*q == '?' || *q == '+'))
+        q++;
+    ps->p = q;
+    return true;
+}
+
+/* One atom and its quantifier; false at the end of a sequence. */
+static bool
+parse_atom(struct pf_parser *ps, struct pf_info *x)
+{
+    unsigned min, max;
+    char c, lit;
+
+    memset(x, 0, sizeof(*x));
+    if (ps->p >= ps->end || *ps->p == '|' || *ps->p == ')')
+        return false;
+    c = *ps->p++;
+    switch (c) {
+    case '(':
+        parse_group(ps, x);
+        break;
+    case '[':
+        parse_class(ps, x);
+        break;
+    case '\\':
+        switch (parse_escape(ps, &lit, false)) {
+        case 0:
+            info_empty(ps, x);
+            break;
+        case 1:
+            info_exact_char(ps, x, lit);
+            break;
+        default:
+            break;
+        }
+        break;
+    case '^':
+    case '$':
+        info_empty(ps, x);
+        break;
+    case '.':
+        break;
+    case '*':
+    case '+':
+    case '?':
+        ps->fail = true;
+        break;
+    default:
+        if ((unsigned char)c >= 0x80) {
+            while (ps->p < ps->end && ((unsigned char)*ps->p & 0xc0) == 0x80)
+                ps->p++;
+            break;
+        }
+        info_exact_char(ps, x, c);
+        break;
+    }
+    if (ps->fail)
+        return false;
+    while (parse_quant(ps, &min, &max)) {
+        if (min == 0 && max == 1 && x->kind == PF_EXACT) {
+            int r = strv_add_unique(&x->s, "", 0, PF_SET_MAX);
+
+            if (r < 0) {
+                ps->nomem = r == -ENOMEM;
+                info_release(x);
+            }
+        } else if (min == 0) {
+            info_release(x);
+        } else if (!(min == 1 && max == 1)) {
+            info_to_req(x);
+        }
+    }
+    return true;
+}
+
+/* A sequence stays exact while every atom is and the product fits;
+ * otherwise each run of exact atoms and each other atom offers its
+ * required set, and the best one is kept. */
+static void
+parse_seq(struct pf_parser *ps, struct pf_info *ret)
+{
+    struct pf_info atom = {0}, cur = {0};
+    bool exact = true;
+
+    memset(ret, 0, sizeof(*ret));
+    info_empty(ps, &cur);
+    while (!ps->fail && parse_atom(ps, &atom)) {
+        if (exact_concat(ps, &cur, &atom))
+            continue;
+        exact = false;
+        keep_better(ret, &cur);
+        if (atom.kind == PF_EXACT) {
+            cur = atom;
+            memset(&atom, 0, sizeof(atom));
+        } else {
+            keep_better(ret, &atom);
+            info_empty(ps, &cur);
+        }
+    }
+    info_release(&atom);
+    if (exact) {
+        info_release(ret);
+        *ret = cur;
+        return;
+    }
+    keep_better(ret, &cur);
+}
+
+static void
+parse_alt(struct pf_parser *ps, struct pf_info *ret)
+{
+    struct pf_info branch;
+
+    parse_seq(ps, ret);
+    while (!ps->fail && ps->p < ps->end && *ps->p == '|') {
+        ps->p++;
+        parse_seq(ps, &branch);
+        info_alt(ps, ret, &branch);
+    }
+}
+
+/* True when some other literal of v is a substring of v[i]: v[i] then
+ * adds nothing to the filter. */
+static bool
+redundant(const struct strv *v, size_t i)
+{
+    for (size_t j = 0; j < v->n; j++) {
+        if (j == i || strstr(v->v[i], v->v[j]) == NULL)
+            continue;
+        if (strcmp(v->v[i], v->v[j]) != 0 || j < i)
+            return true;
+    }
+    return false;
+}
+
+int
+rule_prefilter_literals(const char *src, size_t len, uint32_t options, struct strv *ret)
+{
+    struct pf_parser ps = {.p = src, .end = src + len};
+    struct pf_info x = {0};
+    int r = 0;
+
+    memset(ret, 0, sizeof(*ret));
+    if ((options & (PCRE2_EXTENDED | PCRE2_LITERAL)) != 0)
+        return 0;
+    parse_alt(&ps, &x);
+    if (ps.nomem) {
+        r = -ENOMEM;
+        goto out;
+    }
+    if (ps.fail || ps.p != ps.end)
+        goto out;
+    info_to_req(&x);
+    if (x.kind != PF_REQ || min_len(&x) < PF_LIT_MIN)
+        goto out;
+    for (size_t i = 0; i < x.s.n; i++) {
+        if (redundant(&x.s, i))
+            continue;
+        r = strv_add(ret, x.s.v[i], strlen(x.s.v[i]), PF_REQ_MAX);
+        if (r < 0) {
+            strv_release(ret);
+            goto out;
+        }
+    }
+out:
+    info_release(&x);
+    return r;
+}
+
+struct pf_entry {
+    uint16_t key; /* first two bytes */
+    uint16_t len;
+    uint32_t pattern;
+    const char *lit; /* borrowed from the pattern */
+};
+
+#define PF_BUCKETS 4096u
+
+struct pf_region {
+    uint8_t bits[65536 / 8]; /* keys present */
+    struct pf_entry *v;      /* sorted by bucket */
+    size_t n;
+    uint32_t start[PF_BUCKETS + 1]; /* v[start[h]..start[h + 1]): bucket h */
+    uint32_t n_patterns; /* patterns with a filter on this region */
+};
+
+struct rule_prefilter {
+    struct pf_region *regions[REGION__COUNT];
+    struct strv lits; /* every literal, owned here */
+    uint32_t n_patterns;
+};
+
+static uint16_t
+key2(const char *s)
+{
+    return (uint16_t)((unsigned char)lower(s[0]) << 8 | (unsigned char)lower(s[1]));
+}
+
+static unsigned
+bucket(uint16_t key)
+{
+    return (unsigned)((key * 40503u) >> 4) & (PF_BUCKETS - 1);
+}
+
+static int
+entry_cmp(const void *a, const void *b)
+{
+    const struct pf_entry *x = a, *y = b;
+    unsigned hx = bucket(x->key), hy = bucket(y->key);
+
+    if (hx != hy)
+        return hx < hy ? -1 : 1;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static int
+add_pattern(struct rule_prefilter *pf, struct rule_pattern *pat, enum region_id region)
+{
+    struct pf_region *rg;
+    struct pf_entry *v;
+    struct strv lits;
+    size_t first;
+    int r;
+
+    pat->pf_id = UINT32_MAX;
+    if (pat->code == NULL || (unsigned)region >= REGION__COUNT)
+        return 0;
+    r = rule_prefilter_literals(pat->source, pat->len, pat->options, &lits);
+    if (r < 0 || lits.n == 0)
+        return r;
+    rg = pf->regions[region];
+    if (rg == NULL) {
+        rg = calloc(1, sizeof(*rg));
+        if (rg == NULL) {
+            r = -ENOMEM;
+            goto out;
+        }
+        pf->regions[region] = rg;
+    }
+    v = realloc(rg->v, (rg->n + lits.n) * sizeof(*v));
+    if (v == NULL) {
+        r = -ENOMEM;
+        goto out;
+    }
+    rg->v = v;
+    first = pf->lits.n;
+    for (size_t i = 0; i < lits.n; i++) {
+        r = strv_add(&pf->lits, lits.v[i], strlen(lits.v[i]), SIZE_MAX);
+        if (r < 0)
+            goto out;
+    }
+    pat->pf_id = pf->n_patterns++;
+    pat->pf_region = region;
+    rg->n_patterns++;
+    for (size_t i = first; i < pf->lits.n; i++) {
+        struct pf_entry *e = &rg->v[rg->n++];
+
+        e->lit = pf->lits.v[i];
+        e->len = (uint16_t)strlen(e->lit);
+        e->key = key2(e->lit);
+        e->pattern = pat->pf_id;
+        rg->bits[e->key >> 3] |= (uint8_t)(1u << (e->key & 7));
+    }
+out:
+    strv_release(&lits);
+    return r;
+}
+
+int
+rule_prefilter_build(struct rule_set *set)
+{
+    struct rule_prefilter *pf;
+    int r = 0;
+
+    pf = calloc(1, sizeof(*pf));
+    if (pf == NULL)
+        return -ENOMEM;
+    for (size_t i = 0; i < set->n_rules && r == 0; i++) {
+        struct rule *rule = &set->rules[i];
+
+        for (size_t c = 0; c < rule->n_conds && r == 0; c++) {
+            struct rule_cond *cond = &rule->conds[c];
+
+            switch (cond->type) {
+            case RULE_COND_MATCH:
+            case RULE_COND_NOMATCH:
+            case RULE_COND_COUNT:
+                r = add_pattern(pf, &cond->pat[0], cond->region);
+                break;
+            case RULE_COND_PAIR:
+                r = add_pattern(pf, &cond->pat[0], REGION_REMOVED);
+                if (r == 0)
+                    r = add_pattern(pf, &cond->pat[1], REGION_ADDED);
+                break;
+            default:
+                break;
+            }
+        }
+    }
+    for (unsigned k = 0; k < REGION__COUNT; k++) {
+        struct pf_region *rg = pf->regions[k];
+        size_t e = 0;
+
+        if (rg == NULL)
+            continue;
+        if (rg->n > 1)
+            qsort(rg->v, rg->n, sizeof(struct pf_entry), entry_cmp);
+        for (unsigned h = 0; h <= PF_BUCKETS; h++) {
+            while (e < rg->n && bucket(rg->v[e].key) < h)
+                e++;
+            rg->start[h] = (uint32_t)e;
+        }
+    }
+    set->pf = pf;
+    if (r < 0)
+        set->pf = rule_prefilter_free(pf);
+    return r;
+}
+
+struct rule_prefilter *
+rule_prefilter_free(struct rule_prefilter *pf)
+{
+    if (pf == NULL)
+        return NULL;
+    for (unsigned k = 0; k < REGION__COUNT; k++) {
+        if (pf->regions[k] != NULL)
+            free(pf->regions[k]->v);
+        free(pf->regions[k]);
+    }
+    strv_release(&pf->lits);
+    free(pf);
+    return NULL;
+}
+
+static bool
+eq_ci(const char *text, const char *lit, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (lower(text[i]) != lit[i])
+            return false;
+    return true;
+}
+
+static void
+scan_region(const struct pf_region *rg, const struct region *r, uint8_t *possible)
+{
+    const char *s = r->text;
+    size_t len = r->text != NULL ? r->len : 0;
+    uint32_t left = rg->n_patterns;
+
+    /* PCRE2 folds k and s to these under caseless matching. */
+    if (memmem(s, len, "\xe2\x84\xaa", 3) != NULL || memmem(s, len, "\xc5\xbf", 2) != NULL) {
+        for (size_t i = 0; i < rg->n; i++)
+            possible[rg->v[i].pattern] = 1;
+        return;
+    }
+    for (size_t i = 0; i + 1 < len; i++) {
+        uint16_t k = (uint16_t)((unsigned char)lower(s[i]) << 8 | (unsigned char)lower(s[i + 1]));
+        unsigned h;
+
+        if ((rg->bits[k >> 3] & (1u << (k & 7))) == 0)
+            continue;
+        h = bucket(k);
+        for (size_t x = rg->start[h]; x < rg->start[h + 1]; x++) {
+            const struct pf_entry *e = &rg->v[x];
+
+            if (e->key != k || possible[e->pattern] || e->len > len - i ||
+                !eq_ci(s + i + 2, e->lit + 2, e->len - 2))
+                continue;
+            possible[e->pattern] = 1;
+            if (--left == 0)
+                return;
+        }
+    }
+}
+
+void
+rule_prefilter_state_release(struct rule_prefilter_state *st)
+{
+    free(st->possible);
+    memset(st, 0, sizeof(*st));
+}
+
+bool
+rule_prefilter_possible(struct rule_prefilter_state *st, const struct rule_set *set,
+                        const struct message *m, const struct rule_pattern *pat)
+{
+    const struct rule_prefilter *pf = set->pf;
+    const struct pf_region *rg;
+
+    if (pf == NULL || pat->pf_id == UINT32_MAX)
+        return true;
+    rg = pf->regions[pat->pf_region];
+    if ((st->scanned & (1u << pat->pf_region)) == 0) {
+        if (st->possible == NULL) {
+            st->possible = calloc(pf->n_patterns, 1);
+            /* Without memory to remember, every pattern runs. */
+            if (st->possible == NULL)
+                return true;
+        }
+        scan_region(rg, &m->regions[pat->pf_region], st->possible);
+        st->scanned |= 1u << pat->pf_region;
+    }
+    return st->possible[pat->pf_id] != 0;
+}

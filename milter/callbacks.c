@@ -1,0 +1,841 @@
+/*
+ * callbacks.c - libmilter callbacks: MTA events become calls on a struct
+ * conn and its struct msg; end-of-message judges and acts.
+ *
+ * Invariants: every callback returns a status even on internal errors
+ * (the configured OnInternalError), never blocks on the network (replies
+ * are queued), and checks every smfi_* return. A connection holds the
+ * snapshot it started with. The only process-wide values (state, reply
+ * sender) are set by callbacks_setup() before smfi_main() and only read
+ * afterwards.
+ *
+ * Threading: libmilter runs one thread per connection; scans run on a
+ * short-lived worker thread so that ScanTimeout can be enforced.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <libmilter/mfapi.h>
+#include <libmilter/mfdef.h>
+
+#include "callbacks.h"
+#include "classifier.h"
+#include "conn.h"
+#include "log.h"
+#include "reply.h"
+#include "snapshot.h"
+#include "state.h"
+
+#define LOG_FIELD_MAX 200 /* bytes of an address or message id in a log line */
+#define LOG_TESTS_MAX 400 /* bytes of the tests= list in a log line */
+
+static struct state *cb_state;
+static struct reply_sender *cb_sender;
+
+/* libmilter's API takes char * for names it never changes. */
+static char sym_queue_id[] = "i";
+static char sym_auth[] = "{auth_authen}";
+static char sym_list_connect[] = "{daemon_name}";
+static char sym_list_envfrom[] = "i {auth_authen}";
+static char sym_list_eom[] = "i";
+static char hdr_subject[] = "Subject";
+
+void
+callbacks_setup(struct state *st, struct reply_sender *sender)
+{
+    cb_state = st;
+    cb_sender = sender;
+}
+
+void
+decision_init(struct decision *d)
+{
+    memset(d, 0, sizeof(*d));
+    verdict_plan_init(&d->plan);
+}
+
+void
+decision_release(struct decision *d)
+{
+    verdict_plan_release(&d->plan);
+    classifier_result_free(d->res);
+    free(d->reply_text);
+    decision_init(d);
+}
+
+/* ---- scanning with a time limit --------------------------------------- */
+
+struct scan_job {
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    unsigned refs; /* the waiting caller and the worker */
+    bool done;
+    int r;
+    struct snapshot *snap;
+    char *buf;
+    size_t len;
+    struct classifier_envelope env;
+    char *from;
+    char **rcpts;
+    size_t n_rcpts;
+    struct classifier_result *res;
+};
+
+static void
+job_free(struct scan_job *j)
+{
+    classifier_result_free(j->res);
+    for (size_t i = 0; i < j->n_rcpts; i++)
+        free(j->rcpts[i]);
+    free(j->rcpts);
+    free(j->from);
+    free(j->buf);
+    snapshot_unref(j->snap);
+    pthread_cond_destroy(&j->cv);
+    pthread_mutex_destroy(&j->lock);
+    free(j);
+}
+
+static void
+job_put(struct scan_job *j)
+{
+    bool last;
+
+    pthread_mutex_lock(&j->lock);
+    last = --j->refs == 0;
+    pthread_mutex_unlock(&j->lock);
+    if (last)
+        job_free(j);
+}
+
+static void
+job_run(struct scan_job *j)
+{
+    struct classifier_result *res = NULL;
+    int r = classifier_scan(j->snap->classifier, j->buf, j->len, &j->env, &res);
+
+    pthread_mutex_lock(&j->lock);
+    j->r = r;
+    j->res = res;
+    j->done = true;
+    pthread_cond_signal(&j->cv);
+    pthread_mutex_unlock(&j->lock);
+}
+
+static void *
+job_thread(void *arg)
+{
+    struct scan_job *j = arg;
+
+    job_run(j);
+    job_put(j);
+    return NULL;
+}
+
+static struct scan_job *
+job_new(struct snapshot *snap, struct msg *m)
+{
+    pthread_condattr_t ca;
+    struct scan_job *j = calloc(1, sizeof(*j));
+
+    if (j == NULL)
+        return NULL;
+    pthread_mutex_init(&j->lock, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&j->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    j->refs = 1;
+    j->snap = snapshot_ref(snap);
+    /* The job owns what it scans: after a timeout it outlives the message. */
+    j->buf = m->buf;
+    j->len = m->len;
+    m->buf = NULL;
+    m->len = m->cap = 0;
+    j->from = strdup(m->mail_from ? m->mail_from : "");
+    j->rcpts = calloc(m->n_rcpts ? m->n_rcpts : 1, sizeof(*j->rcpts));
+    if (j->from == NULL || j->rcpts == NULL) {
+        job_free(j);
+        return NULL;
+    }
+    for (size_t i = 0; i < m->n_rcpts; i++) {
+        j->rcpts[i] = strdup(m->rcpts[i].addr);
+        if (j->rcpts[i] == NULL) {
+            job_free(j);
+            return NULL;
+        }
+        j->n_rcpts++;
+    }
+    j->env.mail_from = j->from;
+    j->env.rcpt = (const char *const *)j->rcpts;
+    j->env.n_rcpt = j->n_rcpts;
+    return j;
+}
+
+/* Returns 0 with *ret set, -ETIMEDOUT, or the scan's negative errno. */
+static int
+scan_with_timeout(struct snapshot *snap, struct msg *m, void (*progress)(void *), void *pctx,
+                  struct classifier_result **ret)
+{
+    unsigned timeout_ms = snap->cfg->scan_timeout;
+    struct timespec deadline, slice;
+    struct scan_job *j;
+    pthread_attr_t attr;
+    pthread_t tid;
+    int r;
+
+    j = job_new(snap, m);
+    if (j == NULL)
+        return -ENOMEM;
+
+    j->refs = 2;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    r = pthread_create(&tid, &attr, job_thread, j);
+    pthread_attr_destroy(&attr);
+    if (r != 0) {
+        /* No thread to spare: scan here, without the time limit. */
+        j->refs = 1;
+        job_run(j);
+    }
+
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+
+    pthread_mutex_lock(&j->lock);
+    while (!j->done) {
+        clock_gettime(CLOCK_MONOTONIC, &slice);
+        if (slice.tv_sec > deadline.tv_sec ||
+            (slice.tv_sec == deadline.tv_sec && slice.tv_nsec >= deadline.tv_nsec))
+            break;
+        /* Wake at least once a second to tell the MTA we are alive. */
+        slice.tv_sec += 1;
+        if (slice.tv_sec > deadline.tv_sec ||
+            (slice.tv_sec == deadline.tv_sec && slice.tv_nsec > deadline.tv_nsec))
+            slice = deadline;
+        pthread_cond_timedwait(&j->cv, &j->lock, &slice);
+        if (!j->done && progress) {
+            pthread_mutex_unlock(&j->lock);
+            progress(pctx);
+            pthread_mutex_lock(&j->lock);
+        }
+    }
+    if (j->done) {
+        r = j->r;
+        *ret = j->res;
+        j->res = NULL;
+    } else
+        r = -ETIMEDOUT;
+    pthread_mutex_unlock(&j->lock);
+    job_put(j);
+    return r;
+}
+
+/* ---- the decision ----------------------------------------------------- */
+
+static double
+ms_since(const struct timespec *t0)
+{
+    struct timespec t1;
+
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) * 1000.0 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* The address inside "Name <addr>", or the whole text. */
+static void
+reply_from_addr(const char *from, char *buf, size_t size)
+{
+    const char *lt = strrchr(from, '<');
+
+    conn_addr_strip(lt ? lt : from, buf, size);
+}
+
+static void
+prepare_reply(struct snapshot *snap, struct msg *m, struct decision *d)
+{
+    const struct config *cfg = snap->cfg;
+    struct reply_header *hdrs = NULL;
+    const char **own = NULL;
+    size_t n_own = 0;
+    char from_addr[CONN_ADDR_MAX];
+    struct reply_input in = {0};
+    int r;
+
+    hdrs = calloc(m->n_headers ? m->n_headers : 1, sizeof(*hdrs));
+    own = calloc(m->n_rcpts + 1, sizeof(*own));
+    if (hdrs == NULL || own == NULL) {
+        d->reply_suppressed = "out of memory";
+        goto out;
+    }
+    for (size_t i = 0; i < m->n_headers; i++) {
+        hdrs[i].name = m->headers[i].name;
+        hdrs[i].value = m->headers[i].value;
+    }
+    reply_from_addr(cfg->reply_from, from_addr, sizeof(from_addr));
+    own[n_own++] = from_addr;
+    for (size_t i = 0; i < m->n_rcpts; i++)
+        if (m->rcpts[i].protected)
+            own[n_own++] = m->rcpts[i].addr;
+
+    d->reply_suppressed =
+        reply_suppress_reason(m->mail_from ? m->mail_from : "", hdrs, m->n_headers, own, n_own);
+    if (d->reply_suppressed != NULL)
+        goto out;
+
+    in.from = cfg->reply_from;
+    in.to = m->mail_from;
+    in.doc_base = cfg->doc_base;
+    in.result = d->res;
+    r = reply_render(snap->reply_template, &in, &d->reply_text);
+    if (r < 0) {
+        d->reply_text = NULL;
+        d->reply_suppressed = r == -EINVAL ? "bad sender" : "cannot render";
+    }
+out:
+    free(hdrs);
+    free(own);
+}
+
+void
+callbacks_decide(struct snapshot *snap, struct msg *m, void (*progress)(void *), void *pctx,
+                 struct decision *d)
+{
+    const struct config *cfg = snap->cfg;
+    struct verdict_input in;
+    enum verdict_cause cause = VERDICT_INTERNAL_ERROR;
+    struct timespec t0;
+    int r;
+
+    msg_verdict_input(m, &in);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+
+    if (m->error < 0)
+        goto failed;
+    if (m->oversize && cfg->on_oversize != CONFIG_FAIL_SCAN) {
+        cause = VERDICT_OVERSIZE;
+        goto failed;
+    }
+    r = scan_with_timeout(snap, m, progress, pctx, &d->res);
+    d->ms = ms_since(&t0);
+    if (r == -ETIMEDOUT) {
+        cause = VERDICT_TIMEOUT;
+        goto failed;
+    }
+    if (r < 0)
+        goto failed;
+    if (m->oversize)
+        d->res->truncated = true;
+    if (verdict_build(cfg, d->res, &in, &d->plan) < 0)
+        goto failed;
+    if (d->plan.reply)
+        prepare_reply(snap, m, d);
+    return;
+
+failed:
+    if (verdict_build_failure(cfg, cause, &in, &d->plan) < 0) {
+        /* Out of memory even for the failure plan: accept untouched. */
+        verdict_plan_init(&d->plan);
+        d->plan.cause = cause;
+    }
+}
+
+/* Copy user data for a log line: printable ASCII, capped. */
+static const char *
+log_clean(const char *s, char *buf, size_t size)
+{
+    size_t n = 0;
+
+    for (; s && *s && n + 1 < size; s++)
+        buf[n++] = (*s >= 0x21 && *s <= 0x7e && *s != '\'') ? *s : '?';
+    buf[n] = '\0';
+    return buf;
+}
+
+void
+callbacks_log_decision(const struct msg *m, const struct decision *d)
+{
+    char from[LOG_FIELD_MAX], mid[LOG_FIELD_MAX], tests[LOG_TESTS_MAX] = "";
+    const struct classifier_result *res = d->res;
+    size_t used = 0;
+
+    log_clean(m->mail_from, from, sizeof(from));
+    log_clean(res ? res->message_id : NULL, mid, sizeof(mid));
+    for (size_t i = 0; res && i < res->n_hits && used + 1 < sizeof(tests); i++) {
+        int w =
+            snprintf(tests + used, sizeof(tests) - used, "%s%s", i ? "," : "", res->hits[i].rule);
+
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+    if (res == NULL) {
+        log_info("%s: from=<%s> cause=%s result=%s ms=%.1f", m->queue_id, from,
+                 verdict_cause_name(d->plan.cause), verdict_result_name(d->plan.result), d->ms);
+        return;
+    }
+    log_info("%s: from=<%s> message-id=<%s> kind=%s score=%.1f tests=%s action=%s%s result=%s "
+             "ms=%.1f%s%s%s",
+             m->queue_id, from, mid, classifier_kind_name(res->kind), res->score,
+             tests[0] ? tests : "none", classifier_action_name(res->action),
+             d->plan.monitor ? " mode=monitor" : "", verdict_result_name(d->plan.result), d->ms,
+             res->truncated ? " truncated=yes" : "", d->plan.reply ? " reply=" : "",
+             d->plan.reply ? d->reply_note : "");
+}
+
+/* ---- applying a plan through libmilter -------------------------------- */
+
+static sfsistat
+plan_status(const struct verdict_plan *p)
+{
+    switch (p->result) {
+    case VERDICT_REJECT:
+        return SMFIS_REJECT;
+    case VERDICT_TEMPFAIL:
+        return SMFIS_TEMPFAIL;
+    default:
+        return SMFIS_ACCEPT;
+    }
+}
+
+static int
+plan_set_reply(SMFICTX *ctx, struct verdict_plan *p)
+{
+    char esc[VERDICT_MAX_SMTP_LINES][VERDICT_SMTP_LINE_MAX + 1];
+    char *l[VERDICT_MAX_SMTP_LINES + 1] = {NULL};
+
+    if (p->n_smtp_lines == 0 || p->rcode[0] == '\0')
+        return 0;
+    for (size_t i = 0; i < p->n_smtp_lines; i++) {
+        if (verdict_escape(p->smtp_lines[i], esc[i], sizeof(esc[i])) < 0)
+            return -ENOSPC;
+        l[i] = esc[i];
+    }
+    if (p->n_smtp_lines == 1)
+        return smfi_setreply(ctx, p->rcode, p->xcode, l[0]) == MI_SUCCESS ? 0 : -EIO;
+    /* smfi_setmlreply stops at the first NULL; unused slots are NULL. */
+    return smfi_setmlreply(ctx, p->rcode, p->xcode, l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7],
+                           l[8], l[9], l[10], l[11], l[12], l[13], l[14], l[15], l[16], l[17],
+                           l[18], l[19], l[20], l[21], l[22], l[23], l[24], l[25], l[26], l[27],
+                           l[28], l[29], l[30], l[31], (char *)NULL) == MI_SUCCESS
+               ? 0
+               : -EIO;
+}
+
+/* Returns 0, or -EIO naming the failed call in *ret_what. */
+static int
+plan_apply(SMFICTX *ctx, struct verdict_plan *p, const char **ret_what)
+{
+    for (size_t i = 0; i < p->n_remove; i++) {
+        if (smfi_chgheader(ctx, p->remove[i].name, (int)p->remove[i].index, NULL) != MI_SUCCESS) {
+            *ret_what = "smfi_chgheader (remove)";
+            return -EIO;
+        }
+    }
+    if (p->subject) {
+        int ok = p->subject_add ? smfi_addheader(ctx, hdr_subject, p->subject)
+                                : smfi_chgheader(ctx, hdr_subject, 1, p->subject);
+
+        if (ok != MI_SUCCESS) {
+            *ret_what = "smfi_chgheader (Subject)";
+            return -EIO;
+        }
+    }
+    for (size_t i = 0; i < p->n_add; i++) {
+        if (smfi_addheader(ctx, p->add[i].name, p->add[i].value) != MI_SUCCESS) {
+            *ret_what = "smfi_addheader";
+            return -EIO;
+        }
+    }
+    if (p->quarantine && smfi_quarantine(ctx, p->quarantine) != MI_SUCCESS) {
+        *ret_what = "smfi_quarantine";
+        return -EIO;
+    }
+    if (plan_set_reply(ctx, p) < 0) {
+        *ret_what = "smfi_setmlreply";
+        return -EIO;
+    }
+    return 0;
+}
+
+/* Status for a failure before there is a message to put headers on. */
+static sfsistat
+early_failure(const struct config *cfg)
+{
+    if (cfg == NULL || cfg->mode == CONFIG_MODE_MONITOR)
+        return SMFIS_ACCEPT;
+    switch (cfg->on_internal_error) {
+    case CONFIG_FAIL_TEMPFAIL:
+        return SMFIS_TEMPFAIL;
+    case CONFIG_FAIL_REJECT:
+        return SMFIS_REJECT;
+    default:
+        return SMFIS_ACCEPT;
+    }
+}
+
+static struct conn *
+conn_get(SMFICTX *ctx)
+{
+    struct conn *c = smfi_getpriv(ctx);
+
+    if (c != NULL)
+        return c;
+    c = conn_new(snapshot_current());
+    if (c == NULL)
+        return NULL;
+    if (c->snap == NULL || smfi_setpriv(ctx, c) != MI_SUCCESS) {
+        log_error("cannot set up a connection context, applying OnInternalError");
+        return conn_free(c);
+    }
+    return c;
+}
+
+/* ---- the callbacks ----------------------------------------------------- */
+
+static sfsistat
+cb_negotiate(SMFICTX *ctx, unsigned long f0, unsigned long f1, unsigned long f2, unsigned long f3,
+             unsigned long *pf0, unsigned long *pf1, unsigned long *pf2, unsigned long *pf3)
+{
+    const unsigned long actions = SMFIF_ADDHDRS | SMFIF_CHGHDRS | SMFIF_QUARANTINE;
+    struct conn *c;
+
+    (void)f2;
+    (void)f3;
+    c = conn_get(ctx);
+    if (c == NULL)
+        return SMFIS_ALL_OPTS;
+    if ((f0 & (SMFIF_ADDHDRS | SMFIF_CHGHDRS)) != (SMFIF_ADDHDRS | SMFIF_CHGHDRS))
+        log_warning("the MTA does not allow adding and changing headers, tagging will fail");
+    *pf0 = f0 & (actions | SMFIF_SETSYMLIST);
+    *pf1 = f1 & (SMFIP_SKIP | SMFIP_NOUNKNOWN | SMFIP_NODATA | SMFIP_NOHELO);
+    *pf2 = 0;
+    *pf3 = 0;
+    c->can_skip = (f1 & SMFIP_SKIP) != 0;
+    if (f0 & SMFIF_SETSYMLIST) {
+        if (smfi_setsymlist(ctx, SMFIM_CONNECT, sym_list_connect) != MI_SUCCESS ||
+            smfi_setsymlist(ctx, SMFIM_ENVFROM, sym_list_envfrom) != MI_SUCCESS ||
+            smfi_setsymlist(ctx, SMFIM_EOM, sym_list_eom) != MI_SUCCESS)
+            log_warning("cannot request macros from the MTA, using its defaults");
+    }
+    return SMFIS_CONTINUE;
+}
+
+static sfsistat
+cb_connect(SMFICTX *ctx, char *hostname, _SOCK_ADDR *sa)
+{
+    struct conn *c = conn_get(ctx);
+    const struct config *cfg;
+
+    if (c == NULL)
+        return early_failure(NULL);
+    cfg = c->snap->cfg;
+    snprintf(c->host, sizeof(c->host), "%s", hostname ? hostname : "unknown");
+    if (sa != NULL) {
+        const void *a = NULL;
+
+        if (sa->sa_family == AF_INET)
+            a = &((const struct sockaddr_in *)(const void *)sa)->sin_addr;
+        else if (sa->sa_family == AF_INET6)
+            a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+        if (a == NULL || inet_ntop(sa->sa_family, a, c->addr, sizeof(c->addr)) == NULL)
+            snprintf(c->addr, sizeof(c->addr), "local");
+    } else
+        snprintf(c->addr, sizeof(c->addr), "local");
+
+    if (config_hosts_match(&cfg->peer_list, sa, hostname))
+        c->skip = "PeerList";
+    else if (config_hosts_match(&cfg->internal_hosts, sa, hostname))
+        c->skip = "InternalHosts";
+    if (c->skip) {
+        char host[LOG_FIELD_MAX];
+
+        log_info("connect from '%s' [%s]: in %s, not scanned",
+                 log_clean(c->host, host, sizeof(host)), c->addr, c->skip);
+        return SMFIS_ACCEPT;
+    }
+    return SMFIS_CONTINUE;
+}
+
+static sfsistat
+cb_envfrom(SMFICTX *ctx, char **argv)
+{
+    struct conn *c = smfi_getpriv(ctx);
+    const struct config *cfg;
+    const char *auth;
+    struct msg *m;
+
+    if (c == NULL)
+        return early_failure(NULL);
+    cfg = c->snap->cfg;
+    if (c->skip)
+        return SMFIS_ACCEPT;
+    c->msg = msg_free(c->msg);
+    m = msg_new((size_t)cfg->max_message_size);
+    if (m == NULL) {
+        log_error("out of memory starting a message, applying OnInternalError");
+        return early_failure(cfg);
+    }
+    c->msg = m;
+    c->n_msgs++;
+    msg_set_queue_id(m, smfi_getsymval(ctx, sym_queue_id));
+    msg_set_sender(m, argv ? argv[0] : NULL);
+
+    auth = smfi_getsymval(ctx, sym_auth);
+    if (cfg->skip_authenticated && auth != NULL && *auth != '\0') {
+        char from[LOG_FIELD_MAX];
+
+        log_info("%s: from=<%s> authenticated, not scanned", m->queue_id,
+                 log_clean(m->mail_from, from, sizeof(from)));
+        c->msg = msg_free(m);
+        return SMFIS_ACCEPT;
+    }
+    if (m->mail_from && *m->mail_from && config_list_match(&cfg->allow_senders, m->mail_from)) {
+        char from[LOG_FIELD_MAX];
+
+        log_info("%s: from=<%s> in AllowSenders, not scanned", m->queue_id,
+                 log_clean(m->mail_from, from, sizeof(from)));
+        c->msg = msg_free(m);
+        return SMFIS_ACCEPT;
+    }
+    return SMFIS_CONTINUE;
+}
+
+static sfsistat
+cb_envrcpt(SMFICTX *ctx, char **argv)
+{
+    struct conn *c = smfi_getpriv(ctx);
+    const struct config *cfg;
+    char addr[CONN_ADDR_MAX];
+    bool protected;
+
+    if (c == NULL || c->msg == NULL)
+        return SMFIS_CONTINUE;
+    cfg = c->snap->cfg;
+    conn_addr_strip(argv ? argv[0] : NULL, addr, sizeof(addr));
+    protected = config_list_empty(&cfg->recipients) || config_list_match(&cfg->recipients, addr);
+    msg_add_rcpt(c->msg, addr, protected);
+    return SMFIS_CONTINUE;
+}
+
+static sfsistat
+cb_header(SMFICTX *ctx, char *name, char *value)
+{
+    struct conn *c = smfi_getpriv(ctx);
+
+    if (c == NULL || c->msg == NULL)
+        return SMFIS_CONTINUE;
+    /* An error is remembered in the message and judged at eom. */
+    msg_add_header(c->msg, name, value);
+    return SMFIS_CONTINUE;
+}
+
+static sfsistat
+cb_eoh(SMFICTX *ctx)
+{
+    struct conn *c = smfi_getpriv(ctx);
+    struct msg *m;
+
+    if (c == NULL || c->msg == NULL)
+        return SMFIS_CONTINUE;
+    m = c->msg;
+    msg_end_headers(m);
+    if (m->n_protected == 0) {
+        char from[LOG_FIELD_MAX];
+
+        msg_set_queue_id(m, smfi_getsymval(ctx, sym_queue_id));
+        log_info("%s: from=<%s> no recipient in Recipients, not scanned", m->queue_id,
+                 log_clean(m->mail_from, from, sizeof(from)));
+        c->msg = msg_free(m);
+        return SMFIS_ACCEPT;
+    }
+    return SMFIS_CONTINUE;
+}
+
+static sfsistat
+cb_body(SMFICTX *ctx, unsigned char *data, size_t len)
+{
+    struct conn *c = smfi_getpriv(ctx);
+
+    if (c == NULL || c->msg == NULL)
+        return SMFIS_CONTINUE;
+    msg_add_body(c->msg, (const char *)data, len);
+    if (c->msg->oversize && c->can_skip)
+        return SMFIS_SKIP;
+    return SMFIS_CONTINUE;
+}
+
+static void
+eom_progress(void *ctx)
+{
+    if (smfi_progress(ctx) != MI_SUCCESS)
+        log_debug("smfi_progress failed");
+}
+
+static void
+dispatch_reply(const struct config *cfg, struct msg *m, struct decision *d)
+{
+    enum state_claim claim;
+    char addr[CONN_ADDR_MAX];
+    time_t now = time(NULL);
+    int r;
+
+    if (d->reply_suppressed) {
+        snprintf(d->reply_note, sizeof(d->reply_note), "suppressed:%s", d->reply_suppressed);
+        for (char *p = d->reply_note; *p; p++)
+            if (*p == ' ')
+                *p = '-';
+        return;
+    }
+    if (cb_state == NULL || cb_sender == NULL || d->reply_text == NULL) {
+        snprintf(d->reply_note, sizeof(d->reply_note), "unavailable");
+        return;
+    }
+    snprintf(addr, sizeof(addr), "%s", m->mail_from);
+    for (char *p = addr; *p; p++)
+        *p = (char)tolower((unsigned char)*p);
+    r = state_reply_claim(cb_state, addr, now, cfg->reply_interval, cfg->reply_hourly_cap, &claim);
+    if (r < 0) {
+        char eb[128];
+
+        log_error("%s: reply ledger: %s, not replying", m->queue_id,
+                  log_strerror(r, eb, sizeof(eb)));
+        snprintf(d->reply_note, sizeof(d->reply_note), "ledger-error");
+        return;
+    }
+    if (claim == STATE_CLAIM_RECENT) {
+        snprintf(d->reply_note, sizeof(d->reply_note), "recent");
+        return;
+    }
+    if (claim == STATE_CLAIM_CAPPED) {
+        snprintf(d->reply_note, sizeof(d->reply_note), "capped");
+        return;
+    }
+    r = reply_sender_submit_job(cb_sender, m->mail_from, d->reply_text, m->queue_id, now);
+    if (r < 0) {
+        snprintf(d->reply_note, sizeof(d->reply_note), r == -EAGAIN ? "queue-full" : "not-queued");
+        if (state_reply_release(cb_state, addr, now) < 0)
+            log_warning("%s: cannot release the reply claim for <%s>", m->queue_id, addr);
+        return;
+    }
+    snprintf(d->reply_note, sizeof(d->reply_note), "queued");
+}
+
+static sfsistat
+cb_eom(SMFICTX *ctx)
+{
+    struct conn *c = smfi_getpriv(ctx);
+    const struct config *cfg;
+    struct decision d;
+    const char *what = NULL;
+    sfsistat status;
+    struct msg *m;
+
+    if (c == NULL || c->msg == NULL)
+        return SMFIS_CONTINUE;
+    m = c->msg;
+    cfg = c->snap->cfg;
+    msg_set_queue_id(m, smfi_getsymval(ctx, sym_queue_id));
+
+    decision_init(&d);
+    callbacks_decide(c->snap, m, eom_progress, ctx, &d);
+    status = plan_status(&d.plan);
+    if (plan_apply(ctx, &d.plan, &what) < 0) {
+        struct verdict_input in;
+
+        log_error("%s: %s failed, applying OnInternalError", m->queue_id, what);
+        msg_verdict_input(m, &in);
+        /* Only the status of the failure policy: the MTA refused a change
+         * already, so no further header changes are tried. */
+        if (verdict_build_failure(cfg, VERDICT_INTERNAL_ERROR, &in, &d.plan) == 0 &&
+            d.plan.n_smtp_lines > 0 && plan_set_reply(ctx, &d.plan) < 0)
+            log_error("%s: cannot set the SMTP reply either", m->queue_id);
+        d.plan.reply = false;
+        status = early_failure(cfg);
+    } else if (d.plan.reply)
+        dispatch_reply(cfg, m, &d);
+    callbacks_log_decision(m, &d);
+    decision_release(&d);
+    c->msg = msg_free(m);
+    return status;
+}
+
+static sfsistat
+cb_abort(SMFICTX *ctx)
+{
+    struct conn *c = smfi_getpriv(ctx);
+
+    if (c != NULL)
+        c->msg = msg_free(c->msg);
+    return SMFIS_CONTINUE;
+}
+
+static sfsistat
+cb_close(SMFICTX *ctx)
+{
+    struct conn *c = smfi_getpriv(ctx);
+
+    if (c == NULL)
+        return SMFIS_CONTINUE;
+    if (smfi_setpriv(ctx, NULL) != MI_SUCCESS)
+        log_debug("smfi_setpriv failed at close");
+    conn_free(c);
+    return SMFIS_CONTINUE;
+}
+
+void
+callbacks_reply_status(void *ctx, const struct reply_status *status)
+{
+    struct state *st = ctx;
+    char rcpt[LOG_FIELD_MAX], addr[CONN_ADDR_MAX];
+    const char *id = status->id && *status->id ? status->id : "NOQUEUE";
+
+    log_clean(status->rcpt, rcpt, sizeof(rcpt));
+    if (status->ok) {
+        log_info("%s: reply to <%s> sent", id, rcpt);
+        return;
+    }
+    log_warning("%s: reply to <%s> failed: %s, releasing the claim", id, rcpt,
+                status->reason ? status->reason : "unknown");
+    snprintf(addr, sizeof(addr), "%s", status->rcpt ? status->rcpt : "");
+    for (char *p = addr; *p; p++)
+        *p = (char)tolower((unsigned char)*p);
+    if (st != NULL && state_reply_release(st, addr, status->claimed_at) < 0)
+        log_warning("%s: cannot release the reply claim for <%s>", id, rcpt);
+}
+
+static char milter_name[] = "slop-milter";
+
+int
+callbacks_register(void)
+{
+    struct smfiDesc desc = {
+        .xxfi_name = milter_name,
+        .xxfi_version = SMFI_VERSION,
+        .xxfi_flags = SMFIF_ADDHDRS | SMFIF_CHGHDRS | SMFIF_QUARANTINE,
+        .xxfi_connect = cb_connect,
+        .xxfi_envfrom = cb_envfrom,
+        .xxfi_envrcpt = cb_envrcpt,
+        .xxfi_header = cb_header,
+        .xxfi_eoh = cb_eoh,
+        .xxfi_body = cb_body,
+        .xxfi_eom = cb_eom,
+        .xxfi_abort = cb_abort,
+        .xxfi_close = cb_close,
+        .xxfi_negotiate = cb_negotiate,
+    };
+
+    return smfi_register(desc) == MI_SUCCESS ? 0 : -EIO;
+}

@@ -1,0 +1,54 @@
+/*
+ * callbacks.h - the libmilter callbacks and the decision they share with
+ * the offline mode (-t).
+ *
+ * callbacks_decide() is the whole judging pipeline for one collected
+ * message: scan with a time limit, failure policies, verdict, reply
+ * check and rendering. eom applies its plan through libmilter; -t prints
+ * it. Threading: callbacks_decide() is thread-safe; callbacks_setup() is
+ * called once before smfi_main() and its values are read-only after.
+ */
+#ifndef SLOP_MILTER_CALLBACKS_H
+#define SLOP_MILTER_CALLBACKS_H
+
+#include "verdict.h"
+
+struct msg;
+struct snapshot;
+struct state;
+struct reply_sender;
+struct reply_status;
+
+struct decision {
+    struct verdict_plan plan;
+    struct classifier_result *res; /* NULL when the message was not scanned */
+    double ms;                     /* time spent scanning */
+    char *reply_text;              /* rendered reply when plan.reply and allowed */
+    const char *reply_suppressed;  /* static reason when plan.reply but not allowed */
+    char reply_note[64];           /* outcome for the log line ("queued", "recent", ...) */
+};
+
+void decision_init(struct decision *d);
+void decision_release(struct decision *d);
+
+/*
+ * Judge the collected message m with snap. Never fails: an error becomes
+ * the configured failure plan. progress (may be NULL) is called about
+ * once a second while a scan runs. Takes the message buffer out of m.
+ */
+void callbacks_decide(struct snapshot *snap, struct msg *m, void (*progress)(void *), void *pctx,
+                      struct decision *d);
+
+/* Write the per-message decision line to the log. */
+void callbacks_log_decision(const struct msg *m, const struct decision *d);
+
+/* State and reply sender for eom; either may be NULL (replies off). */
+void callbacks_setup(struct state *st, struct reply_sender *sender);
+
+/* Status callback for struct reply_sender: logs and releases failed claims. */
+void callbacks_reply_status(void *ctx, const struct reply_status *status);
+
+/* smfi_register() with our callbacks; 0 or -EIO. */
+int callbacks_register(void);
+
+#endif

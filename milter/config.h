@@ -1,0 +1,164 @@
+/*
+ * config.h - slop-milter's configuration: one table of keys, a parser for
+ * `Key value` files like opendkim.conf, and the matchers for address and
+ * host lists.
+ *
+ * The table in config.c is the single source: parsing, range checks,
+ * built-in defaults, the man page's key list (config_write_man()) and the
+ * sample file (config_write_sample()) all come from it.
+ *
+ * A struct config is immutable once config_load() returns; it belongs to
+ * one snapshot and is shared read-only by every connection thread.
+ */
+#ifndef SLOP_MILTER_CONFIG_H
+#define SLOP_MILTER_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct sockaddr;
+
+#define CONFIG_LINE_MAX 4096        /* longest line in a configuration file */
+#define CONFIG_LIST_MAX 1024        /* entries in one address or host list */
+#define CONFIG_MAX_HOSTS_FILE 65536 /* lines read from a PeerList file */
+
+enum config_mode {
+    CONFIG_MODE_ENFORCE = 0,
+    CONFIG_MODE_MONITOR,
+};
+
+/* What to do with a message the classifier could not judge. */
+enum config_failure {
+    CONFIG_FAIL_ACCEPT = 0,
+    CONFIG_FAIL_TEMPFAIL,
+    CONFIG_FAIL_REJECT,
+    CONFIG_FAIL_QUARANTINE,
+    CONFIG_FAIL_SCAN, /* OnOversize only: scan the first MaxMessageSize bytes */
+};
+
+enum config_transport {
+    CONFIG_TRANSPORT_SENDMAIL = 0,
+    CONFIG_TRANSPORT_SMTP,
+};
+
+/* Lower-case addresses ("user@example.org") and domains ("@example.org"). */
+struct config_list {
+    char **items;
+    size_t n;
+};
+
+struct config_net {
+    int family; /* AF_INET or AF_INET6 */
+    unsigned char addr[16];
+    unsigned prefix;
+};
+
+/* Networks, exact host names, and ".domain" suffixes (lower case). */
+struct config_hosts {
+    struct config_net *nets;
+    size_t n_nets;
+    char **names;
+    size_t n_names;
+};
+
+struct config {
+    char *socket;
+    unsigned socket_mode;
+    char *user_id;
+    char *pid_file;
+    unsigned umask;
+    bool syslog;
+    int syslog_facility; /* LOG_MAIL, ... */
+    char *rules_dir;
+    char *state_dir;
+    struct config_list recipients;
+    struct config_hosts peer_list;
+    struct config_hosts internal_hosts;
+    bool skip_authenticated;
+    struct config_list allow_senders;
+    double tag_threshold;
+    double reply_threshold;
+    double quarantine_threshold;
+    double reject_threshold;
+    int mode; /* enum config_mode */
+    char *subject_tag;
+    char *doc_base;
+    bool reply_enable;
+    char *reply_from;
+    char *reply_template;
+    uint32_t reply_interval; /* seconds */
+    unsigned reply_hourly_cap;
+    int reply_transport; /* enum config_transport */
+    char *sendmail_path;
+    char *smtp_server;
+    int on_internal_error; /* enum config_failure */
+    int on_timeout;
+    int on_oversize;
+    uint64_t max_message_size; /* bytes */
+    unsigned scan_timeout;     /* milliseconds */
+    char *reject_text;
+};
+
+/* The first problem found: "file:line: reason" (or "file: reason"). */
+struct config_error {
+    char text[768];
+};
+
+/*
+ * Directories the computed defaults come from; NULL fields use the
+ * environment ($RUNTIME_DIRECTORY, $STATE_DIRECTORY) and the compiled-in
+ * paths. Tests set them to stay independent of the machine.
+ */
+struct config_paths {
+    const char *runtime_dir;
+    const char *state_dir;
+    const char *rules_dir;
+    const char *hostname;
+};
+
+/*
+ * Read path (NULL: built-in defaults only) into a new configuration.
+ * paths may be NULL. On success *ret owns it (config_free()); on failure
+ * returns -EINVAL (bad content), -ENOENT/-EACCES/... (unreadable file) or
+ * -ENOMEM, and err holds the message.
+ */
+int config_load(const char *path, const struct config_paths *paths, struct config **ret,
+                struct config_error *err);
+
+/*
+ * Parse configuration text as if read from a file called name. Same
+ * results as config_load(); used by it and by the tests.
+ */
+int config_parse(const char *name, const char *text, size_t len, const struct config_paths *paths,
+                 struct config **ret, struct config_error *err);
+
+struct config *config_free(struct config *cfg);
+
+/* Parsers shared with the command line; 0 or -EINVAL. */
+int config_parse_size(const char *s, uint64_t *ret);
+int config_parse_duration(const char *s, uint32_t *ret);
+bool config_socket_valid(const char *s);
+
+/* addr is an envelope address without <>; case is ignored. */
+bool config_list_match(const struct config_list *list, const char *addr);
+bool config_list_empty(const struct config_list *list);
+
+/* sa may be NULL (unknown peer); hostname may be NULL or "[1.2.3.4]". */
+bool config_hosts_match(const struct config_hosts *hosts, const struct sockaddr *sa,
+                        const char *hostname);
+
+const char *config_failure_name(int failure);
+const char *config_mode_name(int mode);
+
+/* Write the KEYS section of slop-milter.conf(5) in roff, from the table. */
+void config_write_man(FILE *f);
+
+/* Write a sample configuration with every key commented out. */
+void config_write_sample(FILE *f);
+
+/* Print every effective value as `Key value` (for -n -v style dumps). */
+void config_write_effective(const struct config *cfg, FILE *f);
+
+#endif

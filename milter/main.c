@@ -1,0 +1,811 @@
+/*
+ * main.c - slop-milter's entry point: options, start-up, the signal
+ * thread, smfi_main(), and the offline modes (-n, -t).
+ *
+ * Start-up order matters: configuration and rules are checked first (so
+ * -n and a bad file fail before anything is touched), the socket and the
+ * PID file are opened while still root, then the process detaches, drops
+ * privileges, opens the state and starts threads. Signals are blocked in
+ * every thread; one thread takes them with sigwait(): SIGUSR1 reloads,
+ * SIGTERM and SIGINT stop libmilter.
+ *
+ * Threading: the values in `opts` are set before any thread starts and
+ * are read-only afterwards.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+#include <libmilter/mfapi.h>
+
+#include "callbacks.h"
+#include "classifier.h"
+#include "config.h"
+#include "conn.h"
+#include "log.h"
+#include "reply.h"
+#include "snapshot.h"
+#include "state.h"
+
+#ifndef SLOP_VERSION
+#define SLOP_VERSION CLASSIFIER_VERSION
+#endif
+#ifndef SLOP_SOURCE_RULES_DIR
+#define SLOP_SOURCE_RULES_DIR ""
+#endif
+#ifndef SLOP_DEFAULT_RULES_DIR
+#define SLOP_DEFAULT_RULES_DIR "/usr/share/slop-milter/rules"
+#endif
+#ifndef SLOP_BUILD_DIR
+#define SLOP_BUILD_DIR ""
+#endif
+
+#define MAX_CLI_RCPTS 64
+#define OFFLINE_READ_SLACK 65536 /* bytes read past MaxMessageSize to notice oversize */
+
+static struct {
+    const char *config_path;
+    struct config_paths paths;
+    bool foreground;
+    bool check_only;
+    bool offline;
+    const char *from;
+    const char *rcpts[MAX_CLI_RCPTS];
+    size_t n_rcpts;
+} opts;
+
+static atomic_bool stopping;
+static sigset_t daemon_sigs; /* taken by signal_thread() */
+
+/*
+ * Block before any thread starts (GLib may start some while the rules
+ * load), so that every thread inherits the mask. SIGHUP is blocked too
+ * but left to libmilter's own signal thread, which stops on it.
+ */
+static void
+block_signals(void)
+{
+    sigset_t all;
+
+    sigemptyset(&daemon_sigs);
+    sigaddset(&daemon_sigs, SIGUSR1);
+    sigaddset(&daemon_sigs, SIGTERM);
+    sigaddset(&daemon_sigs, SIGINT);
+    all = daemon_sigs;
+    sigaddset(&all, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+/* What shutdown has to undo; set by run_daemon() before threads start. */
+static struct {
+    struct state *st;
+    struct reply_sender *sender;
+    const char *sock_path;
+    const char *pid_file;
+    atomic_flag cleaned;
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    bool main_done; /* smfi_main() returned */
+} rt = {
+    .cleaned = ATOMIC_FLAG_INIT, .lock = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+#define STOP_GRACE_MS 400 /* how long smfi_main() may take to return after smfi_stop() */
+
+static void
+usage(FILE *f)
+{
+    fprintf(f, "usage: slop-milter [-f] [-c FILE]\n"
+               "       slop-milter -n [-c FILE]\n"
+               "       slop-milter -t [-c FILE] [--from ADDR] [--rcpt ADDR]... FILE...\n"
+               "       slop-milter -V | -h\n"
+               "\n"
+               "  -c FILE   configuration file (default: none, built-in defaults)\n"
+               "  -f        stay in the foreground and log to standard error\n"
+               "  -n        check the configuration, rules and reply template, then exit\n"
+               "  -t        scan message files offline and print the MTA actions\n"
+               "  --from ADDR, --rcpt ADDR   envelope for -t (default: the From: address,\n"
+               "            no recipients)\n"
+               "  -V        print the version\n"
+               "  -h        print this help\n");
+}
+
+static void
+diag_stderr(void *ctx, const char *text)
+{
+    (void)ctx;
+    fprintf(stderr, "slop-milter: %s\n", text);
+}
+
+static void
+diag_log(void *ctx, const char *text)
+{
+    (void)ctx;
+    log_error("%s", text);
+}
+
+/* The source tree's rules when this binary was run from its build tree. */
+static void
+choose_rules_dir(void)
+{
+    static char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    size_t bl = strlen(SLOP_BUILD_DIR);
+    struct stat st;
+
+    if (n > 0) {
+        exe[n] = '\0';
+        if (bl > 0 && strncmp(exe, SLOP_BUILD_DIR, bl) == 0 && exe[bl] == '/' &&
+            SLOP_SOURCE_RULES_DIR[0] != '\0') {
+            opts.paths.rules_dir = SLOP_SOURCE_RULES_DIR;
+            return;
+        }
+    }
+    if (stat(SLOP_DEFAULT_RULES_DIR, &st) != 0 && SLOP_SOURCE_RULES_DIR[0] != '\0' &&
+        stat(SLOP_SOURCE_RULES_DIR, &st) == 0)
+        opts.paths.rules_dir = SLOP_SOURCE_RULES_DIR;
+}
+
+/* ---- offline mode (-t) ------------------------------------------------- */
+
+static int
+read_file(const char *path, size_t max, char **ret, size_t *ret_len)
+{
+    FILE *f = fopen(path, "re");
+    char *buf;
+    size_t len = 0;
+
+    if (f == NULL)
+        return -errno;
+    buf = malloc(max + 1);
+    if (buf == NULL) {
+        fclose(f);
+        return -ENOMEM;
+    }
+    len = fread(buf, 1, max, f);
+    if (ferror(f)) {
+        free(buf);
+        fclose(f);
+        return -EIO;
+    }
+    fclose(f);
+    buf[len] = '\0';
+    *ret = buf;
+    *ret_len = len;
+    return 0;
+}
+
+/* Without --from, the reply preview goes to the From: header's address. */
+static void
+sender_from_header(struct msg *m)
+{
+    for (size_t i = 0; i < m->n_headers; i++) {
+        if (strcasecmp(m->headers[i].name, "From") == 0) {
+            const char *v = m->headers[i].value;
+            const char *lt = strrchr(v, '<');
+            char buf[CONN_ADDR_MAX];
+
+            msg_set_sender(m, conn_addr_strip(lt ? lt : v, buf, sizeof(buf)));
+            return;
+        }
+    }
+}
+
+static void
+print_indented(const char *text)
+{
+    const char *p = text;
+
+    while (*p) {
+        size_t len = strcspn(p, "\n");
+
+        printf("  %.*s\n", (int)len, p);
+        p += len;
+        if (*p == '\n')
+            p++;
+    }
+}
+
+static int
+offline_one(struct snapshot *snap, const char *path)
+{
+    const struct config *cfg = snap->cfg;
+    struct decision d;
+    struct msg *m = NULL;
+    char *raw = NULL;
+    size_t len = 0;
+    int r;
+
+    printf("file: %s\n", path);
+    r = read_file(path, (size_t)cfg->max_message_size + OFFLINE_READ_SLACK, &raw, &len);
+    if (r < 0) {
+        char eb[128];
+
+        printf("error: %s\n", log_strerror(r, eb, sizeof(eb)));
+        return r;
+    }
+    m = msg_new((size_t)cfg->max_message_size);
+    if (m == NULL) {
+        free(raw);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < opts.n_rcpts; i++) {
+        bool protected = config_list_empty(&cfg->recipients) ||
+                         config_list_match(&cfg->recipients, opts.rcpts[i]);
+
+        msg_add_rcpt(m, opts.rcpts[i], protected);
+    }
+    msg_load_raw(m, raw, len);
+    free(raw);
+    if (opts.from)
+        msg_set_sender(m, opts.from);
+    else
+        sender_from_header(m);
+    printf("envelope: from=<%s>", m->mail_from ? m->mail_from : "");
+    for (size_t i = 0; i < m->n_rcpts; i++)
+        printf(" rcpt=<%s>%s", m->rcpts[i].addr, m->rcpts[i].protected ? "" : "(not protected)");
+    printf("\n");
+
+    if (m->mail_from && *m->mail_from && config_list_match(&cfg->allow_senders, m->mail_from)) {
+        printf("skipped: sender in AllowSenders\nresult: accept\n");
+        goto out;
+    }
+    if (opts.n_rcpts > 0 && m->n_protected == 0) {
+        printf("skipped: no recipient in Recipients\nresult: accept\n");
+        goto out;
+    }
+
+    decision_init(&d);
+    callbacks_decide(snap, m, NULL, NULL, &d);
+    if (d.res) {
+        printf("scan: kind=%s score=%.1f required=%.1f action=%s hits=%zu%s\n",
+               classifier_kind_name(d.res->kind), d.res->score, d.res->required,
+               classifier_action_name(d.res->action), d.res->n_hits,
+               d.res->truncated ? " truncated" : "");
+    } else
+        printf("scan: not scanned (%s)\n", verdict_cause_name(d.plan.cause));
+    verdict_print(&d.plan, stdout);
+    if (d.plan.reply) {
+        if (d.reply_suppressed)
+            printf("reply-to: <%s> (suppressed: %s)\n", m->mail_from ? m->mail_from : "",
+                   d.reply_suppressed);
+        else {
+            printf("reply-to: <%s> (would be sent)\n", m->mail_from);
+            print_indented(d.reply_text);
+        }
+    }
+    printf("result: %s\n", verdict_result_name(d.plan.result));
+    decision_release(&d);
+out:
+    msg_free(m);
+    return 0;
+}
+
+static int
+offline(struct snapshot *snap, char **files, int n)
+{
+    int status = EX_OK;
+
+    if (n == 0) {
+        fprintf(stderr, "slop-milter: -t needs at least one message file\n");
+        return EX_USAGE;
+    }
+    for (int i = 0; i < n; i++) {
+        if (i > 0)
+            printf("\n");
+        if (offline_one(snap, files[i]) < 0)
+            status = EX_NOINPUT;
+    }
+    return status;
+}
+
+/* ---- daemon ------------------------------------------------------------ */
+
+struct ids {
+    bool set;
+    uid_t uid;
+    gid_t gid;
+    char user[64];
+};
+
+static int
+ids_resolve(const char *spec, struct ids *ret)
+{
+    char user[64], buf[16384];
+    const char *colon;
+    struct passwd pw, *pwp = NULL;
+    size_t ul;
+
+    memset(ret, 0, sizeof(*ret));
+    if (spec == NULL || *spec == '\0')
+        return 0;
+    colon = strchr(spec, ':');
+    ul = colon ? (size_t)(colon - spec) : strlen(spec);
+    if (ul >= sizeof(user))
+        return -ENAMETOOLONG;
+    memcpy(user, spec, ul);
+    user[ul] = '\0';
+    if (getpwnam_r(user, &pw, buf, sizeof(buf), &pwp) != 0 || pwp == NULL) {
+        fprintf(stderr, "slop-milter: UserID: no user '%s'\n", user);
+        return -ENOENT;
+    }
+    ret->uid = pw.pw_uid;
+    ret->gid = pw.pw_gid;
+    if (colon) {
+        struct group gr, *grp = NULL;
+
+        if (getgrnam_r(colon + 1, &gr, buf, sizeof(buf), &grp) != 0 || grp == NULL) {
+            fprintf(stderr, "slop-milter: UserID: no group '%s'\n", colon + 1);
+            return -ENOENT;
+        }
+        ret->gid = gr.gr_gid;
+    }
+    snprintf(ret->user, sizeof(ret->user), "%s", user);
+    ret->set = true;
+    return 0;
+}
+
+static int
+drop_privileges(const struct ids *ids)
+{
+    if (!ids->set)
+        return 0;
+    if (geteuid() != 0) {
+        if (geteuid() != ids->uid)
+            log_warning("UserID '%s' ignored: not started as root", ids->user);
+        return 0;
+    }
+    if (initgroups(ids->user, ids->gid) != 0 || setgid(ids->gid) != 0 || setuid(ids->uid) != 0) {
+        char eb[128];
+
+        log_error("cannot change to user '%s': %s, refusing to run as root", ids->user,
+                  log_strerror(errno, eb, sizeof(eb)));
+        return -EPERM;
+    }
+    if (ids->uid != 0 && setuid(0) == 0) {
+        log_error("could regain root after changing to '%s', refusing to run", ids->user);
+        return -EPERM;
+    }
+    return 0;
+}
+
+/* "local:/p" and "unix:/p" and "/p" give "/p"; NULL for TCP sockets. */
+static const char *
+socket_path(const char *spec)
+{
+    if (strncmp(spec, "local:", 6) == 0)
+        return spec + 6;
+    if (strncmp(spec, "unix:", 5) == 0)
+        return spec + 5;
+    if (spec[0] == '/')
+        return spec;
+    return NULL;
+}
+
+/* The same socket as Postfix spells it. */
+static void
+postfix_socket(const char *spec, char *buf, size_t size)
+{
+    const char *path = socket_path(spec);
+    const char *rest, *at;
+
+    if (path) {
+        snprintf(buf, size, "unix:%s", path);
+        return;
+    }
+    rest = strchr(spec, ':') + 1;
+    at = strchr(rest, '@');
+    if (at == NULL)
+        snprintf(buf, size, "inet:%s:%s", strncmp(spec, "inet6", 5) ? "127.0.0.1" : "[::1]", rest);
+    else
+        snprintf(buf, size, "inet:%s:%.*s", at + 1, (int)(at - rest), rest);
+}
+
+static int
+write_pid_file(const char *path)
+{
+    char line[32];
+    int fd, n;
+
+    if (path == NULL || *path == '\0')
+        return 0;
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0)
+        return -errno;
+    n = snprintf(line, sizeof(line), "%ld\n", (long)getpid());
+    if (write(fd, line, (size_t)n) != n) {
+        int e = errno ? errno : EIO;
+
+        close(fd);
+        return -e;
+    }
+    return close(fd) < 0 ? -errno : 0;
+}
+
+static bool
+str_changed(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "") != 0;
+}
+
+/* Keys read only at start-up: say so when a reload changes them. */
+static void
+warn_restart_keys(const struct config *old, const struct config *new)
+{
+    if (str_changed(old->socket, new->socket) || old->socket_mode != new->socket_mode ||
+        str_changed(old->user_id, new->user_id) || str_changed(old->pid_file, new->pid_file) ||
+        old->umask != new->umask || str_changed(old->state_dir, new->state_dir) ||
+        old->reply_transport != new->reply_transport ||
+        str_changed(old->sendmail_path, new->sendmail_path) ||
+        str_changed(old->smtp_server, new->smtp_server))
+        log_warning("reload: Socket, SocketMode, UserID, PidFile, UMask, StateDir, "
+                    "ReplyTransport, SendmailPath and SMTPServer take effect on restart only");
+}
+
+static void
+reload(void)
+{
+    struct snapshot *fresh = NULL, *old;
+    int r;
+
+    r = snapshot_build(opts.config_path, &opts.paths, diag_log, NULL, &fresh);
+    if (r < 0) {
+        log_error("reload failed, keeping the running configuration and rules");
+        return;
+    }
+    old = snapshot_current();
+    if (old) {
+        warn_restart_keys(old->cfg, fresh->cfg);
+        snapshot_unref(old);
+    }
+    log_setup(fresh->cfg->syslog && !opts.foreground, fresh->cfg->syslog_facility, opts.foreground);
+    log_info("reloaded %s: %zu rules from %s", opts.config_path ? opts.config_path : "defaults",
+             classifier_rule_count(fresh->classifier), fresh->cfg->rules_dir);
+    snapshot_install(fresh);
+}
+
+/*
+ * Runs once, from whichever thread finishes first. release is false when
+ * connection threads may still be running: then nothing they use is
+ * freed (LMDB needs no close to stay consistent).
+ */
+static void
+daemon_cleanup(bool release)
+{
+    if (atomic_flag_test_and_set(&rt.cleaned))
+        return;
+    if (rt.sock_path)
+        unlink(rt.sock_path);
+    if (rt.pid_file && *rt.pid_file)
+        unlink(rt.pid_file);
+    if (!release)
+        return;
+    callbacks_setup(NULL, NULL);
+    rt.sender = reply_sender_free(rt.sender);
+    rt.st = state_close(rt.st);
+}
+
+/*
+ * libmilter's listener notices smfi_stop() only at its next poll timeout,
+ * up to 5 s later; a stop must not take that long. Connections still open then end
+ * with the MTA applying milter_default_action, so no mail is lost.
+ */
+static void
+wait_for_main_or_exit(void)
+{
+    struct timespec deadline;
+    bool done;
+
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_nsec += STOP_GRACE_MS * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&rt.lock);
+    while (!rt.main_done)
+        if (pthread_cond_timedwait(&rt.cv, &rt.lock, &deadline) != 0)
+            break;
+    done = rt.main_done;
+    pthread_mutex_unlock(&rt.lock);
+    if (done)
+        return;
+    daemon_cleanup(false);
+    log_info("stopped");
+    /* Other threads still run: skip atexit handlers and destructors. */
+    fflush(NULL);
+    _exit(EX_OK);
+}
+
+static void *
+stop_thread(void *arg)
+{
+    (void)arg;
+    if (smfi_stop() != MI_SUCCESS)
+        log_error("smfi_stop failed");
+    return NULL;
+}
+
+/*
+ * libmilter runs its own thread that also waits for SIGTERM and SIGINT;
+ * whichever thread the kernel picks gets the signal. mi_stop() (exported
+ * by every libmilter since 8.12, though not in mfapi.h) tells us when
+ * libmilter's thread took it, so the stop keeps its deadline either way.
+ */
+extern int mi_stop(void) __attribute__((weak));
+
+#define SIGNAL_POLL_MS 200
+
+static void *
+signal_thread(void *arg)
+{
+    const struct timespec poll = {0, SIGNAL_POLL_MS * 1000000L};
+    sigset_t *set = arg;
+
+    for (;;) {
+        int sig = sigtimedwait(set, NULL, &poll);
+
+        if (atomic_load(&stopping))
+            return NULL;
+        if (sig == SIGUSR1) {
+            reload();
+            continue;
+        }
+        if (sig < 0) {
+            if (mi_stop == NULL || mi_stop() == 0)
+                continue;
+            log_info("libmilter is stopping");
+        } else {
+            log_info("got signal %d, stopping", sig);
+            /* smfi_stop() waits for the listener's lock, held for seconds
+             * while it polls; call it on its own thread and keep the clock. */
+            pthread_attr_t attr;
+            pthread_t tid;
+
+            pthread_attr_init(&attr);
+            pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+            if (pthread_create(&tid, &attr, stop_thread, NULL) != 0)
+                stop_thread(NULL);
+            pthread_attr_destroy(&attr);
+        }
+        atomic_store(&stopping, true);
+        wait_for_main_or_exit();
+        return NULL;
+    }
+}
+
+static int
+run_daemon(struct snapshot *snap)
+{
+    const struct config *cfg = snap->cfg;
+    struct reply_sender_config rsc = {0};
+    char postfix[600], eb[128];
+    pthread_t sig_tid;
+    bool sig_started = false;
+    const char *sock_path;
+    struct ids ids;
+    char *conn_spec;
+    int r, status = EX_OK;
+
+    if (ids_resolve(cfg->user_id, &ids) < 0)
+        return EX_NOUSER;
+    umask((mode_t)cfg->umask);
+
+    conn_spec = strdup(cfg->socket);
+    if (conn_spec == NULL)
+        return EX_OSERR;
+    if (smfi_setconn(conn_spec) != MI_SUCCESS || callbacks_register() < 0) {
+        fprintf(stderr, "slop-milter: cannot set up libmilter for '%s'\n", cfg->socket);
+        free(conn_spec);
+        return EX_SOFTWARE;
+    }
+    if (smfi_opensocket(true) != MI_SUCCESS) {
+        fprintf(stderr, "slop-milter: cannot open socket '%s'\n", cfg->socket);
+        free(conn_spec);
+        return EX_UNAVAILABLE;
+    }
+    sock_path = socket_path(cfg->socket);
+    rt.sock_path = sock_path;
+    rt.pid_file = cfg->pid_file;
+    if (sock_path) {
+        if (chmod(sock_path, (mode_t)cfg->socket_mode) != 0)
+            fprintf(stderr, "slop-milter: chmod '%s': %s\n", sock_path,
+                    log_strerror(errno, eb, sizeof(eb)));
+        if (ids.set && geteuid() == 0 && chown(sock_path, ids.uid, ids.gid) != 0)
+            fprintf(stderr, "slop-milter: chown '%s': %s\n", sock_path,
+                    log_strerror(errno, eb, sizeof(eb)));
+    }
+
+    if (!opts.foreground && daemon(0, 0) != 0) {
+        fprintf(stderr, "slop-milter: cannot detach: %s\n", log_strerror(errno, eb, sizeof(eb)));
+        status = EX_OSERR;
+        goto out;
+    }
+    log_setup(cfg->syslog && !opts.foreground, cfg->syslog_facility, opts.foreground);
+
+    r = write_pid_file(cfg->pid_file);
+    if (r < 0) {
+        log_error("cannot write PidFile '%s': %s", cfg->pid_file, log_strerror(r, eb, sizeof(eb)));
+        status = EX_CANTCREAT;
+        goto out;
+    }
+    if (drop_privileges(&ids) < 0) {
+        status = EX_NOPERM;
+        goto out;
+    }
+
+    r = state_open(cfg->state_dir, 0, 0, &rt.st);
+    if (r < 0) {
+        log_error("cannot open StateDir '%s': %s", cfg->state_dir, log_strerror(r, eb, sizeof(eb)));
+        status = EX_CANTCREAT;
+        goto out;
+    }
+    rsc.transport = cfg->reply_transport == CONFIG_TRANSPORT_SMTP ? REPLY_TRANSPORT_SMTP
+                                                                  : REPLY_TRANSPORT_SENDMAIL;
+    rsc.sendmail_path = cfg->sendmail_path;
+    rsc.smtp_server = cfg->smtp_server;
+    rsc.status_fn = callbacks_reply_status;
+    rsc.status_ctx = rt.st;
+    r = reply_sender_new(&rsc, &rt.sender);
+    if (r < 0) {
+        log_error("cannot start the reply sender: %s", log_strerror(r, eb, sizeof(eb)));
+        status = r == -EINVAL ? EX_CONFIG : EX_OSERR;
+        goto out;
+    }
+    callbacks_setup(rt.st, rt.sender);
+    snapshot_install(snapshot_ref(snap));
+
+    r = pthread_create(&sig_tid, NULL, signal_thread, &daemon_sigs);
+    if (r != 0) {
+        log_error("cannot start the signal thread: %s", log_strerror(r, eb, sizeof(eb)));
+        status = EX_OSERR;
+        goto out;
+    }
+    sig_started = true;
+
+    log_info("slop-milter %s starting: %zu rules from %s, socket %s, mode %s", SLOP_VERSION,
+             classifier_rule_count(snap->classifier), cfg->rules_dir, cfg->socket,
+             config_mode_name(cfg->mode));
+    if (opts.foreground) {
+        postfix_socket(cfg->socket, postfix, sizeof(postfix));
+        printf("slop-milter %s listening on %s\n"
+               "# Postfix main.cf:\n"
+               "smtpd_milters = %s\n"
+               "non_smtpd_milters = $smtpd_milters\n"
+               "milter_default_action = accept\n",
+               SLOP_VERSION, postfix, postfix);
+        fflush(stdout);
+    }
+
+    if (smfi_main() != MI_SUCCESS) {
+        log_error("smfi_main failed");
+        status = EX_SOFTWARE;
+    }
+out:
+    pthread_mutex_lock(&rt.lock);
+    rt.main_done = true;
+    pthread_cond_broadcast(&rt.cv);
+    pthread_mutex_unlock(&rt.lock);
+    atomic_store(&stopping, true);
+    if (sig_started) {
+        pthread_kill(sig_tid, SIGUSR1);
+        pthread_join(sig_tid, NULL);
+    }
+    daemon_cleanup(true);
+    snapshot_install(NULL);
+    log_info("stopped");
+    free(conn_spec);
+    return status;
+}
+
+int
+main(int argc, char **argv)
+{
+    enum { OPT_FROM = 256, OPT_RCPT, OPT_DUMP_MAN, OPT_DUMP_SAMPLE, OPT_DUMP_CONFIG };
+    static const struct option longopts[] = {
+        {"from", required_argument, NULL, OPT_FROM},
+        {"rcpt", required_argument, NULL, OPT_RCPT},
+        {"dump-config-man", no_argument, NULL, OPT_DUMP_MAN},
+        {"dump-config-sample", no_argument, NULL, OPT_DUMP_SAMPLE},
+        {"dump-config", no_argument, NULL, OPT_DUMP_CONFIG},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    struct snapshot *snap = NULL;
+    bool dump_config = false;
+    int c, status;
+
+    while ((c = getopt_long(argc, argv, "c:fntVh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'c':
+            opts.config_path = optarg;
+            break;
+        case 'f':
+            opts.foreground = true;
+            break;
+        case 'n':
+            opts.check_only = true;
+            break;
+        case 't':
+            opts.offline = true;
+            break;
+        case 'V':
+            printf("slop-milter %s\n", SLOP_VERSION);
+            return EX_OK;
+        case 'h':
+            usage(stdout);
+            return EX_OK;
+        case OPT_FROM:
+            opts.from = optarg;
+            break;
+        case OPT_RCPT:
+            if (opts.n_rcpts >= MAX_CLI_RCPTS) {
+                fprintf(stderr, "slop-milter: at most %d --rcpt\n", MAX_CLI_RCPTS);
+                return EX_USAGE;
+            }
+            opts.rcpts[opts.n_rcpts++] = optarg;
+            break;
+        case OPT_DUMP_MAN:
+            config_write_man(stdout);
+            return EX_OK;
+        case OPT_DUMP_SAMPLE:
+            config_write_sample(stdout);
+            return EX_OK;
+        case OPT_DUMP_CONFIG:
+            dump_config = true;
+            break;
+        default:
+            usage(stderr);
+            return EX_USAGE;
+        }
+    }
+    if (!opts.offline && optind < argc) {
+        usage(stderr);
+        return EX_USAGE;
+    }
+
+    if (!opts.offline && !opts.check_only && !dump_config)
+        block_signals();
+    log_setup(false, LOG_MAIL, true);
+    choose_rules_dir();
+    /* The daemon changes to / when it detaches; reloads must still find the file. */
+    if (opts.config_path && opts.config_path[0] != '/') {
+        static char abs_path[PATH_MAX];
+
+        if (realpath(opts.config_path, abs_path) != NULL)
+            opts.config_path = abs_path;
+    }
+    if (snapshot_build(opts.config_path, &opts.paths, diag_stderr, NULL, &snap) < 0)
+        return EX_CONFIG;
+    if (dump_config) {
+        config_write_effective(snap->cfg, stdout);
+        snapshot_unref(snap);
+        return EX_OK;
+    }
+    if (opts.check_only) {
+        printf("%s: configuration OK, %zu rules from %s\n",
+               opts.config_path ? opts.config_path : "(built-in defaults)",
+               classifier_rule_count(snap->classifier), snap->cfg->rules_dir);
+        snapshot_unref(snap);
+        return EX_OK;
+    }
+    if (opts.offline)
+        status = offline(snap, argv + optind, argc - optind);
+    else
+        status = run_daemon(snap);
+    snapshot_unref(snap);
+    return status;
+}

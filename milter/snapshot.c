@@ -1,0 +1,154 @@
+/*
+ * snapshot.c - build, share and swap the judging snapshot.
+ *
+ * Invariant: `installed` changes only under snapshot_lock and always holds
+ * its own reference; whoever drops the last reference frees the snapshot,
+ * possibly on a connection thread after a reload.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "classifier.h"
+#include "reply.h"
+#include "snapshot.h"
+
+static pthread_mutex_t snapshot_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct snapshot *installed;
+static unsigned long generation;
+
+struct diag_relay {
+    snapshot_diag_fn *fn;
+    void *ctx;
+    unsigned count;
+};
+
+static void
+relay_rules_diag(void *ctx, const struct classifier_diag *d)
+{
+    struct diag_relay *relay = ctx;
+    char text[1024];
+
+    relay->count++;
+    if (relay->fn == NULL)
+        return;
+    if (d->line > 0)
+        snprintf(text, sizeof(text), "%s:%u: %s", d->file, d->line, d->reason);
+    else
+        snprintf(text, sizeof(text), "%s: %s", d->file, d->reason);
+    relay->fn(relay->ctx, text);
+}
+
+static void
+snapshot_free(struct snapshot *s)
+{
+    reply_template_free(s->reply_template);
+    classifier_free(s->classifier);
+    config_free(s->cfg);
+    free(s);
+}
+
+int
+snapshot_build(const char *config_path, const struct config_paths *paths, snapshot_diag_fn *diag_fn,
+               void *diag_ctx, struct snapshot **ret)
+{
+    struct diag_relay relay = {.fn = diag_fn, .ctx = diag_ctx};
+    struct classifier_options opts;
+    struct config_error cerr = {""};
+    struct snapshot *s;
+    char terr[768] = "";
+    int r;
+
+    s = calloc(1, sizeof(*s));
+    if (s == NULL)
+        return -ENOMEM;
+    atomic_init(&s->refs, 1);
+
+    r = config_load(config_path, paths, &s->cfg, &cerr);
+    if (r < 0) {
+        if (diag_fn)
+            diag_fn(diag_ctx, cerr.text);
+        goto out;
+    }
+
+    classifier_options_default(&opts);
+    opts.thresholds.score[CLASSIFIER_ACTION_TAG] = s->cfg->tag_threshold;
+    opts.thresholds.score[CLASSIFIER_ACTION_REPLY] = s->cfg->reply_threshold;
+    opts.thresholds.score[CLASSIFIER_ACTION_QUARANTINE] = s->cfg->quarantine_threshold;
+    opts.thresholds.score[CLASSIFIER_ACTION_REJECT] = s->cfg->reject_threshold;
+    opts.doc_base = s->cfg->doc_base;
+    opts.limits.max_message_bytes = (size_t)s->cfg->max_message_size;
+    r = classifier_new(s->cfg->rules_dir, &opts, relay_rules_diag, &relay, &s->classifier);
+    if (r < 0) {
+        if (relay.count == 0 && diag_fn) {
+            char text[1024], eb[128];
+
+            /* GNU strerror_r may return a static string instead of filling eb. */
+            snprintf(text, sizeof(text), "%s: cannot load rules: %s", s->cfg->rules_dir,
+                     strerror_r(-r, eb, sizeof(eb)));
+            diag_fn(diag_ctx, text);
+        }
+        r = -EINVAL;
+        goto out;
+    }
+
+    r = reply_template_load(*s->cfg->reply_template ? s->cfg->reply_template : NULL,
+                            &s->reply_template, terr, sizeof(terr));
+    if (r < 0) {
+        if (diag_fn)
+            diag_fn(diag_ctx, terr[0] ? terr : "reply template: cannot load");
+        r = -EINVAL;
+        goto out;
+    }
+
+    *ret = s;
+    s = NULL;
+out:
+    if (s)
+        snapshot_free(s);
+    return r;
+}
+
+struct snapshot *
+snapshot_ref(struct snapshot *s)
+{
+    if (s)
+        atomic_fetch_add(&s->refs, 1);
+    return s;
+}
+
+struct snapshot *
+snapshot_unref(struct snapshot *s)
+{
+    if (s && atomic_fetch_sub(&s->refs, 1) == 1)
+        snapshot_free(s);
+    return NULL;
+}
+
+struct snapshot *
+snapshot_current(void)
+{
+    struct snapshot *s;
+
+    pthread_mutex_lock(&snapshot_lock);
+    s = snapshot_ref(installed);
+    pthread_mutex_unlock(&snapshot_lock);
+    return s;
+}
+
+void
+snapshot_install(struct snapshot *s)
+{
+    struct snapshot *old;
+
+    pthread_mutex_lock(&snapshot_lock);
+    old = installed;
+    installed = s;
+    if (s)
+        s->generation = ++generation;
+    pthread_mutex_unlock(&snapshot_lock);
+    /* Freeing may take a while (rules); do it outside the lock. */
+    snapshot_unref(old);
+}

@@ -1,0 +1,365 @@
+#!/bin/sh
+# End to end: slopctl builds the state from a source tree, a git history
+# and a MAINTAINERS file made here, then scans reports and patches that
+# cite real, missing and already-fixed code, and checks the findings in
+# the JSON output. Also duplicates and floods through --record, and
+# db stats/prune/dump/load.
+# Usage: sh e2e.sh SLOPCTL RULES_DIR
+set -u
+
+if [ $# -ne 2 ]; then
+    echo "usage: sh e2e.sh SLOPCTL RULES_DIR" >&2
+    exit 2
+fi
+SLOPCTL=$1
+RULES=$2
+unset SLOP_RULES_DIR STATE_DIRECTORY
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/slop-e2e.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+trap 'exit 1' HUP INT TERM
+
+pass=0
+fail=0
+ok() {
+    pass=$((pass + 1))
+    printf 'ok - %s\n' "$1"
+}
+not_ok() {
+    fail=$((fail + 1))
+    printf 'not ok - %s\n' "$1"
+    for f in "$T/out" "$T/err"; do
+        [ -s "$f" ] && sed 's/^/#   /' "$f" | head -20
+    done
+}
+run() {
+    "$SLOPCTL" "$@" >"$T/out" 2>"$T/err"
+    rc=$?
+}
+# jcheck EXPR: Python over L, the JSON objects printed, and H(i), the
+# hits of the i-th object by rule name.
+jcheck() {
+    python3 -c '
+import json, sys
+L = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8").read().split("\n") if l]
+def H(i):
+    return {h["rule"]: h for h in L[i]["hits"]}
+sys.exit(0 if eval(sys.argv[2]) else 1)
+' "$T/out" "$1" 2>>"$T/err"
+}
+check() {
+    desc=$1
+    shift
+    if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+}
+scan() {
+    run scan --json --rules "$RULES" --state "$T/state" "$@"
+}
+
+# Only the state rules: the findings checked here are theirs, and other
+# rule files must not change which hits appear.
+mkdir "$T/rules"
+cp "$RULES/80-state.rules" "$T/rules/" || exit 1
+RULES=$T/rules
+
+if ! command -v git >/dev/null 2>&1; then
+    echo "git is needed (scripts/install-deps)" >&2
+    exit 1
+fi
+G() {
+    git -C "$T/src" -c user.name=Tester -c user.email=tester@example.org \
+        -c commit.gpgsign=false "$@" >/dev/null 2>&1
+}
+
+# ---- a small source tree with a history holding a known fix ----
+mkdir -p "$T/src/drivers/usb/core" "$T/src/include/linux" "$T/src/kernel"
+cat >"$T/src/drivers/usb/core/hub.c" <<'EOF'
+// SPDX-License-Identifier: GPL-2.0
+#include <linux/usb.h>
+
+#define HUB_RETRIES 4
+
+static int hub_port_reset(struct usb_hub *hub, int port1)
+{
+	return usb_reset_port(hub, port1);
+}
+
+static int hub_port_init(struct usb_hub *hub, struct usb_device *udev,
+			 int port1)
+{
+	struct usb_port *port_dev = hub->ports[port1 - 1];
+	int retries, retval = 0;
+
+	for (retries = 0; retries < HUB_RETRIES; retries++) {
+		retval = hub_port_reset(hub, port1);
+	}
+	usb_put_port(port_dev);
+	return retval;
+}
+
+void usb_hub_release(struct usb_hub *hub)
+{
+	kfree(hub);
+}
+EXPORT_SYMBOL_GPL(usb_hub_release);
+EOF
+cat >"$T/src/drivers/usb/core/Kconfig" <<'EOF'
+config USB
+	tristate "Support for Host-side USB"
+
+menuconfig USB_HUB_EXTRA
+	bool "Extra hub support"
+EOF
+cat >"$T/src/include/linux/usb.h" <<'EOF'
+#ifndef __LINUX_USB_H
+#define __LINUX_USB_H
+struct usb_hub;
+int usb_reset_port(struct usb_hub *hub, int port1);
+void usb_put_port(struct usb_port *port);
+static inline int usb_port_count(const struct usb_hub *hub) { return 4; }
+#endif
+EOF
+cat >"$T/src/kernel/sys.c" <<'EOF'
+SYSCALL_DEFINE3(hubctl, int, fd, unsigned int, cmd, unsigned long, arg)
+{
+	return 0;
+}
+EOF
+cat >"$T/src/MAINTAINERS" <<'EOF'
+List of maintainers
+===================
+
+USB SUBSYSTEM
+M:	Greg Maintainer <greg@maint.example>
+L:	linux-usb@vger.kernel.org
+S:	Supported
+F:	drivers/usb/
+F:	include/linux/usb.h
+
+THE REST
+M:	Linus Torvalds <torvalds@linux-foundation.org>
+L:	linux-kernel@vger.kernel.org
+F:	*
+F:	*/
+EOF
+G init -q
+G add -A
+G commit -q -m "Initial tree"
+sed -i 's/\tusb_put_port(port_dev);/\tusb_put_port_after_reset(port_dev, retval);/' \
+    "$T/src/drivers/usb/core/hub.c"
+G commit -q -a -m "usb: hub: fix use-after-free in hub_port_init()
+
+The port is put before the retry loop is done with it.
+
+Fixes: 0123456789ab (\"usb: hub: add port retries\")"
+FIX=$(git -C "$T/src" rev-parse --short=12 HEAD)
+
+# ---- imports ----
+run import tree --state "$T/state" --date 2026-11-30 "$T/src"
+check "import tree succeeds" [ "$rc" -eq 0 ]
+check "import tree reports the files and the label" \
+    grep -q 'indexed 5 files, 6 directories.*indexed tree of 2026-11-30' "$T/out"
+run import fixes --state "$T/state" --git "$T/src"
+check "import fixes --git succeeds" [ "$rc" -eq 0 ]
+check "import fixes counts the commits" grep -q '^imported 2 commits' "$T/out"
+git -C "$T/src" log -p >"$T/log.txt"
+run import fixes --state "$T/state" "$T/log.txt"
+check "import fixes from git log -p text succeeds again (additive)" [ "$rc" -eq 0 ]
+"$SLOPCTL" import fixes --state "$T/state" - <"$T/log.txt" >"$T/out" 2>"$T/err"
+rc=$?
+check "import fixes from standard input succeeds" [ "$rc" -eq 0 ]
+run import fixes --state "$T/state" --git "$T/nonexistent"
+check "import fixes --git on a missing repository fails" [ "$rc" -ne 0 ]
+run import tree --state "$T/state2" "$T/nonexistent"
+check "import tree of a missing directory fails with EX_NOINPUT" [ "$rc" -eq 66 ]
+run import maintainers --state "$T/state" "$T/src/MAINTAINERS"
+check "import maintainers keeps the USB section, not THE REST" \
+    grep -q '^imported 1 sections' "$T/out"
+
+# ---- messages ----
+mk() { # mk FILE FROM TO CC MSGID SUBJECT BODY-FILE
+    {
+        printf 'From: %s\nTo: %s\n' "$2" "$3"
+        [ -n "$4" ] && printf 'Cc: %s\n' "$4"
+        printf 'Subject: %s\nMessage-ID: <%s>\n' "$6" "$5"
+        printf 'Date: Mon, 30 Nov 2026 10:00:00 +0000\nContent-Type: text/plain\n\n'
+        cat "$7"
+    } >"$T/$1"
+}
+cat >"$T/b-real" <<'EOF'
+On Linux 6.12 the hub driver keeps resetting a port. In hub_port_init()
+the retry counter is never checked after usb_hub_release() runs, so a
+device that never answers keeps the port busy. The code is in
+drivers/usb/core/hub.c (CONFIG_USB=y); sys_hubctl() is not involved.
+Plugging a crafted device into a test machine shows the loop.
+EOF
+cat >"$T/b-missing" <<'EOF'
+On Linux 6.12 the hub driver trusts the descriptor chain. In
+hub_port_verify_chain() the length is never checked before
+usb_hub_quirk_apply() walks it, so a malicious device reads past the
+buffer. The code is in drivers/usb/core/hub_quirks.c.
+Plugging a crafted device into a test machine shows the problem.
+EOF
+cat >"$T/b-kasan" <<'EOF'
+On Linux 6.12 unplugging a hub during enumeration gives:
+
+BUG: KASAN: slab-use-after-free in hub_port_init+0x1a4/0x1f30
+Read of size 8 at addr ffff888012345678 by task kworker/0:1/12
+Call Trace:
+ <TASK>
+ hub_port_init+0x1a4/0x1f30
+ hub_event+0x2a1/0x4c0
+ </TASK>
+EOF
+cat >"$T/b-fixpatch" <<'EOF'
+The port is put before the retry loop is done with it; move the put.
+
+Signed-off-by: Pat Sender <pat@sender.example>
+---
+diff --git a/drivers/usb/core/hub.c b/drivers/usb/core/hub.c
+--- a/drivers/usb/core/hub.c
++++ b/drivers/usb/core/hub.c
+@@ -18,7 +18,7 @@ static int hub_port_init(struct usb_hub *hub, struct usb_device *udev,
+ 	for (retries = 0; retries < HUB_RETRIES; retries++) {
+ 		retval = hub_port_reset(hub, port1);
+ 	}
+-	usb_put_port(port_dev);
++	usb_put_port_after_reset(port_dev, retval);
+ 	return retval;
+ }
+EOF
+cat >"$T/b-newpatch" <<'EOF'
+Return the error of the last reset instead of the count.
+
+Signed-off-by: Pat Sender <pat@sender.example>
+---
+diff --git a/drivers/usb/core/hub.c b/drivers/usb/core/hub.c
+--- a/drivers/usb/core/hub.c
++++ b/drivers/usb/core/hub.c
+@@ -9,3 +9,3 @@ static int hub_port_reset(struct usb_hub *hub, int port1)
+ {
+-	return usb_reset_port(hub, port1);
++	return usb_reset_port(hub, port1) ?: -ENODEV;
+ }
+EOF
+cat >"$T/b-missingpatch" <<'EOF'
+Check the quirk length before the walk.
+
+Signed-off-by: Pat Sender <pat@sender.example>
+---
+diff --git a/drivers/usb/core/hub_quirks.c b/drivers/usb/core/hub_quirks.c
+--- a/drivers/usb/core/hub_quirks.c
++++ b/drivers/usb/core/hub_quirks.c
+@@ -40,3 +40,5 @@ static int hub_quirk_walk(struct usb_hub *hub, u8 *buf, int len)
+ 	for (i = 0; i < len; i += buf[i]) {
++		if (buf[i] == 0 || i + buf[i] > len)
++			return -EINVAL;
+ 		hub_quirk_apply(hub, buf + i);
+EOF
+R='Sam Reporter <sam@reporter.example>'
+P='Pat Sender <pat@sender.example>'
+GREG='Greg Maintainer <greg@maint.example>'
+mk real.eml "$R" security@kernel.org "$GREG" real-1@r.example "[BUG] usb: hub: port reset loop" "$T/b-real"
+mk missing.eml "$R" security@kernel.org "$GREG" missing-1@r.example "[BUG] usb: hub: descriptor bypass" "$T/b-missing"
+mk kasan.eml "$R" security@kernel.org "$GREG" kasan-1@r.example "KASAN: slab-use-after-free in hub_port_init" "$T/b-kasan"
+mk fixpatch.eml "$P" linux-usb@vger.kernel.org "$GREG" fix-1@p.example "[PATCH] usb: hub: put the port after the retries" "$T/b-fixpatch"
+mk newpatch.eml "$P" linux-usb@vger.kernel.org "$GREG" new-1@p.example "[PATCH] usb: hub: return the reset error" "$T/b-newpatch"
+mk uncc.eml "$P" linux-usb@vger.kernel.org "" uncc-1@p.example "[PATCH] usb: hub: return the reset error" "$T/b-newpatch"
+mk missingpatch.eml "$P" linux-usb@vger.kernel.org "$GREG" mp-1@p.example "[PATCH] usb: hub: check the quirk length" "$T/b-missingpatch"
+
+# ---- made-up code ----
+scan "$T/real.eml"
+check "real code: no made-up finding" jcheck '"MADE_UP_CODE" not in H(0) and "MADE_UP_PATH" not in H(0)'
+scan "$T/missing.eml"
+check "missing code: MADE_UP_CODE names both functions and the tree date" \
+    jcheck '"hub_port_verify_chain(), usb_hub_quirk_apply() not found in the indexed tree of 2026-11-30" in H(0)["MADE_UP_CODE"]["evidence"]'
+check "missing code: MADE_UP_PATH names the file" \
+    jcheck '"drivers/usb/core/hub_quirks.c not found" in H(0)["MADE_UP_PATH"]["evidence"]'
+run scan --json --rules "$RULES" "$T/missing.eml"
+check "without --state no state finding" jcheck '"MADE_UP_CODE" not in H(0)'
+scan "$T/missingpatch.eml"
+check "diff against a missing file: DIFF_AGAINST_MISSING_PATH" \
+    jcheck '"drivers/usb/core/hub_quirks.c" in H(0)["DIFF_AGAINST_MISSING_PATH"]["evidence"]'
+scan "$T/newpatch.eml"
+check "diff against a real file: quiet" jcheck '"DIFF_AGAINST_MISSING_PATH" not in H(0)'
+
+# ---- already fixed ----
+scan "$T/fixpatch.eml"
+check "merged change: ALREADY_FIXED with commit and subject" \
+    jcheck "'already fixed in $FIX (\"usb: hub: fix use-after-free in hub_port_init()\")' == H(0)['ALREADY_FIXED']['evidence']"
+scan "$T/newpatch.eml"
+check "unmerged change: no ALREADY_FIXED" jcheck '"ALREADY_FIXED" not in H(0)'
+scan "$T/kasan.eml"
+check "report of a fixed bug: ALREADY_FIXED" \
+    jcheck "'already fixed in $FIX' in H(0)['ALREADY_FIXED']['evidence']"
+scan "$T/real.eml"
+check "report of another bug in the same function: quiet" jcheck '"ALREADY_FIXED" not in H(0)'
+
+# ---- routing ----
+scan "$T/uncc.eml"
+check "patch without the maintainer: MAINTAINERS_NOT_CC names greg" \
+    jcheck 'H(0)["MAINTAINERS_NOT_CC"]["evidence"] == "maintainers not in Cc: greg@maint.example"'
+scan "$T/newpatch.eml"
+check "patch with the maintainer in Cc: quiet" jcheck '"MAINTAINERS_NOT_CC" not in H(0)'
+
+# ---- duplicates and floods through --record ----
+scan --record "$T/real.eml"
+check "first report recorded, no duplicate" jcheck '"DUPLICATE" not in H(0)'
+sed 's/real-1@r.example/real-2@r.example/' "$T/real.eml" >"$T/real2.eml"
+scan "$T/real2.eml"
+check "same report again under another Message-ID: DUPLICATE" \
+    jcheck 'H(0)["DUPLICATE"]["evidence"].startswith("duplicate of <real-1@r.example> from ")'
+scan "$T/real.eml"
+check "the recorded message itself is no duplicate" jcheck '"DUPLICATE" not in H(0)'
+scan "$T/missing.eml"
+check "a different report: no DUPLICATE" jcheck '"DUPLICATE" not in H(0)'
+scan --record "$T/fixpatch.eml"
+sed 's/fix-1@p.example/fix-2@p.example/' "$T/fixpatch.eml" >"$T/fixpatch2.eml"
+scan "$T/fixpatch2.eml"
+check "same patch resent: DUPLICATE" jcheck '"DUPLICATE" in H(0)'
+
+i=0
+while [ $i -lt 9 ]; do
+    sed "s/real-1@r.example/flood-$i@r.example/; s/port reset loop/loop $i/" "$T/real.eml" >"$T/f$i.eml"
+    i=$((i + 1))
+done
+scan --record "$T"/f?.eml
+check "ten reports today: no flood yet" jcheck 'all("SENDER_FLOOD" not in H(i) for i in range(len(L)))'
+scan "$T/missing.eml"
+check "the eleventh report today: SENDER_FLOOD" \
+    jcheck '"11 patches and reports from sam@reporter.example today" == H(0)["SENDER_FLOOD"]["evidence"]'
+run scan --json --rules "$RULES" --state "$T/state" "$T/newpatch.eml"
+check "another sender: no flood" jcheck '"SENDER_FLOOD" not in H(0)'
+
+# ---- trusted maintainers ----
+mk greg.eml "$GREG" linux-usb@vger.kernel.org "" greg-1@m.example "[PATCH] usb: hub: check the quirk length" "$T/b-missingpatch"
+run scan --json --rules "$RULES" --state "$T/state" --threshold tag=1 --threshold reply=2 "$T/greg.eml"
+check "a maintainer's patch is tagged, never answered" \
+    jcheck '"DIFF_AGAINST_MISSING_PATH" in H(0) and L[0]["action"] == "tag"'
+
+# ---- db ----
+run db stats --state "$T/state"
+check "db stats lists the tables and the tree" \
+    sh -c "grep -q 'tree: indexed tree of 2026-11-30' '$T/out' && grep -q 'tree_sym' '$T/out' && grep -q 'seen_fp' '$T/out'"
+check "db stats: the symbols were indexed" \
+    sh -c "grep -E '^ +tree_sym +[0-9]+ entries' '$T/out' | awk '{exit !(\$2 >= 6)}'"
+if command -v mdb_dump >/dev/null 2>&1 && command -v mdb_load >/dev/null 2>&1; then
+    run db dump --state "$T/state" "$T/backup.dump"
+    check "db dump writes a backup" [ "$rc" -eq 0 -a -s "$T/backup.dump" ]
+    run db load --state "$T/restored" "$T/backup.dump"
+    check "db load restores it" [ "$rc" -eq 0 ]
+    run scan --json --rules "$RULES" --state "$T/restored" "$T/fixpatch2.eml"
+    check "the restored state finds the fix and the duplicate" \
+        jcheck '"ALREADY_FIXED" in H(0) and "DUPLICATE" in H(0)'
+else
+    echo "# mdb_dump/mdb_load missing (lmdb-utils): dump/load not checked"
+fi
+run db prune --state "$T/state" --days 0
+check "db prune removes the recorded fingerprints" grep -q 'pruned' "$T/out"
+scan "$T/real2.eml"
+check "after prune: no DUPLICATE" jcheck '"DUPLICATE" not in H(0)'
+run scan --json --rules "$RULES" --state "$T/nonexistent" "$T/real.eml"
+check "scan with a missing state fails cleanly" [ "$rc" -eq 66 ]
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

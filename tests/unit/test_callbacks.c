@@ -1,0 +1,253 @@
+/* test_callbacks.c - the decision pipeline shared by eom and -t. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "callbacks.h"
+#include "classifier.h"
+#include "conn.h"
+#include "snapshot.h"
+#include "testutil.h"
+
+static const struct config_paths test_paths = {
+    .runtime_dir = "/tmp", .state_dir = "/tmp", .rules_dir = SLOP_RULES_DIR, .hostname = "mx.test"};
+
+static void
+diag_fail(void *ctx, const char *text)
+{
+    (void)ctx;
+    fail_msg("snapshot: %s", text);
+}
+
+static struct snapshot *
+snap_from(const char *text)
+{
+    char path[] = "/tmp/test_callbacks_XXXXXX";
+    struct snapshot *s = NULL;
+    int fd = mkstemp(path);
+    FILE *f;
+
+    assert_true(fd >= 0);
+    f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+    assert_int_equal(snapshot_build(path, &test_paths, diag_fail, NULL, &s), 0);
+    unlink(path);
+    return s;
+}
+
+static struct msg *
+msg_from_fixture(const char *name, size_t max, const char *from)
+{
+    struct msg *m = msg_new(max);
+    size_t len;
+    char *raw = testutil_read_fixture(name, &len);
+
+    msg_set_sender(m, from);
+    msg_add_rcpt(m, "<security@kernel.org>", true);
+    assert_int_equal(msg_load_raw(m, raw, len), 0);
+    free(raw);
+    return m;
+}
+
+static const struct verdict_header *
+find_add(const struct verdict_plan *p, const char *name)
+{
+    for (size_t i = 0; i < p->n_add; i++)
+        if (strcmp(p->add[i].name, name) == 0)
+            return &p->add[i];
+    return NULL;
+}
+
+static void
+test_scan_and_tag(void **state)
+{
+    struct snapshot *s = snap_from("TagThreshold 0.5\n");
+    struct msg *m = msg_from_fixture("det-report-crashed.eml", 1 << 20, "<a@example.com>");
+    struct decision d;
+
+    (void)state;
+    decision_init(&d);
+    callbacks_decide(s, m, NULL, NULL, &d);
+    assert_non_null(d.res);
+    assert_true(d.res->n_hits > 0);
+    assert_int_equal(d.plan.cause, VERDICT_SCANNED);
+    assert_int_equal(d.plan.result, VERDICT_ACCEPT);
+    assert_true(d.res->action >= CLASSIFIER_ACTION_TAG);
+    assert_non_null(find_add(&d.plan, "X-Slop-Report"));
+    assert_true(strncmp(find_add(&d.plan, "X-Slop-Status")->value, "Yes,", 4) == 0);
+    assert_non_null(d.plan.subject);
+    /* The buffer went to the scan. */
+    assert_null(m->buf);
+    decision_release(&d);
+    msg_free(m);
+    snapshot_unref(s);
+}
+
+/* Reply: allowed for a plain sender, suppressed for <>. */
+static void
+test_reply_decision(void **state)
+{
+    static const struct {
+        const char *from;
+        bool allowed;
+    } cases[] = {
+        {"<pat@example.com>", true},
+        {"<>", false},
+        {"<MAILER-DAEMON@example.com>", false},
+        {"<security@kernel.org>", false}, /* a protected recipient is ours */
+    };
+    struct snapshot *s = snap_from("TagThreshold 0.5\nReplyThreshold 1\n");
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct msg *m = msg_from_fixture("det-report-crashed.eml", 1 << 20, cases[i].from);
+        struct decision d;
+
+        decision_init(&d);
+        callbacks_decide(s, m, NULL, NULL, &d);
+        assert_true(d.plan.reply);
+        if (cases[i].allowed) {
+            assert_null(d.reply_suppressed);
+            assert_non_null(d.reply_text);
+            assert_non_null(strstr(d.reply_text, "Auto-Submitted: auto-replied"));
+        } else {
+            if (d.reply_suppressed == NULL)
+                fail_msg("case %zu: reply to %s not suppressed", i, cases[i].from);
+            assert_null(d.reply_text);
+        }
+        decision_release(&d);
+        msg_free(m);
+    }
+    snapshot_unref(s);
+}
+
+static void
+test_oversize(void **state)
+{
+    static const struct {
+        const char *cfg;
+        enum verdict_cause cause;
+        enum verdict_result result;
+        bool scanned;
+    } cases[] = {
+        {"MaxMessageSize 64K\nOnOversize reject\n", VERDICT_OVERSIZE, VERDICT_REJECT, false},
+        {"MaxMessageSize 64K\nOnOversize tempfail\n", VERDICT_OVERSIZE, VERDICT_TEMPFAIL, false},
+        {"MaxMessageSize 64K\nOnOversize accept\n", VERDICT_OVERSIZE, VERDICT_ACCEPT, false},
+        {"MaxMessageSize 64K\n", VERDICT_SCANNED, VERDICT_ACCEPT, true},
+    };
+    char *line = malloc(1001);
+
+    (void)state;
+    memset(line, 'z', 1000);
+    line[1000] = '\0';
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct snapshot *s = snap_from(cases[i].cfg);
+        struct msg *m = msg_new((size_t)s->cfg->max_message_size);
+        struct decision d;
+
+        msg_set_sender(m, "<a@example.com>");
+        msg_add_header(m, "Subject", "big");
+        msg_end_headers(m);
+        for (int n = 0; n < 100; n++)
+            msg_add_body(m, line, 1000);
+        assert_true(m->oversize);
+        decision_init(&d);
+        callbacks_decide(s, m, NULL, NULL, &d);
+        assert_int_equal(d.plan.cause, cases[i].cause);
+        assert_int_equal(d.plan.result, cases[i].result);
+        assert_int_equal(d.res != NULL, cases[i].scanned);
+        if (d.res)
+            assert_true(d.res->truncated);
+        decision_release(&d);
+        msg_free(m);
+        snapshot_unref(s);
+    }
+    free(line);
+}
+
+/* An error while collecting becomes the internal-error policy. */
+static void
+test_internal_error(void **state)
+{
+    struct snapshot *s = snap_from("OnInternalError tempfail\n");
+    struct msg *m = msg_from_fixture("det-report-crashed.eml", 1 << 20, "<a@example.com>");
+    struct decision d;
+
+    (void)state;
+    m->error = -ENOMEM;
+    decision_init(&d);
+    callbacks_decide(s, m, NULL, NULL, &d);
+    assert_null(d.res);
+    assert_int_equal(d.plan.cause, VERDICT_INTERNAL_ERROR);
+    assert_int_equal(d.plan.result, VERDICT_TEMPFAIL);
+    assert_string_equal(d.plan.rcode, "451");
+    decision_release(&d);
+    msg_free(m);
+    snapshot_unref(s);
+}
+
+/* A snapshot outlives its installation while a connection holds it. */
+static void
+test_snapshot_refcount(void **state)
+{
+    struct snapshot *a = snap_from(""), *b = snap_from("Mode monitor\n"), *held;
+
+    (void)state;
+    assert_null(snapshot_current());
+    snapshot_install(a);
+    held = snapshot_current();
+    assert_ptr_equal(held, a);
+    snapshot_install(b);
+    /* The old one is still usable through the held reference. */
+    assert_int_equal(held->cfg->mode, CONFIG_MODE_ENFORCE);
+    assert_true(held->generation < b->generation);
+    snapshot_unref(held);
+    held = snapshot_current();
+    assert_int_equal(held->cfg->mode, CONFIG_MODE_MONITOR);
+    snapshot_unref(held);
+    snapshot_install(NULL);
+    assert_null(snapshot_current());
+}
+
+static void
+diag_count(void *ctx, const char *text)
+{
+    (void)text;
+    (*(int *)ctx)++;
+}
+
+static void
+test_snapshot_bad_config(void **state)
+{
+    char path[] = "/tmp/test_callbacks_XXXXXX";
+    struct snapshot *s = NULL;
+    int fd = mkstemp(path), n = 0;
+
+    (void)state;
+    assert_int_equal(write(fd, "Mode loud\n", 10), 10);
+    close(fd);
+    assert_int_equal(snapshot_build(path, &test_paths, diag_count, &n, &s), -EINVAL);
+    assert_null(s);
+    assert_int_equal(n, 1);
+    unlink(path);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_scan_and_tag),      cmocka_unit_test(test_reply_decision),
+        cmocka_unit_test(test_oversize),          cmocka_unit_test(test_internal_error),
+        cmocka_unit_test(test_snapshot_refcount), cmocka_unit_test(test_snapshot_bad_config),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

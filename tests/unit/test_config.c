@@ -1,0 +1,538 @@
+/* test_config.c - the key table, the parser's messages and the matchers. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+
+static const struct config_paths test_paths = {
+    .runtime_dir = "/rt",
+    .state_dir = "/st",
+    .rules_dir = "/rules",
+    .hostname = "mx.example.org",
+};
+
+static struct config *
+parse_ok(const char *text)
+{
+    struct config_error err = {""};
+    struct config *cfg = NULL;
+    int r = config_parse("t.conf", text, strlen(text), &test_paths, &cfg, &err);
+
+    if (r != 0)
+        fail_msg("parse of '%s' failed: %s", text, err.text);
+    return cfg;
+}
+
+/* The effective `Key value` line of key, from config_write_effective(). */
+static char *
+effective_line(const struct config *cfg, const char *key)
+{
+    char *dump = NULL, *line = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&dump, &size);
+    size_t kl = strlen(key);
+
+    assert_non_null(f);
+    config_write_effective(cfg, f);
+    fclose(f);
+    for (char *p = dump; p && *p;) {
+        size_t len = strcspn(p, "\n");
+
+        if (strncmp(p, key, kl) == 0 && p[kl] == ' ') {
+            line = strndup(p, len);
+            break;
+        }
+        p += len + (p[len] == '\n');
+    }
+    free(dump);
+    assert_non_null(line);
+    return line;
+}
+
+static void
+test_defaults(void **state)
+{
+    struct config *cfg;
+
+    (void)state;
+    cfg = parse_ok("");
+    assert_string_equal(cfg->socket, "local:/rt/slop-milter.sock");
+    assert_string_equal(cfg->rules_dir, "/rules");
+    assert_string_equal(cfg->state_dir, "/st");
+    assert_string_equal(cfg->reply_from, "slop-milter <postmaster@mx.example.org>");
+    assert_int_equal(cfg->socket_mode, 0660);
+    assert_true(cfg->syslog);
+    assert_int_equal(cfg->mode, CONFIG_MODE_ENFORCE);
+    assert_true(cfg->reply_enable);
+    assert_int_equal(cfg->reply_interval, 7 * 86400);
+    assert_int_equal(cfg->reply_hourly_cap, 50);
+    assert_int_equal(cfg->on_internal_error, CONFIG_FAIL_ACCEPT);
+    assert_int_equal(cfg->on_timeout, CONFIG_FAIL_ACCEPT);
+    assert_int_equal(cfg->on_oversize, CONFIG_FAIL_SCAN);
+    assert_int_equal(cfg->max_message_size, 10u << 20);
+    assert_int_equal(cfg->scan_timeout, 5000);
+    assert_true(cfg->tag_threshold > 0);
+    assert_string_equal(cfg->subject_tag, "[SLOP]");
+    assert_string_equal(cfg->sendmail_path, "/usr/sbin/sendmail");
+    assert_string_equal(cfg->smtp_server, "127.0.0.1:25");
+    assert_true(config_list_empty(&cfg->recipients));
+    config_free(cfg);
+}
+
+/* Every value type, written in a file and read back as effective value. */
+static const struct {
+    const char *text;
+    const char *key;
+    const char *expect; /* the effective line */
+} good_cases[] = {
+    {"Socket inet:8891@127.0.0.1", "Socket", "Socket inet:8891@127.0.0.1"},
+    {"Socket inet6:8891@[::1]", "Socket", "Socket inet6:8891@[::1]"},
+    {"Socket unix:/var/run/m.sock", "Socket", "Socket unix:/var/run/m.sock"},
+    {"Socket inet:10025", "Socket", "Socket inet:10025"},
+    {"SocketMode 0666", "SocketMode", "SocketMode 0666"},
+    {"UMask 022", "UMask", "UMask 0022"},
+    {"UserID slop-milter:mail", "UserID", "UserID slop-milter:mail"},
+    {"PidFile /run/slop-milter/pid", "PidFile", "PidFile /run/slop-milter/pid"},
+    {"Syslog no", "Syslog", "Syslog no"},
+    {"syslog OFF", "Syslog", "Syslog no"},
+    {"SkipAuthenticated yes", "SkipAuthenticated", "SkipAuthenticated yes"},
+    {"SyslogFacility local3", "SyslogFacility", "SyslogFacility local3"},
+    {"TagThreshold 7.5", "TagThreshold", "TagThreshold 7.5"},
+    {"ReplyThreshold 0", "ReplyThreshold", "ReplyThreshold 0"},
+    {"ReplyHourlyCap 0", "ReplyHourlyCap", "ReplyHourlyCap 0"},
+    {"ScanTimeout 250", "ScanTimeout", "ScanTimeout 250"},
+    {"MaxMessageSize 2M", "MaxMessageSize", "MaxMessageSize 2097152"},
+    {"MaxMessageSize 512k", "MaxMessageSize", "MaxMessageSize 524288"},
+    {"MaxMessageSize 1G", "MaxMessageSize", "MaxMessageSize 1073741824"},
+    {"MaxMessageSize 65536", "MaxMessageSize", "MaxMessageSize 65536"},
+    {"ReplyInterval 3h", "ReplyInterval", "ReplyInterval 10800s"},
+    {"ReplyInterval 90m", "ReplyInterval", "ReplyInterval 5400s"},
+    {"ReplyInterval 120", "ReplyInterval", "ReplyInterval 120s"},
+    {"ReplyInterval 2d", "ReplyInterval", "ReplyInterval 172800s"},
+    {"Mode monitor", "Mode", "Mode monitor"},
+    {"Mode ENFORCE", "Mode", "Mode enforce"},
+    {"OnTimeout tempfail", "OnTimeout", "OnTimeout tempfail"},
+    {"OnInternalError quarantine", "OnInternalError", "OnInternalError quarantine"},
+    {"OnOversize reject", "OnOversize", "OnOversize reject"},
+    {"ReplyTransport smtp", "ReplyTransport", "ReplyTransport smtp"},
+    {"SMTPServer [::1]:2525", "SMTPServer", "SMTPServer [::1]:2525"},
+    {"SMTPServer localhost:25", "SMTPServer", "SMTPServer localhost:25"},
+    {"Recipients Security@Example.org, @lists.example.org", "Recipients",
+     "Recipients security@example.org,@lists.example.org"},
+    {"AllowSenders @kernel.org", "AllowSenders", "AllowSenders @kernel.org"},
+    {"PeerList 192.0.2.0/24, 2001:db8::/32 mx.example.org,.example.net", "PeerList",
+     "PeerList 192.0.2.0/24,2001:db8::/32,mx.example.org,.example.net"},
+    {"InternalHosts 127.0.0.1", "InternalHosts", "InternalHosts 127.0.0.1/32"},
+    {"SubjectTag \"\"", "SubjectTag", "SubjectTag \"\""},
+    {"SubjectTag [AI?]", "SubjectTag", "SubjectTag [AI?]"},
+    {"RejectText Go away, 100% sure", "RejectText", "RejectText Go away, 100% sure"},
+    {"DocBase https://example.org/doc/", "DocBase", "DocBase https://example.org/doc/"},
+    {"  ReplyEnable   no   ", "ReplyEnable", "ReplyEnable no"},
+    {"# comment\n\n\tReplyTemplate /etc/slop-milter/reply.tmpl\r\n", "ReplyTemplate",
+     "ReplyTemplate /etc/slop-milter/reply.tmpl"},
+};
+
+static void
+test_good_values(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(good_cases) / sizeof(good_cases[0]); i++) {
+        struct config *cfg = parse_ok(good_cases[i].text);
+        char *line = effective_line(cfg, good_cases[i].key);
+
+        if (strcmp(line, good_cases[i].expect) != 0)
+            fail_msg("case %zu '%s': got '%s', want '%s'", i, good_cases[i].text, line,
+                     good_cases[i].expect);
+        free(line);
+        config_free(cfg);
+    }
+}
+
+/* Each kind of mistake and its exact message. */
+static const struct {
+    const char *text;
+    const char *message;
+} bad_cases[] = {
+    {"Bogus 1", "t.conf:1: unknown key 'Bogus'"},
+    {"\n# comment\nTagThreshold abc", "t.conf:3: TagThreshold: bad number 'abc'"},
+    {"TagThreshold 5000", "t.conf:1: TagThreshold: 5000 is out of range (0 to 1000)"},
+    {"TagThreshold -1", "t.conf:1: TagThreshold: -1 is out of range (0 to 1000)"},
+    {"TagThreshold nan", "t.conf:1: TagThreshold: bad number 'nan'"},
+    {"ReplyHourlyCap -1", "t.conf:1: ReplyHourlyCap: bad number '-1'"},
+    {"ReplyHourlyCap 12x", "t.conf:1: ReplyHourlyCap: bad number '12x'"},
+    {"ScanTimeout 1", "t.conf:1: ScanTimeout: 1 is out of range (10 to 600000)"},
+    {"Syslog maybe", "t.conf:1: Syslog: bad boolean 'maybe' (use yes or no)"},
+    {"Socket tcp:25",
+     "t.conf:1: Socket: bad socket 'tcp:25' (use local:/path, unix:/path, inet:port@host or "
+     "inet6:port@host)"},
+    {"Socket inet:99999@localhost",
+     "t.conf:1: Socket: bad socket 'inet:99999@localhost' (use local:/path, unix:/path, "
+     "inet:port@host or inet6:port@host)"},
+    {"Socket local:relative.sock",
+     "t.conf:1: Socket: bad socket 'local:relative.sock' (use local:/path, unix:/path, "
+     "inet:port@host or inet6:port@host)"},
+    {"Mode enforcing", "t.conf:1: Mode: bad value 'enforcing' (use enforce or monitor)"},
+    {"OnInternalError scan",
+     "t.conf:1: OnInternalError: bad value 'scan' (use accept, tempfail, reject or quarantine)"},
+    {"OnOversize drop",
+     "t.conf:1: OnOversize: bad value 'drop' (use scan, accept, tempfail, reject or quarantine)"},
+    {"ReplyTransport lmtp", "t.conf:1: ReplyTransport: bad value 'lmtp' (use sendmail or smtp)"},
+    {"Mode enforce\nMode monitor", "t.conf:2: duplicate key 'Mode' (first set at line 1)"},
+    {"mode enforce\n\nMODE monitor", "t.conf:3: duplicate key 'Mode' (first set at line 1)"},
+    {"Socket", "t.conf:1: missing value for 'Socket'"},
+    {"Socket   \t", "t.conf:1: missing value for 'Socket'"},
+    {"DocBase \"\"", "t.conf:1: DocBase: empty value"},
+    {"MaxMessageSize 10X",
+     "t.conf:1: MaxMessageSize: bad size '10X' (use a number with an optional K, M or G suffix)"},
+    {"MaxMessageSize 1K", "t.conf:1: MaxMessageSize: 1K is out of range (64K to 1G)"},
+    {"ReplyInterval 2w",
+     "t.conf:1: ReplyInterval: bad duration '2w' (use a number with an optional s, m, h or d "
+     "suffix)"},
+    {"ReplyInterval 10s", "t.conf:1: ReplyInterval: 10s is out of range (1m to 366d)"},
+    {"SocketMode 0999", "t.conf:1: SocketMode: bad octal number '0999'"},
+    {"UMask 1777", "t.conf:1: UMask: 1777 is out of range (0 to 0777)"},
+    {"Recipients security", "t.conf:1: Recipients: bad address 'security' (use user@domain or "
+                            "@domain)"},
+    {"AllowSenders a@b@c", "t.conf:1: AllowSenders: bad address 'a@b@c' (use user@domain or "
+                           "@domain)"},
+    {"PeerList 10.0.0.0/33", "t.conf:1: PeerList: bad host or network '10.0.0.0/33'"},
+    {"InternalHosts bad_host!", "t.conf:1: InternalHosts: bad host or network 'bad_host!'"},
+    {"PeerList /nonexistent/peers",
+     "t.conf:1: PeerList: cannot open '/nonexistent/peers': No such file or directory"},
+    {"RulesDir rules", "t.conf:1: RulesDir: 'rules' is not an absolute path"},
+    {"SMTPServer localhost", "t.conf:1: SMTPServer: bad address 'localhost' (use host:port or "
+                             "[IPv6]:port)"},
+    {"UserID a:b:c", "t.conf:1: UserID: bad user 'a:b:c' (use user or user:group)"},
+    {"TagThreshold 10\nRejectThreshold 5",
+     "t.conf:2: RejectThreshold (5) is below TagThreshold (10); enabled thresholds must rise "
+     "with severity"},
+};
+
+static void
+test_bad_values(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+        struct config_error err = {""};
+        struct config *cfg = NULL;
+        int r = config_parse("t.conf", bad_cases[i].text, strlen(bad_cases[i].text), &test_paths,
+                             &cfg, &err);
+
+        if (r != -EINVAL || strcmp(err.text, bad_cases[i].message) != 0)
+            fail_msg("case %zu '%s': r=%d message '%s', want '%s'", i, bad_cases[i].text, r,
+                     err.text, bad_cases[i].message);
+        assert_null(cfg);
+    }
+}
+
+static void
+test_long_line_and_nul(void **state)
+{
+    struct config_error err = {""};
+    struct config *cfg = NULL;
+    char *text = malloc(CONFIG_LINE_MAX + 20);
+
+    (void)state;
+    memset(text, 'x', CONFIG_LINE_MAX + 10);
+    memcpy(text, "\nSubjectTag ", 12);
+    text[CONFIG_LINE_MAX + 10] = '\0';
+    assert_int_equal(config_parse("t.conf", text, strlen(text), &test_paths, &cfg, &err), -EINVAL);
+    assert_string_equal(err.text, "t.conf:2: line too long (more than 4095 bytes)");
+    free(text);
+
+    assert_int_equal(config_parse("t.conf", "Mode \0x", 7, &test_paths, &cfg, &err), -EINVAL);
+    assert_string_equal(err.text, "t.conf:1: NUL byte in line");
+}
+
+static void
+test_file_not_found(void **state)
+{
+    struct config_error err = {""};
+    struct config *cfg = NULL;
+
+    (void)state;
+    assert_int_equal(config_load("/nonexistent/slop.conf", &test_paths, &cfg, &err), -ENOENT);
+    assert_string_equal(err.text, "/nonexistent/slop.conf: cannot open: No such file or directory");
+    assert_null(cfg);
+}
+
+static void
+test_load_file_and_peer_file(void **state)
+{
+    char conf[] = "/tmp/test_config_XXXXXX";
+    char peers[] = "/tmp/test_peers_XXXXXX";
+    struct config_error err = {""};
+    struct config *cfg = NULL;
+    char text[256];
+    FILE *f;
+    int fd;
+
+    (void)state;
+    fd = mkstemp(peers);
+    assert_true(fd >= 0);
+    f = fdopen(fd, "w");
+    fputs("# trusted relays\n10.1.0.0/16  # office\nrelay.example.org\n", f);
+    fclose(f);
+    fd = mkstemp(conf);
+    assert_true(fd >= 0);
+    f = fdopen(fd, "w");
+    fprintf(f, "PeerList %s\nMode monitor\n", peers);
+    fclose(f);
+
+    assert_int_equal(config_load(conf, &test_paths, &cfg, &err), 0);
+    assert_int_equal(cfg->mode, CONFIG_MODE_MONITOR);
+    assert_int_equal(cfg->peer_list.n_nets, 1);
+    assert_int_equal(cfg->peer_list.n_names, 1);
+    cfg = config_free(cfg);
+
+    /* A bad entry in the list file names both files and lines. */
+    f = fopen(peers, "w");
+    fputs("10.1.0.0/16\nbad/host\n", f);
+    fclose(f);
+    assert_int_equal(config_load(conf, &test_paths, &cfg, &err), -EINVAL);
+    snprintf(text, sizeof(text), "%s:1: PeerList: %s:2: bad host or network 'bad/host'", conf,
+             peers);
+    assert_string_equal(err.text, text);
+    unlink(conf);
+    unlink(peers);
+}
+
+static void
+test_size_duration_parsers(void **state)
+{
+    static const struct {
+        const char *s;
+        int r;
+        uint64_t v;
+    } sizes[] = {
+        {"0", 0, 0},
+        {"1k", 0, 1024},
+        {"3M", 0, 3u << 20},
+        {"2G", 0, 2ull << 30},
+        {"", -EINVAL, 0},
+        {"k", -EINVAL, 0},
+        {"1KB", -EINVAL, 0},
+        {"-1", -EINVAL, 0},
+        {" 1", -EINVAL, 0},
+        {"99999999999999999999", -EINVAL, 0},
+        {"18446744073709551615G", -EINVAL, 0},
+    };
+    static const struct {
+        const char *s;
+        int r;
+        uint32_t v;
+    } durations[] = {
+        {"7d", 0, 604800},    {"1h", 0, 3600},    {"1m", 0, 60},    {"5s", 0, 5},
+        {"5", 0, 5},          {"1w", -EINVAL, 0}, {"", -EINVAL, 0}, {"50000d", -EINVAL, 0},
+        {"1.5h", -EINVAL, 0},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        uint64_t v = 12345;
+
+        assert_int_equal(config_parse_size(sizes[i].s, &v), sizes[i].r);
+        if (sizes[i].r == 0)
+            assert_int_equal(v, sizes[i].v);
+    }
+    for (size_t i = 0; i < sizeof(durations) / sizeof(durations[0]); i++) {
+        uint32_t v = 12345;
+
+        assert_int_equal(config_parse_duration(durations[i].s, &v), durations[i].r);
+        if (durations[i].r == 0)
+            assert_int_equal(v, durations[i].v);
+    }
+}
+
+static void
+test_list_match(void **state)
+{
+    struct config *cfg;
+
+    (void)state;
+    cfg = parse_ok("Recipients security@example.org, @lists.example.org");
+    assert_true(config_list_match(&cfg->recipients, "Security@Example.ORG"));
+    assert_true(config_list_match(&cfg->recipients, "anyone@lists.example.org"));
+    assert_false(config_list_match(&cfg->recipients, "anyone@sub.lists.example.org"));
+    assert_false(config_list_match(&cfg->recipients, "security@example.com"));
+    assert_false(config_list_match(&cfg->recipients, ""));
+    assert_false(config_list_match(&cfg->recipients, "lists.example.org"));
+    config_free(cfg);
+}
+
+static void
+test_hosts_match(void **state)
+{
+    struct sockaddr_in v4 = {.sin_family = AF_INET};
+    struct sockaddr_in6 v6 = {.sin6_family = AF_INET6};
+    struct config *cfg;
+    static const struct {
+        const char *addr;
+        const char *host;
+        bool match;
+    } cases[] = {
+        {"192.0.2.77", NULL, true},
+        {"192.0.3.1", NULL, false},
+        {"198.51.100.7", NULL, true},
+        {"198.51.100.8", NULL, false},
+        {"2001:db8:1::5", NULL, true},
+        {"2001:db9::5", NULL, false},
+        {"::ffff:192.0.2.9", NULL, true},
+        {"203.0.113.1", "mx.example.org", true},
+        {"203.0.113.1", "MX.Example.Org", true},
+        {"203.0.113.1", "a.b.example.net", true},
+        {"203.0.113.1", "example.net", false},
+        {"203.0.113.1", "mx.example.org.evil", false},
+        {"203.0.113.1", "[203.0.113.1]", false},
+    };
+
+    (void)state;
+    cfg = parse_ok("PeerList 192.0.2.0/24, 198.51.100.7, 2001:db8::/32, mx.example.org, "
+                   ".example.net");
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const struct sockaddr *sa;
+
+        if (strchr(cases[i].addr, ':')) {
+            assert_int_equal(inet_pton(AF_INET6, cases[i].addr, &v6.sin6_addr), 1);
+            sa = (const struct sockaddr *)&v6;
+        } else {
+            assert_int_equal(inet_pton(AF_INET, cases[i].addr, &v4.sin_addr), 1);
+            sa = (const struct sockaddr *)&v4;
+        }
+        if (config_hosts_match(&cfg->peer_list, sa, cases[i].host) != cases[i].match)
+            fail_msg("case %zu %s %s: want %d", i, cases[i].addr,
+                     cases[i].host ? cases[i].host : "-", cases[i].match);
+    }
+    assert_false(config_hosts_match(&cfg->internal_hosts, (const struct sockaddr *)&v4, NULL));
+    assert_false(config_hosts_match(&cfg->peer_list, NULL, NULL));
+    config_free(cfg);
+}
+
+/* The man page and sample are generated from the table: every key appears. */
+static void
+test_man_and_sample_list_every_key(void **state)
+{
+    char *man = NULL, *sample = NULL, *dump = NULL;
+    size_t ms = 0, ss = 0, ds = 0;
+    struct config *cfg;
+    FILE *f;
+
+    (void)state;
+    f = open_memstream(&man, &ms);
+    config_write_man(f);
+    fclose(f);
+    f = open_memstream(&sample, &ss);
+    config_write_sample(f);
+    fclose(f);
+    cfg = parse_ok("");
+    f = open_memstream(&dump, &ds);
+    config_write_effective(cfg, f);
+    fclose(f);
+
+    for (char *p = dump; *p;) {
+        char key[64], pat[80];
+        size_t kl = strcspn(p, " ");
+
+        snprintf(key, sizeof(key), "%.*s", (int)kl, p);
+        snprintf(pat, sizeof(pat), ".BI \"%s \"", key);
+        if (strstr(man, pat) == NULL)
+            fail_msg("man page lacks %s", key);
+        snprintf(pat, sizeof(pat), "\n#%s", key);
+        if (strstr(sample, pat) == NULL)
+            fail_msg("sample lacks %s", key);
+        p += strcspn(p, "\n");
+        if (*p)
+            p++;
+    }
+    config_free(cfg);
+    free(man);
+    free(sample);
+    free(dump);
+}
+
+/* The commented sample, uncommented, is a valid configuration. */
+static void
+test_sample_parses(void **state)
+{
+    char *sample = NULL, *text;
+    size_t ss = 0, o = 0;
+    struct config *cfg;
+    FILE *f;
+
+    (void)state;
+    f = open_memstream(&sample, &ss);
+    config_write_sample(f);
+    fclose(f);
+    text = malloc(ss + 1);
+    for (char *p = sample; *p;) {
+        size_t len = strcspn(p, "\n");
+
+        /* "#Key value" lines are settings; "# text" lines are prose. */
+        if (p[0] == '#' && p[1] != ' ' && p[1] != '\n' && p[1] != '\0' && len > 1) {
+            memcpy(text + o, p + 1, len - 1);
+            o += len - 1;
+            text[o++] = '\n';
+        }
+        p += len + (p[len] == '\n');
+    }
+    text[o] = '\0';
+    /* Keys with computed defaults appear without a value: drop those lines. */
+    {
+        char *clean = malloc(o + 1);
+        size_t c = 0;
+
+        for (char *p = text; *p;) {
+            size_t len = strcspn(p, "\n");
+
+            if (memchr(p, ' ', len) != NULL) {
+                memcpy(clean + c, p, len);
+                c += len;
+                clean[c++] = '\n';
+            }
+            p += len + (p[len] == '\n');
+        }
+        cfg = NULL;
+        {
+            struct config_error err = {""};
+            int r = config_parse("sample", clean, c, &test_paths, &cfg, &err);
+
+            if (r != 0)
+                fail_msg("sample does not parse: %s", err.text);
+        }
+        free(clean);
+    }
+    config_free(cfg);
+    free(text);
+    free(sample);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_good_values),
+        cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_long_line_and_nul),
+        cmocka_unit_test(test_file_not_found),
+        cmocka_unit_test(test_load_file_and_peer_file),
+        cmocka_unit_test(test_size_duration_parsers),
+        cmocka_unit_test(test_list_match),
+        cmocka_unit_test(test_hosts_match),
+        cmocka_unit_test(test_man_and_sample_list_every_key),
+        cmocka_unit_test(test_sample_parses),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

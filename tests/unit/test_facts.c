@@ -1,0 +1,733 @@
+/*
+ * test_facts.c - the look-up measures (facts.c) and the rules of
+ * rules/80-state.rules, with an in-memory struct classifier_lookup: each
+ * finding fires on its fixture and stays quiet on the near miss, and no
+ * look-up measure moves without a lookup.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "classifier.h"
+#include "facts.h"
+#include "fingerprint.h"
+#include "message.h"
+#include "testutil.h"
+
+#ifndef SLOP_RULES_DIR
+#define SLOP_RULES_DIR "rules"
+#endif
+
+#define FAKE_MAX 16
+
+/* The "merged" commit, as git log -p prints it: the same change as
+ * state/patch-fixed.eml with other context lines and line numbers. */
+static const char merged_diff[] =
+    "diff --git a/drivers/usb/core/hub.c b/drivers/usb/core/hub.c\n"
+    "index 5555555..6666666 100644\n"
+    "--- a/drivers/usb/core/hub.c\n"
+    "+++ b/drivers/usb/core/hub.c\n"
+    "@@ -4901,8 +4901,8 @@ static int hub_port_init(struct usb_hub *hub, struct usb_device *udev,\n"
+    " \t\tretval = hub_port_reset(hub, port1, udev, delay, false);\n"
+    " \t}\n"
+    "-\tusb_put_port(port_dev);\n"
+    "+\tusb_put_port_after_reset(port_dev,  retval);\n"
+    " \n"
+    " \treturn retval;\n";
+
+struct fake {
+    bool tree;
+    const char *symbols[FAKE_MAX];
+    const char *paths[FAKE_MAX];
+    const char *configs[FAKE_MAX];
+    uint64_t fix_fps[FAKE_MAX];
+    size_t n_fix_fps;
+    const char *fix_function, *fix_class;
+    uint64_t seen_fps[FAKE_MAX];
+    size_t n_seen;
+    uint64_t seen_simhash;
+    const char *seen_id;
+    const char *maint_prefix, *maint_addr, *maint_list;
+    const char *trusted;
+    uint32_t sender;
+    unsigned calls;
+};
+
+static bool
+in_list(const char *const *v, const char *s)
+{
+    for (size_t i = 0; i < FAKE_MAX && v[i] != NULL; i++)
+        if (strcmp(v[i], s) == 0)
+            return true;
+    return false;
+}
+
+static bool
+f_label(void *ctx, char *buf, size_t size)
+{
+    struct fake *f = ctx;
+
+    f->calls++;
+    snprintf(buf, size, "indexed tree of 2026-11-30");
+    return f->tree;
+}
+
+static bool
+f_symbol(void *ctx, const char *name)
+{
+    struct fake *f = ctx;
+
+    f->calls++;
+    return in_list(f->symbols, name);
+}
+
+static bool
+f_path(void *ctx, const char *path)
+{
+    struct fake *f = ctx;
+
+    f->calls++;
+    return in_list(f->paths, path);
+}
+
+static bool
+f_config(void *ctx, const char *name)
+{
+    struct fake *f = ctx;
+
+    f->calls++;
+    return in_list(f->configs, name);
+}
+
+static bool
+f_fix(void *ctx, uint64_t fp, struct classifier_fix *ret)
+{
+    struct fake *f = ctx;
+
+    f->calls++;
+    for (size_t i = 0; i < f->n_fix_fps; i++) {
+        if (f->fix_fps[i] == fp) {
+            snprintf(ret->commit, sizeof(ret->commit), "0123456789abcdef0123456789abcdef01234567");
+            snprintf(ret->subject, sizeof(ret->subject), "usb: hub: fix port refcount");
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool
+f_function_fix(void *ctx, const char *function, const char *bug_class, struct classifier_fix *ret)
+{
+    struct fake *f = ctx;
+
+    f->calls++;
+    if (f->fix_function == NULL || strcmp(function, f->fix_function) != 0 ||
+        strcmp(bug_class, f->fix_class) != 0)
+        return false;
+    snprintf(ret->commit, sizeof(ret->commit), "fedcba9876543210fedcba9876543210fedcba98");
+    snprintf(ret->subject, sizeof(ret->subject), "usb: hub: fix use-after-free in hub_port_init()");
+    return true;
+}
+
+static bool
+f_duplicate(void *ctx, const uint64_t *fps, size_t n, uint64_t simhash, const char *self_id,
+            struct classifier_seen *ret)
+{
+    struct fake *f = ctx;
+    bool hit = false;
+
+    f->calls++;
+    if (f->seen_id == NULL || (self_id != NULL && strcmp(self_id, f->seen_id) == 0))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < f->n_seen; k++)
+            hit |= fps[i] == f->seen_fps[k];
+    if (simhash != 0 && f->seen_simhash != 0 &&
+        __builtin_popcountll(simhash ^ f->seen_simhash) <= FINGERPRINT_SIMHASH_DISTANCE)
+        hit = true;
+    if (!hit)
+        return false;
+    snprintf(ret->message_id, sizeof(ret->message_id), "%s", f->seen_id);
+    ret->date = 1796083200; /* 2026-12-01 */
+    return true;
+}
+
+static size_t
+f_maint(void *ctx, const char *path, struct classifier_maint *ret, size_t max)
+{
+    struct fake *f = ctx;
+    size_t n = 0;
+
+    f->calls++;
+    if (f->maint_prefix == NULL || strncmp(path, f->maint_prefix, strlen(f->maint_prefix)) != 0)
+        return 0;
+    if (n < max) {
+        snprintf(ret[n].addr, sizeof(ret[n].addr), "%s", f->maint_addr);
+        ret[n++].list = false;
+    }
+    if (f->maint_list != NULL && n < max) {
+        snprintf(ret[n].addr, sizeof(ret[n].addr), "%s", f->maint_list);
+        ret[n++].list = true;
+    }
+    return n;
+}
+
+static bool
+f_trusted(void *ctx, const char *addr)
+{
+    struct fake *f = ctx;
+
+    f->calls++;
+    return f->trusted != NULL && strcmp(addr, f->trusted) == 0;
+}
+
+static uint32_t
+f_sender(void *ctx, const char *addr)
+{
+    struct fake *f = ctx;
+
+    (void)addr;
+    f->calls++;
+    return f->sender;
+}
+
+static struct classifier_lookup
+fake_lookup(struct fake *f)
+{
+    return (struct classifier_lookup){
+        .ctx = f,
+        .tree_label = f_label,
+        .has_symbol = f_symbol,
+        .has_path = f_path,
+        .has_config = f_config,
+        .find_fix = f_fix,
+        .find_function_fix = f_function_fix,
+        .find_duplicate = f_duplicate,
+        .maintainers_of = f_maint,
+        .is_trusted = f_trusted,
+        .sender_count = f_sender,
+    };
+}
+
+static void
+collect_fp(void *ctx, uint64_t fp)
+{
+    struct fake *f = ctx;
+
+    if (f->n_fix_fps < FAKE_MAX)
+        f->fix_fps[f->n_fix_fps++] = fp;
+}
+
+/* The tree every case starts from: the real code the near misses cite. */
+static void
+fake_tree(struct fake *f)
+{
+    static const char *const symbols[] = {"hub_port_init",
+                                          "usb_hub_release",
+                                          "hub_port_reset",
+                                          "usb_put_port",
+                                          "sys_ioctl",
+                                          "hub_event",
+                                          NULL};
+    static const char *const paths[] = {"drivers/usb/core/hub.c", "drivers/usb/core/",
+                                        "drivers/usb/core", "drivers/usb/core/hub.h", NULL};
+    static const char *const configs[] = {"CONFIG_USB", NULL};
+
+    memset(f, 0, sizeof(*f));
+    f->tree = true;
+    memcpy(f->symbols, symbols, sizeof(symbols));
+    memcpy(f->paths, paths, sizeof(paths));
+    memcpy(f->configs, configs, sizeof(configs));
+}
+
+/* Build fixture name's message and apply the facts with lookup f (NULL:
+ * no lookup at all). */
+static struct message *
+facts_for(const char *name, struct fake *f, struct classifier_result *res)
+{
+    struct classifier_lookup lk;
+    struct classifier_envelope env = {.mail_from = ""};
+    struct message *m;
+    char path[256];
+
+    snprintf(path, sizeof(path), "state/%s", name);
+    m = testutil_message_fixture(path);
+    memset(res, 0, sizeof(*res));
+    if (f != NULL) {
+        lk = fake_lookup(f);
+        env.lookup = &lk;
+    }
+    assert_int_equal(facts_apply(m, f ? &env : NULL, res), 0);
+    return m;
+}
+
+enum setup {
+    SETUP_TREE = 0,
+    SETUP_NO_TREE,      /* lookups, but no tree indexed */
+    SETUP_FIXES,        /* the merged diff's fingerprints */
+    SETUP_FUNCTION_FIX, /* hub_port_init, use-after-free */
+    SETUP_MAINTAINERS,  /* greg@maint.example for drivers/usb/ */
+    SETUP_FLOOD,        /* 12 messages earlier today */
+    SETUP_QUIET_SENDER, /* none earlier today */
+};
+
+struct measure_case {
+    const char *fixture;
+    enum setup setup;
+    enum measure_id measure;
+    double min, max;
+    const char *evidence; /* substring of the measure's evidence, or NULL: none */
+};
+
+static const struct measure_case measure_cases[] = {
+    /* made-up code */
+    {"report-made-up.eml", SETUP_TREE, MEASURE_MISSING_IDENTIFIERS, 3, 3,
+     "hub_port_verify_descriptor_chain(), usb_hub_apply_quirk_table(), "
+     "CONFIG_USB_HUB_VALIDATION not found in the indexed tree of 2026-11-30"},
+    {"report-made-up.eml", SETUP_TREE, MEASURE_MISSING_PATHS, 1, 1,
+     "drivers/usb/core/hub_quirks.c not found in the indexed tree"},
+    {"report-made-up.eml", SETUP_TREE, MEASURE_TREE_INDEXED, 1, 1, NULL},
+    {"report-real.eml", SETUP_TREE, MEASURE_MISSING_IDENTIFIERS, 0, 0, NULL},
+    {"report-real.eml", SETUP_TREE, MEASURE_MISSING_PATHS, 0, 0, NULL},
+    {"report-made-up.eml", SETUP_NO_TREE, MEASURE_MISSING_IDENTIFIERS, 0, 0, NULL},
+    {"report-made-up.eml", SETUP_NO_TREE, MEASURE_TREE_INDEXED, 0, 0, NULL},
+    /* a diff against a file the tree does not have */
+    {"patch-missing-path.eml", SETUP_TREE, MEASURE_DIFF_MISSING_PATHS, 1, 1,
+     "drivers/usb/core/hub_quirks.c not found in the indexed tree"},
+    {"patch-new-file.eml", SETUP_TREE, MEASURE_DIFF_MISSING_PATHS, 0, 0, NULL},
+    {"patch-new-file.eml", SETUP_TREE, MEASURE_MISSING_IDENTIFIERS, 0, 0, NULL},
+    {"patch-fixed.eml", SETUP_TREE, MEASURE_DIFF_MISSING_PATHS, 0, 0, NULL},
+    /* already fixed */
+    {"patch-fixed.eml", SETUP_FIXES, MEASURE_ALREADY_FIXED, 1, 1,
+     "already fixed in 0123456789ab (\"usb: hub: fix port refcount\")"},
+    {"patch-unfixed.eml", SETUP_FIXES, MEASURE_ALREADY_FIXED, 0, 0, NULL},
+    {"report-fixed.eml", SETUP_FUNCTION_FIX, MEASURE_ALREADY_FIXED, 1, 1,
+     "already fixed in fedcba987654 (\"usb: hub: fix use-after-free in hub_port_init()\")"},
+    {"report-other-class.eml", SETUP_FUNCTION_FIX, MEASURE_ALREADY_FIXED, 0, 0, NULL},
+    /* routing */
+    {"patch-missing-path.eml", SETUP_MAINTAINERS, MEASURE_UNCC_MAINTAINERS, 1, 1,
+     "maintainers not in Cc: greg@maint.example"},
+    {"patch-new-file.eml", SETUP_MAINTAINERS, MEASURE_UNCC_MAINTAINERS, 0, 0, NULL},
+    {"report-real.eml", SETUP_MAINTAINERS, MEASURE_UNCC_MAINTAINERS, 1, 1,
+     "maintainers not in Cc: greg@maint.example"},
+    {"report-real-cc.eml", SETUP_MAINTAINERS, MEASURE_UNCC_MAINTAINERS, 0, 0, NULL},
+    /* flood */
+    {"report-real.eml", SETUP_FLOOD, MEASURE_SENDER_DAILY, 13, 13,
+     "13 patches and reports from sam@reporter.example today"},
+    {"report-real.eml", SETUP_QUIET_SENDER, MEASURE_SENDER_DAILY, 1, 1, NULL},
+};
+
+static void
+setup_fake(struct fake *f, enum setup s)
+{
+    fake_tree(f);
+    switch (s) {
+    case SETUP_NO_TREE:
+        f->tree = false;
+        break;
+    case SETUP_FIXES:
+        assert_int_equal(
+            classifier_diff_fingerprints(merged_diff, strlen(merged_diff), collect_fp, f), 1);
+        break;
+    case SETUP_FUNCTION_FIX:
+        f->fix_function = "hub_port_init";
+        f->fix_class = "use-after-free";
+        break;
+    case SETUP_MAINTAINERS:
+        f->maint_prefix = "drivers/usb/";
+        f->maint_addr = "greg@maint.example";
+        f->maint_list = "linux-usb@vger.kernel.org";
+        break;
+    case SETUP_FLOOD:
+        f->sender = 12;
+        break;
+    default:
+        break;
+    }
+}
+
+static void
+test_measures(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(measure_cases) / sizeof(measure_cases[0]); i++) {
+        const struct measure_case *c = &measure_cases[i];
+        struct classifier_result res;
+        struct fake f;
+        struct message *m;
+        double v;
+        const char *ev;
+
+        setup_fake(&f, c->setup);
+        m = facts_for(c->fixture, &f, &res);
+        v = m->measures[c->measure];
+        ev = m->measure_evidence[c->measure];
+        if (v < c->min || v > c->max ||
+            (c->evidence != NULL && (ev == NULL || strstr(ev, c->evidence) == NULL))) {
+            print_error("case %zu (%s, %s): value %g, evidence '%s'\n", i, c->fixture,
+                        measure_name(c->measure), v, ev ? ev : "(none)");
+            fail();
+        }
+        if (c->evidence == NULL && v == 0)
+            assert_null(ev);
+        free(res.fingerprints);
+        message_free(m);
+    }
+}
+
+/* Without a lookup nothing is looked up and no look-up measure moves,
+ * but the fingerprints the caller records are still there. */
+static void
+test_no_lookup(void **state)
+{
+    static const char *const fixtures[] = {"report-made-up.eml", "patch-missing-path.eml",
+                                           "patch-fixed.eml", "report-fixed.eml"};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
+        struct classifier_result res;
+        struct message *m = facts_for(fixtures[i], NULL, &res);
+
+        for (int id = MEASURE_TREE_INDEXED; id <= MEASURE_TRUSTED_SENDER; id++) {
+            assert_true(m->measures[id] == 0);
+            assert_null(m->measure_evidence[id]);
+        }
+        assert_int_equal(res.n_fingerprints, 1);
+        assert_true(res.count_sender);
+        free(res.fingerprints);
+        message_free(m);
+    }
+}
+
+/* The fingerprint of a hunk ignores context, line numbers and white
+ * space, and changes when the change does. */
+static void
+test_fingerprints(void **state)
+{
+    struct fake a = {0}, b = {0};
+    static const char other[] = "diff --git a/drivers/usb/core/hub.c b/drivers/usb/core/hub.c\n"
+                                "--- a/drivers/usb/core/hub.c\n"
+                                "+++ b/drivers/usb/core/hub.c\n"
+                                "@@ -1,3 +1,3 @@\n"
+                                " \t}\n"
+                                "-\tusb_put_port(port_dev);\n"
+                                "+\tusb_put_port_after_reset(port_dev, ret);\n";
+    static const char moved[] = "diff --git a/drivers/usb/core/hub2.c b/drivers/usb/core/hub2.c\n"
+                                "--- a/drivers/usb/core/hub2.c\n"
+                                "+++ b/drivers/usb/core/hub2.c\n"
+                                "@@ -9,2 +9,2 @@\n"
+                                "-\tusb_put_port(port_dev);\n"
+                                "+\tusb_put_port_after_reset(port_dev, retval);\n";
+    static const char same[] = "diff --git a/drivers/usb/core/hub.c b/drivers/usb/core/hub.c\n"
+                               "--- a/drivers/usb/core/hub.c\n"
+                               "+++ b/drivers/usb/core/hub.c\n"
+                               "@@ -77,2 +77,2 @@ other context\n"
+                               "-usb_put_port( port_dev );\n"
+                               "+    usb_put_port_after_reset(port_dev,retval);\n";
+
+    (void)state;
+    assert_int_equal(classifier_diff_fingerprints(merged_diff, strlen(merged_diff), collect_fp, &a),
+                     1);
+    assert_int_equal(classifier_diff_fingerprints(same, strlen(same), collect_fp, &b), 1);
+    assert_true(a.fix_fps[0] == b.fix_fps[0]);
+    assert_int_equal(classifier_diff_fingerprints(other, strlen(other), collect_fp, &b), 1);
+    assert_true(a.fix_fps[0] != b.fix_fps[1]);
+    assert_int_equal(classifier_diff_fingerprints(moved, strlen(moved), collect_fp, &b), 1);
+    assert_true(a.fix_fps[0] != b.fix_fps[2]);
+    assert_int_equal(classifier_diff_fingerprints("", 0, collect_fp, &b), 0);
+}
+
+static void
+test_simhash(void **state)
+{
+    static const char text[] =
+        "The hub driver keeps resetting a port when a device never answers the "
+        "descriptor request, because the retry counter is reset after the port "
+        "is released, so the loop never ends and the hub stays busy forever. "
+        "Plugging a crafted device into a test machine shows it within seconds.";
+    char edited[sizeof(text)];
+    uint64_t a, b, c;
+
+    (void)state;
+    memcpy(edited, text, sizeof(text));
+    memcpy(strstr(edited, "forever"), "for ever", 8);
+    a = fingerprint_simhash(text, strlen(text));
+    b = fingerprint_simhash(edited, strlen(edited));
+    c = fingerprint_simhash("A different report about a memory leak in the sound "
+                            "driver that shows after a suspend and resume cycle on "
+                            "a laptop with two codecs and an external amplifier board.",
+                            160);
+    assert_true(a != 0);
+    assert_true(__builtin_popcountll(a ^ b) <= 12);
+    assert_true(__builtin_popcountll(a ^ c) > FINGERPRINT_SIMHASH_DISTANCE);
+    assert_true(fingerprint_simhash("too short", 9) == 0);
+}
+
+static void
+test_checkable(void **state)
+{
+    static const struct {
+        const char *name;
+        bool checkable;
+    } cases[] = {
+        {"hub_port_init", true},   {"usb_hub_apply_quirk_table", true},
+        {"kfree", false},          {"malloc", false},
+        {"trace_usb_hub", false},  {"DEFINE_MUTEX", false},
+        {"pthread_create", false}, {"io_uring_prep_read", false},
+        {"__x64_sys_ioctl", true}, {"a##b_c", false},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        if (facts_checkable_symbol(cases[i].name) != cases[i].checkable) {
+            print_error("%s\n", cases[i].name);
+            fail();
+        }
+}
+
+/* Rule level: each rule of 80-state.rules fires on its fixture and not
+ * on the near miss; the classifier runs the facts itself. */
+struct rule_case {
+    const char *fixture;
+    enum setup setup;
+    const char *rule;
+    bool fires;
+};
+
+static const struct rule_case rule_cases[] = {
+    {"report-made-up.eml", SETUP_TREE, "MADE_UP_CODE", true},
+    {"report-real.eml", SETUP_TREE, "MADE_UP_CODE", false},
+    {"report-made-up.eml", SETUP_NO_TREE, "MADE_UP_CODE", false},
+    {"report-made-up.eml", SETUP_TREE, "MADE_UP_PATH", true},
+    {"report-real.eml", SETUP_TREE, "MADE_UP_PATH", false},
+    {"patch-missing-path.eml", SETUP_TREE, "DIFF_AGAINST_MISSING_PATH", true},
+    {"patch-new-file.eml", SETUP_TREE, "DIFF_AGAINST_MISSING_PATH", false},
+    {"patch-fixed.eml", SETUP_FIXES, "ALREADY_FIXED", true},
+    {"patch-unfixed.eml", SETUP_FIXES, "ALREADY_FIXED", false},
+    {"report-fixed.eml", SETUP_FUNCTION_FIX, "ALREADY_FIXED", true},
+    {"report-other-class.eml", SETUP_FUNCTION_FIX, "ALREADY_FIXED", false},
+    {"patch-missing-path.eml", SETUP_MAINTAINERS, "MAINTAINERS_NOT_CC", true},
+    {"patch-new-file.eml", SETUP_MAINTAINERS, "MAINTAINERS_NOT_CC", false},
+    {"report-real.eml", SETUP_FLOOD, "SENDER_FLOOD", true},
+    {"report-real.eml", SETUP_QUIET_SENDER, "SENDER_FLOOD", false},
+};
+
+static char rules_dir[64];
+
+static int
+setup_rules(void **state)
+{
+    char src[512], dst[128];
+    char *text;
+    size_t len;
+    FILE *f;
+
+    (void)state;
+    strcpy(rules_dir, "/tmp/slop-facts-XXXXXX");
+    if (mkdtemp(rules_dir) == NULL)
+        return -1;
+    snprintf(src, sizeof(src), "%s/80-state.rules", SLOP_RULES_DIR);
+    snprintf(dst, sizeof(dst), "%s/80-state.rules", rules_dir);
+    text = testutil_read_file(src, &len);
+    f = fopen(dst, "w");
+    if (f == NULL)
+        return -1;
+    fwrite(text, 1, len, f);
+    fclose(f);
+    free(text);
+    return 0;
+}
+
+static int
+teardown_rules(void **state)
+{
+    char path[128];
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/80-state.rules", rules_dir);
+    unlink(path);
+    rmdir(rules_dir);
+    return 0;
+}
+
+static struct classifier_result *
+scan_with(const struct classifier *c, const char *fixture, struct fake *f)
+{
+    struct classifier_lookup lk = fake_lookup(f);
+    struct classifier_envelope env = {.mail_from = "", .lookup = &lk};
+    struct classifier_result *res = NULL;
+    char path[256];
+    size_t len;
+    char *raw;
+
+    snprintf(path, sizeof(path), "state/%s", fixture);
+    raw = testutil_read_fixture(path, &len);
+    assert_int_equal(classifier_scan(c, raw, len, &env, &res), 0);
+    free(raw);
+    return res;
+}
+
+static const struct classifier_hit *
+find_hit(const struct classifier_result *r, const char *rule)
+{
+    for (size_t i = 0; i < r->n_hits; i++)
+        if (strcmp(r->hits[i].rule, rule) == 0)
+            return &r->hits[i];
+    return NULL;
+}
+
+static void
+test_rules(void **state)
+{
+    struct classifier *c = NULL;
+
+    (void)state;
+    assert_int_equal(classifier_new(rules_dir, NULL, NULL, NULL, &c), 0);
+    for (size_t i = 0; i < sizeof(rule_cases) / sizeof(rule_cases[0]); i++) {
+        const struct rule_case *rc = &rule_cases[i];
+        struct classifier_result *res;
+        const struct classifier_hit *h;
+        struct fake f;
+
+        setup_fake(&f, rc->setup);
+        res = scan_with(c, rc->fixture, &f);
+        h = find_hit(res, rc->rule);
+        if ((h != NULL) != rc->fires) {
+            print_error("case %zu: %s on %s: %s\n", i, rc->rule, rc->fixture,
+                        h ? "fired" : "quiet");
+            fail();
+        }
+        /* The evidence is the look-up's sentence, not "name=value". */
+        if (h != NULL)
+            assert_true(h->evidence != NULL && strchr(h->evidence, '=') == NULL);
+        classifier_result_free(res);
+    }
+    classifier_free(c);
+}
+
+/* A message seen before under another Message-ID is a duplicate; the
+ * same message scanned again (same Message-ID) is not. */
+static void
+test_duplicate(void **state)
+{
+    static const char *const fixtures[] = {"patch-fixed.eml", "report-made-up.eml"};
+    struct classifier *c = NULL;
+
+    (void)state;
+    assert_int_equal(classifier_new(rules_dir, NULL, NULL, NULL, &c), 0);
+    for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
+        struct classifier_result *first, *again, *other;
+        struct fake f;
+
+        fake_tree(&f);
+        f.tree = false;
+        first = scan_with(c, fixtures[i], &f);
+        assert_int_equal(first->n_fingerprints, 1);
+        f.seen_fps[0] = first->fingerprints[0];
+        f.n_seen = 1;
+        f.seen_id = "earlier@example.org";
+        again = scan_with(c, fixtures[i], &f);
+        assert_non_null(find_hit(again, "DUPLICATE"));
+        assert_non_null(strstr(find_hit(again, "DUPLICATE")->evidence,
+                               "duplicate of <earlier@example.org> from 2026-12-01"));
+        /* the near miss: another message */
+        other = scan_with(c, i == 0 ? "patch-unfixed.eml" : "report-real.eml", &f);
+        assert_null(find_hit(other, "DUPLICATE"));
+        classifier_result_free(other);
+        classifier_result_free(again);
+        /* itself, under its own Message-ID */
+        f.seen_id = first->message_id;
+        again = scan_with(c, fixtures[i], &f);
+        assert_null(find_hit(again, "DUPLICATE"));
+        classifier_result_free(again);
+        classifier_result_free(first);
+    }
+    classifier_free(c);
+}
+
+/* A maintainer's mail is scored but never answered or held. */
+static void
+test_trusted(void **state)
+{
+    struct classifier_options opts;
+    struct classifier *c = NULL;
+    struct classifier_result *res;
+    struct fake f;
+
+    (void)state;
+    classifier_options_default(&opts);
+    opts.thresholds.score[CLASSIFIER_ACTION_TAG] = 1;
+    opts.thresholds.score[CLASSIFIER_ACTION_REPLY] = 2;
+    assert_int_equal(classifier_new(rules_dir, &opts, NULL, NULL, &c), 0);
+    setup_fake(&f, SETUP_TREE);
+    res = scan_with(c, "patch-missing-path.eml", &f);
+    assert_false(res->trusted_sender);
+    assert_int_equal(res->action, CLASSIFIER_ACTION_REPLY);
+    classifier_result_free(res);
+    f.trusted = "pat@sender.example";
+    res = scan_with(c, "patch-missing-path.eml", &f);
+    assert_true(res->trusted_sender);
+    assert_non_null(find_hit(res, "DIFF_AGAINST_MISSING_PATH"));
+    assert_int_equal(res->action, CLASSIFIER_ACTION_TAG);
+    classifier_result_free(res);
+    classifier_free(c);
+}
+
+static void
+test_bug_classes(void **state)
+{
+    static const struct {
+        const char *text;
+        const char *cls; /* NULL: none */
+    } cases[] = {
+        {"BUG: KASAN: slab-use-after-free in foo", "use-after-free"},
+        {"fix a UAF in the teardown path", "use-after-free"},
+        {"kmemleak: memory leak in bar", "memory-leak"},
+        {"general protection fault: NULL pointer dereference", "null-deref"},
+        {"the leakage current of the regulator", NULL},
+        {"a raceway for the boot path", NULL},
+        {"fix a data race on the counter", "race"},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        unsigned mask = classifier_bug_classes(cases[i].text, strlen(cases[i].text));
+        bool ok = true;
+
+        if (cases[i].cls == NULL) {
+            ok = mask == 0;
+        } else {
+            unsigned bit = 0;
+
+            while (classifier_bug_class_name(bit) &&
+                   strcmp(classifier_bug_class_name(bit), cases[i].cls) != 0)
+                bit++;
+            ok = classifier_bug_class_name(bit) != NULL && ((mask >> bit) & 1);
+        }
+        if (!ok) {
+            print_error("'%s': mask %#x\n", cases[i].text, mask);
+            fail();
+        }
+    }
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_measures),     cmocka_unit_test(test_no_lookup),
+        cmocka_unit_test(test_fingerprints), cmocka_unit_test(test_simhash),
+        cmocka_unit_test(test_checkable),    cmocka_unit_test(test_bug_classes),
+        cmocka_unit_test(test_rules),        cmocka_unit_test(test_duplicate),
+        cmocka_unit_test(test_trusted),
+    };
+
+    return cmocka_run_group_tests(tests, setup_rules, teardown_rules);
+}
