@@ -185,6 +185,80 @@ patch_has_path(const struct message *m, const char *path)
     return false;
 }
 
+static bool
+is_ident_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+static bool
+is_c_file(const char *file)
+{
+    size_t n = file ? strlen(file) : 0;
+
+    return n > 2 && file[n - 2] == '.' && (file[n - 1] == 'c' || file[n - 1] == 'h');
+}
+
+/*
+ * Functions a standalone patch calls in its added C lines: an identifier
+ * right before '(' on an indented line, not after "->" or '.'. Names the
+ * patch defines (column 0, or #define) or that its removed and context
+ * lines already use are left out: those exist or come with the patch.
+ */
+static int
+added_calls(const struct message *m, struct strv *calls)
+{
+    const struct region *ra = &m->regions[REGION_ADDED];
+    struct strv defs = {0};
+    int r = 0;
+
+    for (size_t k = 0; k < ra->n_lines && ra->lines != NULL && r == 0; k++) {
+        const char *l = ra->text + ra->lines[k].offset;
+        const char *e = memchr(l, '\n', ra->len - ra->lines[k].offset);
+        size_t n = e ? (size_t)(e - l) : ra->len - ra->lines[k].offset;
+        bool def = n > 0 && l[0] != ' ' && l[0] != '\t';
+
+        if (!is_c_file(ra->lines[k].file))
+            continue;
+        for (size_t i = 1; i < n && r == 0; i++) {
+            size_t b = i;
+            char name[FACTS_NAME_MAX];
+
+            if (l[i] != '(' || !is_ident_char(l[i - 1]))
+                continue;
+            while (b > 0 && is_ident_char(l[b - 1]))
+                b--;
+            if (i - b >= sizeof(name) || (l[b] >= '0' && l[b] <= '9'))
+                continue;
+            memcpy(name, l + b, i - b);
+            name[i - b] = '\0';
+            if (def) {
+                r = strv_add_unique(&defs, name, i - b, FACTS_MAX_LOOKUPS);
+                continue;
+            }
+            if ((b > 0 && l[b - 1] == '.') || (b > 1 && l[b - 1] == '>' && l[b - 2] == '-') ||
+                !facts_checkable_symbol(name) || has_prefix(name, "__builtin_") ||
+                has_prefix(name, "__attribute"))
+                continue;
+            r = strv_add_unique(calls, name, i - b, FACTS_MAX_LOOKUPS);
+        }
+        if (r == -E2BIG)
+            r = 0;
+    }
+    /* Drop what the patch defines or the surrounding code already uses. */
+    for (size_t i = 0; i < calls->n && r == 0;) {
+        if (strv_contains(&defs, calls->v[i]) || region_has(m, REGION_REMOVED, calls->v[i]) ||
+            region_has(m, REGION_CONTEXT, calls->v[i])) {
+            free(calls->v[i]);
+            calls->v[i] = calls->v[--calls->n];
+            continue;
+        }
+        i++;
+    }
+    strv_release(&defs);
+    return r;
+}
+
 static int
 facts_tree(struct message *m, const struct classifier_lookup *lk)
 {
@@ -213,6 +287,25 @@ facts_tree(struct message *m, const struct classifier_lookup *lk)
             sbuf_item(&ids, name, "()");
             n_ids++;
         }
+    }
+    /* A standalone patch calling what no tree has does not build; a patch
+     * of a series may call what an earlier patch adds. */
+    if (patch && m->psubj.total <= 1 && lk->has_symbol) {
+        struct strv calls = {0};
+
+        r = added_calls(m, &calls);
+        for (size_t i = 0; r == 0 && i < calls.n && looked < FACTS_MAX_LOOKUPS; i++) {
+            char buf[FACTS_NAME_MAX];
+
+            looked++;
+            if (!lk->has_symbol(lk->ctx, symbol_lookup_name(calls.v[i], buf, sizeof(buf)))) {
+                sbuf_item(&ids, calls.v[i], "() (called)");
+                n_ids++;
+            }
+        }
+        strv_release(&calls);
+        if (r < 0)
+            return r;
     }
     for (size_t i = 0; lk->has_config && i < m->configs.n && looked < FACTS_MAX_LOOKUPS; i++) {
         char buf[FACTS_NAME_MAX];
@@ -362,12 +455,6 @@ out:
     return r;
 }
 
-static bool
-is_ident_char(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
 /* "BUG: KASAN: slab-use-after-free in foo_bar+0x1a/0x30": the function a
  * sanitizer names in its first line. */
 static void
@@ -401,23 +488,14 @@ trace_functions(const struct message *m, char names[][FACTS_NAME_MAX], size_t *n
 }
 
 static int
-facts_report_fixed(struct message *m, const struct classifier_lookup *lk)
+facts_report_fixed(struct message *m, const struct classifier_lookup *lk, unsigned classes,
+                   char traced[][FACTS_NAME_MAX], size_t n_traced)
 {
-    char traced[FACTS_MAX_TRACE_FUNCS][FACTS_NAME_MAX];
-    const struct region *rr = &m->regions[REGION_REPORT], *rc = &m->regions[REGION_CODE];
-    unsigned classes = 0;
-    size_t n_traced = 0, looked = 0;
+    size_t looked = 0;
     struct classifier_fix fix;
 
-    if (lk->find_function_fix == NULL)
+    if (lk->find_function_fix == NULL || classes == 0)
         return 0;
-    if (m->subject)
-        classes |= classifier_bug_classes(m->subject, strlen(m->subject));
-    classes |= classifier_bug_classes(rr->text, rr->len);
-    classes |= classifier_bug_classes(rc->text, rc->len);
-    if (classes == 0)
-        return 0;
-    trace_functions(m, traced, &n_traced);
     for (size_t i = 0; i < n_traced + m->functions.n && looked < FACTS_MAX_LOOKUPS; i++) {
         const char *fn = i < n_traced ? traced[i] : m->functions.v[i - n_traced];
 
@@ -449,6 +527,9 @@ facts_duplicate(struct message *m, const struct classifier_lookup *lk,
     time_t t;
 
     if (lk->find_duplicate == NULL || (res->n_fingerprints == 0 && res->simhash == 0))
+        return 0;
+    /* A new version or a resend repeats hunks on purpose. */
+    if (m->kind == CLASSIFIER_KIND_PATCH && (m->psubj.version > 1 || m->psubj.resend))
         return 0;
     memset(&seen, 0, sizeof(seen));
     if (!lk->find_duplicate(lk->ctx, res->fingerprints, res->n_fingerprints, res->simhash,
@@ -566,7 +647,10 @@ int
 facts_apply(struct message *m, const struct classifier_envelope *env, struct classifier_result *res)
 {
     const struct classifier_lookup *lk = env ? env->lookup : NULL;
+    char traced[FACTS_MAX_TRACE_FUNCS][FACTS_NAME_MAX];
     struct hunk_fps h = {0};
+    size_t n_traced = 0;
+    unsigned classes = 0;
     uint64_t fp = 0;
     int r = 0;
 
@@ -591,11 +675,12 @@ facts_apply(struct message *m, const struct classifier_envelope *env, struct cla
         res->count_sender = m->psubj.index <= 1;
     } else if (m->kind == CLASSIFIER_KIND_REPORT) {
         const struct region *rr = &m->regions[REGION_REPORT], *rc = &m->regions[REGION_CODE];
-        unsigned classes =
-            classifier_bug_classes(rr->text, rr->len) | classifier_bug_classes(rc->text, rc->len);
-        char traced[FACTS_MAX_TRACE_FUNCS][FACTS_NAME_MAX];
         struct strv names = {0};
-        size_t n_traced;
+
+        if (m->subject != NULL)
+            classes = classifier_bug_classes(m->subject, strlen(m->subject));
+        classes |=
+            classifier_bug_classes(rr->text, rr->len) | classifier_bug_classes(rc->text, rc->len);
 
         /* A sanitizer report names its function in the trace, not as "f()". */
         trace_functions(m, traced, &n_traced);
@@ -641,7 +726,7 @@ facts_apply(struct message *m, const struct classifier_envelope *env, struct cla
     if (r == 0 && m->kind == CLASSIFIER_KIND_PATCH)
         r = facts_patch_fixed(m, lk, &h);
     else if (r == 0)
-        r = facts_report_fixed(m, lk);
+        r = facts_report_fixed(m, lk, classes, traced, n_traced);
     if (r == 0)
         r = facts_duplicate(m, lk, res);
     if (r == 0)

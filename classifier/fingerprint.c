@@ -368,31 +368,40 @@ classifier_bug_class_name(unsigned bit)
     return bug_class_names[bit];
 }
 
+/* Bytes of text looked at for bug classes: a class is named near the top
+ * of a report or commit message, and the cost stays bounded. */
+#define FINGERPRINT_CLASS_SCAN_MAX (16u << 10)
+
 unsigned
 classifier_bug_classes(const char *text, size_t len)
 {
+    char low[FINGERPRINT_CLASS_SCAN_MAX];
     unsigned mask = 0;
 
     if (text == NULL)
         return 0;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)tolower((unsigned char)text[i]);
+    if (len > sizeof(low))
+        len = sizeof(low);
+    for (size_t i = 0; i < len; i++)
+        low[i] = (char)tolower((unsigned char)text[i]);
+    /* One memmem() per pattern over the lower-cased text is far cheaper
+     * than trying every pattern at every position. */
+    for (size_t p = 0; p < sizeof(bug_patterns) / sizeof(bug_patterns[0]); p++) {
+        const struct bug_pattern *bp = &bug_patterns[p];
+        size_t n = strlen(bp->text), off = 0;
+        const char *hit;
 
-        /* Every pattern starts with one of these letters. */
-        if (c != 'u' && c != 'd' && c != 'n' && c != 'o' && c != 'b' && c != 'm' && c != 'l' &&
-            c != 'r' && c != 'c' && c != 'i' && c != 'w')
+        if ((mask >> bp->bit) & 1)
             continue;
-        for (size_t p = 0; p < sizeof(bug_patterns) / sizeof(bug_patterns[0]); p++) {
-            const struct bug_pattern *bp = &bug_patterns[p];
-            size_t n = strlen(bp->text);
+        while (off < len && (hit = memmem(low + off, len - off, bp->text, n)) != NULL) {
+            size_t at = (size_t)(hit - low);
 
-            if ((mask >> bp->bit) & 1 || (unsigned char)bp->text[0] != c || len - i < n ||
-                strncasecmp(text + i, bp->text, n) != 0)
-                continue;
-            if (bp->word && ((i > 0 && isalnum((unsigned char)text[i - 1])) ||
-                             (i + n < len && isalnum((unsigned char)text[i + n]))))
-                continue;
-            mask |= 1u << bp->bit;
+            if (!bp->word || ((at == 0 || !isalnum((unsigned char)low[at - 1])) &&
+                              (at + n >= len || !isalnum((unsigned char)low[at + n])))) {
+                mask |= 1u << bp->bit;
+                break;
+            }
+            off = at + 1;
         }
     }
     return mask;

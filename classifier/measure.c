@@ -222,8 +222,9 @@ is_emoji(uint32_t c)
 static bool
 is_word_cp(uint32_t c)
 {
+    /* isalnum() without the locale call: ASCII is the same everywhere. */
     if (c < 0x80)
-        return isalnum((int)c) || c == '_';
+        return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || c == '_';
     if (c < 0xC0 || c == 0xD7 || c == 0xF7 || c == 0xFFFD)
         return false;
     if (c >= 0x2000 && c <= 0x2BFF)
@@ -245,7 +246,7 @@ count_words(const char *p, size_t len)
     size_t n = 0;
 
     while (p < end) {
-        uint32_t c = utf8_next(&p, end);
+        uint32_t c = (unsigned char)*p < 0x80 ? (unsigned char)*p++ : utf8_next(&p, end);
 
         if (is_word_cp(c)) {
             if (!in)
@@ -631,8 +632,14 @@ prose_measure(struct prose_stats *st, const struct region *r)
         n++;
         st->words += count_words(line, len);
         while (q < e) {
-            uint32_t c = utf8_next(&q, e);
+            uint32_t c;
 
+            /* Dashes, quotes and emoji are all multi-byte. */
+            if ((unsigned char)*q < 0x80) {
+                q++;
+                continue;
+            }
+            c = utf8_next(&q, e);
             if (c == 0x2014 || c == 0x2013)
                 st->em_dashes++;
             else if (c >= 0x2018 && c <= 0x201D && c != 0x201A && c != 0x201B)

@@ -504,8 +504,10 @@ extract_urls(struct message *m, char *s, size_t n)
     while (i < n) {
         size_t start, end;
 
-        if ((n - i >= 7 && strncasecmp(s + i, "http://", 7) == 0) ||
-            (n - i >= 8 && strncasecmp(s + i, "https://", 8) == 0)) {
+        /* The first-byte test keeps strncasecmp() off most bytes. */
+        if ((s[i] == 'h' || s[i] == 'H') &&
+            ((n - i >= 7 && strncasecmp(s + i, "http://", 7) == 0) ||
+             (n - i >= 8 && strncasecmp(s + i, "https://", 8) == 0))) {
             start = i;
         } else {
             i++;

@@ -67,7 +67,13 @@ struct rule_pattern {
     uint32_t captures; /* capture groups in the compiled pattern */
     uint32_t pf_id;           /* index in the prefilter, UINT32_MAX: always run */
     enum region_id pf_region; /* the region the prefilter scans for it */
+    uint32_t pf_split;        /* its alternatives in the prefilter, UINT32_MAX: none */
 };
+
+/* How rule_set.c compiles every pattern (and rule_prefilter.c the
+ * alternatives it splits off). */
+#define RULE_PCRE2_OPTIONS                                                                   \
+    (PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_MULTILINE | PCRE2_NEVER_BACKSLASH_C)
 
 struct rule_cond {
     enum rule_cond_type type;
@@ -105,6 +111,7 @@ struct rule_set {
     pcre2_match_context *mctx; /* match and depth limits; read-only */
     uint32_t ovec_pairs;       /* largest capture count + 1, for match data */
     struct rule_prefilter *pf; /* required literals per pattern; NULL: none */
+    unsigned ref_depth;        /* longest chain of combination references */
 };
 
 struct rule_diag_entry {
@@ -140,8 +147,16 @@ void rule_parse_diag(struct rule_diag *d, size_t file, unsigned line, const char
  * the pattern is not understood. Returns 0 or -ENOMEM. */
 int rule_prefilter_literals(const char *src, size_t len, uint32_t options, struct strv *ret);
 
+/* rule_prefilter.c: the top-level alternatives of src[0..len) into *ret
+ * (released by the caller) when there are at least two and matching them
+ * one by one gives the whole pattern's match (see rule_prefilter.c);
+ * none otherwise. Returns 0 or -ENOMEM. */
+int rule_prefilter_alternatives(const char *src, size_t len, uint32_t options, struct strv *ret);
+
 /* rule_prefilter.c: build set->pf from the compiled patterns (those that
- * failed to compile are left out). Returns 0 or -ENOMEM. */
+ * failed to compile are left out); match and nomatch patterns made of
+ * alternatives are also compiled one alternative at a time, each with its
+ * own literals. Returns 0 or -ENOMEM. */
 int rule_prefilter_build(struct rule_set *set);
 struct rule_prefilter *rule_prefilter_free(struct rule_prefilter *pf);
 
@@ -158,6 +173,13 @@ struct message;
  * be skipped; scans the region on first use. */
 bool rule_prefilter_possible(struct rule_prefilter_state *st, const struct rule_set *set,
                              const struct message *m, const struct rule_pattern *pat);
+
+/* The alternatives pat was split into (*n of them, in pattern order), or
+ * NULL when it was not split. At any start position PCRE2 tries them in
+ * this order, so the leftmost match among them, the earliest alternative
+ * on a tie, is the whole pattern's match. */
+const struct rule_pattern *rule_prefilter_alternatives_of(const struct rule_set *set,
+                                                          const struct rule_pattern *pat, size_t *n);
 void rule_prefilter_state_release(struct rule_prefilter_state *st);
 
 /* rule_parse.c: free everything r owns (not r itself). */

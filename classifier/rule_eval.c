@@ -14,6 +14,13 @@
  * max_hits caps res->n_hits (hits already in res count): past it, rules are
  * still evaluated (combinations need them) but neither listed nor scored,
  * so res->score is always the sum of the listed hits.
+ *
+ * Helper rules are evaluated on demand, the first time a combination asks
+ * for them: a helper only a report rule reads costs nothing on a patch,
+ * and one behind a condition that already failed is never run. A helper
+ * has no effect but its outcome, so the result is the same as evaluating
+ * every rule in order; that is what a set whose references nest deeper
+ * than RULE_EVAL_LAZY_DEPTH gets, to bound the recursion.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -30,6 +37,15 @@
 #define RULE_EVAL_PAIR_BUDGET (1u << 22)
 
 #define RULE_EVAL_DOC_BASE "https://docs.kernel.org/"
+/* Nesting of helper references followed on demand (see above). */
+#define RULE_EVAL_LAZY_DEPTH 32u
+
+/* Values of eval.held[]. */
+enum {
+    HELD_UNKNOWN = 0, /* not evaluated (yet): reads as not held */
+    HELD_NO,
+    HELD_YES,
+};
 
 struct evidence {
     char buf[RULE_EVIDENCE_MAX + 1];
@@ -49,7 +65,8 @@ struct eval {
     const struct rule_set *set;
     const struct message *m;
     pcre2_match_data *md;
-    uint8_t *held; /* per rule: 1 when it held */
+    uint8_t *held; /* per rule: HELD_* */
+    bool lazy;     /* helpers wait until a combination reads them */
     struct pair_line *pairs;
     size_t pairs_cap;
     struct rule_prefilter_state pf;
@@ -237,17 +254,54 @@ ovector_span(struct eval *ev, unsigned group, size_t *start, size_t *end)
     }
 }
 
+/* A match of pat in s[0..len) at [*start, *end), as run() from offset 0
+ * would find. A pattern the prefilter split runs one alternative at a
+ * time: the leftmost match, the earliest alternative on a tie, is the
+ * whole pattern's; with any, the first match found will do. */
+static bool
+run_whole(struct eval *ev, const struct rule_pattern *pat, const char *s, size_t len, bool any,
+          size_t *start, size_t *end)
+{
+    const struct rule_pattern *alt;
+    size_t n;
+    bool found = false;
+
+    alt = rule_prefilter_alternatives_of(ev->set, pat, &n);
+    if (alt == NULL) {
+        if (!run(ev, pat, s, len, 0))
+            return false;
+        ovector_span(ev, 0, start, end);
+        return true;
+    }
+    if (pat->code == NULL || !rule_prefilter_possible(&ev->pf, ev->set, ev->m, pat))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        size_t as, ae;
+
+        if (!run(ev, &alt[i], s, len, 0))
+            continue;
+        ovector_span(ev, 0, &as, &ae);
+        if (!found || as < *start) {
+            *start = as;
+            *end = ae;
+            found = true;
+        }
+        if (any || as == 0)
+            break;
+    }
+    return found;
+}
+
 static bool
 eval_match(struct eval *ev, const struct rule_cond *c, struct evidence *e)
 {
     const struct region *r = &ev->m->regions[c->region];
-    size_t len, start, end;
+    size_t len, start = 0, end = 0;
     const char *text = region_text(r, &len);
 
-    if (!run(ev, &c->pat[0], text, len, 0))
+    if (!run_whole(ev, &c->pat[0], text, len, e->set, &start, &end))
         return false;
     if (!e->set) {
-        ovector_span(ev, 0, &start, &end);
         ev_span(e, r, start, end);
         e->set = true;
     }
@@ -258,10 +312,10 @@ static bool
 eval_nomatch(struct eval *ev, const struct rule_cond *c)
 {
     const struct region *r = &ev->m->regions[c->region];
-    size_t len;
+    size_t len, start, end;
     const char *text = region_text(r, &len);
 
-    return !run(ev, &c->pat[0], text, len, 0);
+    return !run_whole(ev, &c->pat[0], text, len, true, &start, &end);
 }
 
 static bool
@@ -475,15 +529,55 @@ ev_rule_name(struct evidence *e, const char *name)
     ev_str(e, word);
 }
 
-static bool
-eval_combination(struct eval *ev, const struct rule_cond *c, struct evidence *e)
+static int eval_rule(struct eval *ev, size_t i, struct evidence *e);
+
+/* Whether rule j held, for a combination of rule self: 1, 0, -ENOMEM. A
+ * helper not yet evaluated is evaluated now. */
+static int
+rule_held(struct eval *ev, size_t j, size_t self)
+{
+    const struct rule *rule = &ev->set->rules[j];
+    struct evidence e;
+    int holds;
+
+    if (ev->held[j] != HELD_UNKNOWN || !ev->lazy || !rule->helper || j >= self)
+        return ev->held[j] == HELD_YES;
+    /* Read as not held while it runs, as an unevaluated rule is. */
+    ev->held[j] = HELD_NO;
+    e.len = 0;
+    e.set = e.full = false;
+    e.buf[0] = '\0';
+    holds = eval_rule(ev, j, &e);
+    if (holds < 0)
+        return holds;
+    ev->held[j] = holds ? HELD_YES : HELD_NO;
+    return holds;
+}
+
+/* 1 when c holds, 0 when not, -ENOMEM. Stops reading names once the
+ * outcome and the evidence are settled, so the helpers after them are not
+ * evaluated. */
+static int
+eval_combination(struct eval *ev, const struct rule_cond *c, size_t self, struct evidence *e)
 {
     const struct rule *rules = ev->set->rules;
     size_t n = 0;
     bool holds;
 
-    for (size_t i = 0; i < c->n_names; i++)
-        n += ev->held[c->refs[i]];
+    for (size_t i = 0; i < c->n_names; i++) {
+        int h = rule_held(ev, c->refs[i], self);
+
+        if (h < 0)
+            return h;
+        n += (size_t)h;
+        if (c->type == RULE_COND_ALL_OF && h == 0)
+            return 0;
+        if (c->type == RULE_COND_NONE_OF && h == 1)
+            return 0;
+        if (e->set && ((c->type == RULE_COND_ANY_OF && n >= 1) ||
+                       (c->type == RULE_COND_AT_LEAST && n >= c->at_least)))
+            return 1;
+    }
     switch (c->type) {
     case RULE_COND_ALL_OF:
         holds = n == c->n_names;
@@ -503,7 +597,7 @@ eval_combination(struct eval *ev, const struct rule_cond *c, struct evidence *e)
         return holds;
     n = 0;
     for (size_t i = 0; i < c->n_names; i++) {
-        if (!ev->held[c->refs[i]])
+        if (ev->held[c->refs[i]] != HELD_YES)
             continue;
         if (n++ > 0)
             ev_str(e, ", ");
@@ -513,9 +607,9 @@ eval_combination(struct eval *ev, const struct rule_cond *c, struct evidence *e)
     return true;
 }
 
-/* 1 when c holds, 0 when not, -ENOMEM. */
+/* 1 when c of rule self holds, 0 when not, -ENOMEM. */
 static int
-eval_cond(struct eval *ev, const struct rule_cond *c, struct evidence *e)
+eval_cond(struct eval *ev, const struct rule_cond *c, size_t self, struct evidence *e)
 {
     switch (c->type) {
     case RULE_COND_MATCH:
@@ -532,9 +626,28 @@ eval_cond(struct eval *ev, const struct rule_cond *c, struct evidence *e)
     case RULE_COND_ANY_OF:
     case RULE_COND_AT_LEAST:
     case RULE_COND_NONE_OF:
-        return eval_combination(ev, c, e);
+        return eval_combination(ev, c, self, e);
     }
     return 0;
+}
+
+/* 1 when every condition of rule i holds, 0 when not (or when the rule
+ * does not apply to the message's kind), -ENOMEM. */
+static int
+eval_rule(struct eval *ev, size_t i, struct evidence *e)
+{
+    const struct rule *rule = &ev->set->rules[i];
+    unsigned kind_bit = (unsigned)ev->m->kind < 32 ? 1u << ev->m->kind : 0;
+    int holds = 1;
+
+    if (rule->kinds != 0 && (rule->kinds & kind_bit) == 0)
+        return 0;
+    /* A helper's evidence is never shown: do not collect it. */
+    if (rule->helper)
+        e->set = true;
+    for (size_t c = 0; c < rule->n_conds && holds == 1; c++)
+        holds = eval_cond(ev, &rule->conds[c], i, e);
+    return holds;
 }
 
 static char *
@@ -586,14 +699,13 @@ rule_set_eval(const struct rule_set *set, const struct message *m, const char *d
               unsigned max_hits, struct classifier_result *res)
 {
     struct eval ev = {.set = set, .m = m};
-    unsigned kind_bit;
     int r = 0;
 
     if (set == NULL || m == NULL || res == NULL)
         return -EINVAL;
     if (set->n_rules == 0)
         return 0;
-    kind_bit = (unsigned)m->kind < 32 ? 1u << m->kind : 0;
+    ev.lazy = set->ref_depth <= RULE_EVAL_LAZY_DEPTH;
     ev.held = calloc(set->n_rules, sizeof(*ev.held));
     ev.md = pcre2_match_data_create(set->ovec_pairs, NULL);
     if (ev.held == NULL || ev.md == NULL) {
@@ -604,20 +716,19 @@ rule_set_eval(const struct rule_set *set, const struct message *m, const char *d
     for (size_t i = 0; i < set->n_rules; i++) {
         const struct rule *rule = &set->rules[i];
         struct evidence e;
-        int holds = 1;
+        int holds;
 
-        if (rule->kinds != 0 && (rule->kinds & kind_bit) == 0)
+        if (ev.lazy && rule->helper)
             continue;
         e.len = 0;
         e.set = e.full = false;
         e.buf[0] = '\0';
-        for (size_t c = 0; c < rule->n_conds && holds == 1; c++)
-            holds = eval_cond(&ev, &rule->conds[c], &e);
+        holds = eval_rule(&ev, i, &e);
         if (holds < 0) {
             r = holds;
             goto out;
         }
-        ev.held[i] = (uint8_t)holds;
+        ev.held[i] = holds ? HELD_YES : HELD_NO;
         if (!holds || rule->helper || res->n_hits >= max_hits)
             continue;
         r = append_hit(res, rule, doc_base, &e);

@@ -17,6 +17,19 @@
  * literals occur cannot match, so rule_eval.c skips pcre2_match() and
  * takes the result PCRE2 would have given: no match.
  *
+ * A literal set is only as good as its weakest alternative: "\bCONFIG_\w+|
+ * \b(?:root|user)\b|--?[a-z]\w+" has none, and PCRE2 tries every
+ * alternative at nearly every position. So a match or nomatch pattern
+ * made of top-level alternatives is also compiled one alternative at a
+ * time, each with its own literals; rule_eval.c runs the ones that may
+ * match and takes the leftmost match, the earliest alternative on a tie,
+ * which is the match PCRE2 gives for the whole pattern (at each start
+ * position it tries the alternatives in order). That holds only when an
+ * alternative matches the same alone as inside the whole, so patterns
+ * with back references, subroutine calls, \K, \G, verbs, conditionals or
+ * a top-level option setting are not split. A match or depth limit then
+ * applies to each alternative instead of the whole.
+ *
  * The tables belong to the rule set and are read-only after loading; the
  * per-message state (struct rule_prefilter_state) belongs to one call.
  */
@@ -747,25 +760,43 @@ struct pf_entry {
 };
 
 #define PF_BUCKETS 4096u
+/* Bits of the three-byte filter: common English pairs ("th", "us") start
+ * many literals, so two bytes alone let most positions through. */
+#define PF_BITS3 (1u << 18)
 
 struct pf_region {
-    uint8_t bits[65536 / 8]; /* keys present */
+    uint8_t bits[65536 / 8]; /* keys of literals of two bytes */
+    uint8_t bits3[PF_BITS3 / 8]; /* hashed first three bytes of longer literals */
     struct pf_entry *v;      /* sorted by bucket */
     size_t n;
     uint32_t start[PF_BUCKETS + 1]; /* v[start[h]..start[h + 1]): bucket h */
     uint32_t n_patterns; /* patterns with a filter on this region */
 };
 
+/* A pattern's top-level alternatives, compiled one by one. */
+struct pf_split {
+    struct rule_pattern *v; /* owned: sources and codes */
+    size_t n;
+};
+
 struct rule_prefilter {
     struct pf_region *regions[REGION__COUNT];
     struct strv lits; /* every literal, owned here */
     uint32_t n_patterns;
+    struct pf_split *splits;
+    uint32_t n_splits;
 };
 
 static uint16_t
 key2(const char *s)
 {
     return (uint16_t)((unsigned char)lower(s[0]) << 8 | (unsigned char)lower(s[1]));
+}
+
+static uint32_t
+hash3(uint16_t key, unsigned char c)
+{
+    return (((uint32_t)key << 8 | c) * 2654435761u) >> (32 - 18);
 }
 
 static unsigned
@@ -795,6 +826,7 @@ add_pattern(struct rule_prefilter *pf, struct rule_pattern *pat, enum region_id 
     int r;
 
     pat->pf_id = UINT32_MAX;
+    pat->pf_split = UINT32_MAX;
     if (pat->code == NULL || (unsigned)region >= REGION__COUNT)
         return 0;
     r = rule_prefilter_literals(pat->source, pat->len, pat->options, &lits);
@@ -831,11 +863,199 @@ add_pattern(struct rule_prefilter *pf, struct rule_pattern *pat, enum region_id 
         e->len = (uint16_t)strlen(e->lit);
         e->key = key2(e->lit);
         e->pattern = pat->pf_id;
-        rg->bits[e->key >> 3] |= (uint8_t)(1u << (e->key & 7));
+        if (e->len == 2) {
+            rg->bits[e->key >> 3] |= (uint8_t)(1u << (e->key & 7));
+        } else {
+            uint32_t h = hash3(e->key, (unsigned char)e->lit[2]);
+
+            rg->bits3[h >> 3] |= (uint8_t)(1u << (h & 7));
+        }
     }
 out:
     strv_release(&lits);
     return r;
+}
+
+/* Options in "(?...)" at p (just after "(?"), up to ':' or ')': sets
+ * *setting when it is "(?flags)", *x when it turns on x mode. False when
+ * p is not an option group. */
+static bool
+option_group(const char *p, const char *end, bool *setting, bool *x)
+{
+    const char *q = p;
+    bool off = false;
+
+    *setting = *x = false;
+    while (q < end && ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || *q == '-' ||
+                       *q == '^')) {
+        if (*q == '-')
+            off = true;
+        else if (*q == 'x' && !off)
+            *x = true;
+        q++;
+    }
+    if (q == p || q >= end || (*q != ':' && *q != ')'))
+        return false;
+    *setting = *q == ')';
+    return true;
+}
+
+int
+rule_prefilter_alternatives(const char *src, size_t len, uint32_t options, struct strv *ret)
+{
+    const char *p = src, *end = src + len, *start = src;
+    unsigned depth = 0;
+    bool in_class = false, setting, x;
+    int r = 0;
+
+    memset(ret, 0, sizeof(*ret));
+    if ((options & (PCRE2_EXTENDED | PCRE2_EXTENDED_MORE | PCRE2_LITERAL)) != 0)
+        return 0;
+    for (; p < end; p++) {
+        char c = *p;
+
+        if (c == '\\') {
+            if (++p >= end)
+                goto none;
+            c = *p;
+            /* Back references, \K, \G, and \Q...\E which hides a '|'. */
+            if (is_digit(c) || c == 'g' || c == 'k' || c == 'K' || c == 'G' || c == 'Q' ||
+                c == 'E')
+                goto none;
+            continue;
+        }
+        if (in_class) {
+            if (c == '[' && p + 1 < end && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
+                const char *q = p + 2;
+
+                while (q + 1 < end && !(q[0] == p[1] && q[1] == ']'))
+                    q++;
+                if (q + 1 >= end)
+                    goto none;
+                p = q + 1;
+            } else if (c == ']') {
+                in_class = false;
+            }
+            continue;
+        }
+        switch (c) {
+        case '[':
+            in_class = true;
+            if (p + 1 < end && p[1] == '^')
+                p++;
+            /* A ']' first in a class is a literal. */
+            if (p + 1 < end && p[1] == ']')
+                p++;
+            break;
+        case '(':
+            if (p + 1 < end && p[1] == '*')
+                goto none;
+            if (p + 1 < end && p[1] == '?' && p + 2 < end) {
+                char q = p[2];
+
+                if (q == '(' || q == '|' || q == 'R' || q == '&' || q == 'P' || q == '+' ||
+                    q == '#' || q == 'C' || is_digit(q) ||
+                    (q == '-' && p + 3 < end && is_digit(p[3])))
+                    goto none;
+                if (option_group(p + 2, end, &setting, &x) && (x || (setting && depth == 0)))
+                    goto none;
+            }
+            if (++depth > PF_DEPTH_MAX)
+                goto none;
+            break;
+        case ')':
+            if (depth == 0)
+                goto none;
+            depth--;
+            break;
+        case '|':
+            if (depth > 0)
+                break;
+            r = strv_add(ret, start, (size_t)(p - start), PF_REQ_MAX);
+            if (r < 0)
+                goto none;
+            start = p + 1;
+            break;
+        default:
+            break;
+        }
+    }
+    if (depth != 0 || in_class || ret->n == 0)
+        goto none;
+    r = strv_add(ret, start, (size_t)(end - start), PF_REQ_MAX);
+    if (r < 0)
+        goto none;
+    return 0;
+none:
+    strv_release(ret);
+    return r;
+}
+
+/* Compile pat's alternatives, each with its own literals, when it splits. */
+static int
+add_split(struct rule_prefilter *pf, struct rule_pattern *pat, enum region_id region)
+{
+    struct strv alts;
+    struct pf_split *v, *sp;
+    int r;
+
+    if (pat->code == NULL || (unsigned)region >= REGION__COUNT)
+        return 0;
+    r = rule_prefilter_alternatives(pat->source, pat->len, pat->options, &alts);
+    if (r < 0 || alts.n == 0)
+        return r;
+    v = realloc(pf->splits, (pf->n_splits + 1) * sizeof(*v));
+    if (v == NULL) {
+        r = -ENOMEM;
+        goto out;
+    }
+    pf->splits = v;
+    sp = &pf->splits[pf->n_splits++];
+    sp->n = 0;
+    sp->v = calloc(alts.n, sizeof(*sp->v));
+    if (sp->v == NULL) {
+        r = -ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < alts.n; i++) {
+        struct rule_pattern *b = &sp->v[sp->n++];
+        PCRE2_SIZE off;
+        int err;
+
+        b->pf_id = b->pf_split = UINT32_MAX;
+        b->options = pat->options;
+        b->len = strlen(alts.v[i]);
+        b->source = strdup(alts.v[i]);
+        if (b->source == NULL) {
+            r = -ENOMEM;
+            goto out;
+        }
+        b->code = pcre2_compile((PCRE2_SPTR)b->source, b->len, RULE_PCRE2_OPTIONS | b->options,
+                                &err, &off, NULL);
+        /* The whole compiled, so this should too; if not, run the whole. */
+        if (b->code == NULL)
+            goto out;
+        (void)pcre2_jit_compile(b->code, PCRE2_JIT_COMPLETE);
+        if (pcre2_pattern_info(b->code, PCRE2_INFO_CAPTURECOUNT, &b->captures) != 0)
+            b->captures = 0;
+        r = add_pattern(pf, b, region);
+        if (r < 0)
+            goto out;
+    }
+    pat->pf_split = pf->n_splits - 1;
+out:
+    strv_release(&alts);
+    return r;
+}
+
+const struct rule_pattern *
+rule_prefilter_alternatives_of(const struct rule_set *set, const struct rule_pattern *pat,
+                               size_t *n)
+{
+    if (set->pf == NULL || pat->pf_split == UINT32_MAX || pat->pf_split >= set->pf->n_splits)
+        return NULL;
+    *n = set->pf->splits[pat->pf_split].n;
+    return set->pf->splits[pat->pf_split].v;
 }
 
 int
@@ -856,6 +1076,10 @@ rule_prefilter_build(struct rule_set *set)
             switch (cond->type) {
             case RULE_COND_MATCH:
             case RULE_COND_NOMATCH:
+                r = add_pattern(pf, &cond->pat[0], cond->region);
+                if (r == 0)
+                    r = add_split(pf, &cond->pat[0], cond->region);
+                break;
             case RULE_COND_COUNT:
                 r = add_pattern(pf, &cond->pat[0], cond->region);
                 break;
@@ -900,6 +1124,14 @@ rule_prefilter_free(struct rule_prefilter *pf)
         free(pf->regions[k]);
     }
     strv_release(&pf->lits);
+    for (uint32_t i = 0; i < pf->n_splits; i++) {
+        for (size_t k = 0; k < pf->splits[i].n; k++) {
+            free(pf->splits[i].v[k].source);
+            pcre2_code_free(pf->splits[i].v[k].code);
+        }
+        free(pf->splits[i].v);
+    }
+    free(pf->splits);
     free(pf);
     return NULL;
 }
@@ -913,6 +1145,42 @@ eq_ci(const char *text, const char *lit, size_t n)
     return true;
 }
 
+/* ASCII lower case of every byte. */
+static const unsigned char low[256] = {
+#define L4(i) L1(i), L1(i + 1), L1(i + 2), L1(i + 3)
+#define L1(i) ((i) >= 'A' && (i) <= 'Z' ? (i) - 'A' + 'a' : (i))
+#define L16(i) L4(i), L4(i + 4), L4(i + 8), L4(i + 12)
+#define L64(i) L16(i), L16(i + 16), L16(i + 32), L16(i + 48)
+    L64(0), L64(64), L64(128), L64(192),
+#undef L64
+#undef L16
+#undef L1
+#undef L4
+};
+
+/* PCRE2 folds k and s to U+212A and U+017F under caseless matching.
+ * memchr() for the lead bytes is far faster than memmem(). */
+static bool
+has_fold_chars(const char *s, size_t len)
+{
+    const char *p = s, *end = s + len;
+
+    if (len == 0)
+        return false;
+    while ((p = memchr(p, 0xe2, (size_t)(end - p))) != NULL) {
+        if (end - p >= 3 && (unsigned char)p[1] == 0x84 && (unsigned char)p[2] == 0xaa)
+            return true;
+        p++;
+    }
+    p = s;
+    while ((p = memchr(p, 0xc5, (size_t)(end - p))) != NULL) {
+        if (end - p >= 2 && (unsigned char)p[1] == 0xbf)
+            return true;
+        p++;
+    }
+    return false;
+}
+
 static void
 scan_region(const struct pf_region *rg, const struct region *r, uint8_t *possible)
 {
@@ -920,18 +1188,24 @@ scan_region(const struct pf_region *rg, const struct region *r, uint8_t *possibl
     size_t len = r->text != NULL ? r->len : 0;
     uint32_t left = rg->n_patterns;
 
-    /* PCRE2 folds k and s to these under caseless matching. */
-    if (memmem(s, len, "\xe2\x84\xaa", 3) != NULL || memmem(s, len, "\xc5\xbf", 2) != NULL) {
+    if (has_fold_chars(s, len)) {
         for (size_t i = 0; i < rg->n; i++)
             possible[rg->v[i].pattern] = 1;
         return;
     }
     for (size_t i = 0; i + 1 < len; i++) {
-        uint16_t k = (uint16_t)((unsigned char)lower(s[i]) << 8 | (unsigned char)lower(s[i + 1]));
+        uint16_t k = (uint16_t)(low[(unsigned char)s[i]] << 8 | low[(unsigned char)s[i + 1]]);
         unsigned h;
 
-        if ((rg->bits[k >> 3] & (1u << (k & 7))) == 0)
-            continue;
+        if ((rg->bits[k >> 3] & (1u << (k & 7))) == 0) {
+            uint32_t h3;
+
+            if (i + 2 >= len)
+                continue;
+            h3 = hash3(k, low[(unsigned char)s[i + 2]]);
+            if ((rg->bits3[h3 >> 3] & (1u << (h3 & 7))) == 0)
+                continue;
+        }
         h = bucket(k);
         for (size_t x = rg->start[h]; x < rg->start[h + 1]; x++) {
             const struct pf_entry *e = &rg->v[x];

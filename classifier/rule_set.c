@@ -222,6 +222,33 @@ check_names(struct rule_set *set, struct rule_diag *d)
     return 0;
 }
 
+/* set->ref_depth: references point backwards, so one pass in order sees
+ * every referenced rule's depth before the rules that name it. */
+static int
+compute_ref_depth(struct rule_set *set)
+{
+    unsigned *depth = calloc(set->n_rules + 1, sizeof(*depth));
+
+    if (depth == NULL)
+        return -ENOMEM;
+    set->ref_depth = 0;
+    for (size_t i = 0; i < set->n_rules; i++) {
+        const struct rule *rule = &set->rules[i];
+
+        for (size_t c = 0; c < rule->n_conds; c++)
+            for (size_t k = 0; k < rule->conds[c].n_names; k++) {
+                size_t j = rule->conds[c].refs[k];
+
+                if (j < i && depth[j] + 1 > depth[i])
+                    depth[i] = depth[j] + 1;
+            }
+        if (depth[i] > set->ref_depth)
+            set->ref_depth = depth[i];
+    }
+    free(depth);
+    return 0;
+}
+
 static void
 compile_pattern(struct rule_set *set, const struct rule *rule, const struct rule_cond *cond,
                 struct rule_pattern *pat, struct rule_diag *d)
@@ -231,9 +258,7 @@ compile_pattern(struct rule_set *set, const struct rule *rule, const struct rule
     uint32_t captures = 0;
     int err;
 
-    pat->code = pcre2_compile((PCRE2_SPTR)pat->source, pat->len,
-                              PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_MULTILINE |
-                                  PCRE2_NEVER_BACKSLASH_C | pat->options,
+    pat->code = pcre2_compile((PCRE2_SPTR)pat->source, pat->len, RULE_PCRE2_OPTIONS | pat->options,
                               &err, &off, NULL);
     if (pat->code == NULL) {
         if (pcre2_get_error_message(err, msg, sizeof(msg)) < 0)
@@ -357,6 +382,9 @@ rule_set_load(const char *dir, const struct classifier_limits *limits, classifie
             goto out;
     }
     r = check_names(set, &d);
+    if (r < 0)
+        goto out;
+    r = compute_ref_depth(set);
     if (r < 0)
         goto out;
     compile_patterns(set, &d);

@@ -68,8 +68,8 @@ fuzz_scalars(const uint8_t *data, size_t size)
 static void
 fuzz_match(const struct config *cfg)
 {
-    static const char *const addrs[] = {"security@example.org", "SECURITY@Example.ORG", "a@b",
-                                        "", "@example.org", "x@sub.example.org"};
+    static const char *const addrs[] = {"security@example.org", "SECURITY@Example.ORG", "a@b", "",
+                                        "@example.org",         "x@sub.example.org"};
     static const char *const hosts[] = {"mail.example.org", "[192.0.2.1]", "", "localhost",
                                         "a.b.example.org."};
     struct sockaddr_in in4 = {.sin_family = AF_INET};

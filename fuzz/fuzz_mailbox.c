@@ -93,8 +93,15 @@ fuzz_cleanup(void)
 
 /* Names a chunk's first byte picks: plain, Maildir-like, skipped ones. */
 static const char *const fuzz_names[] = {
-    "1700000000.M1P1.host:2,S", "1700000001.M2P2.host", "msg", ".hidden", "notes.md",
-    "labels.csv",               "From",                 "z",   "a.eml",
+    "1700000000.M1P1.host:2,S",
+    "1700000001.M2P2.host",
+    "msg",
+    ".hidden",
+    "notes.md",
+    "labels.csv",
+    "From",
+    "z",
+    "a.eml",
 };
 
 static void
@@ -122,8 +129,7 @@ fuzz_layout(const uint8_t *data, size_t size, bool maildir)
         if (maildir) {
             static const char *const subs[] = {"cur", "new", "tmp"};
 
-            snprintf(path, sizeof(path), "%s/%s/%s.%zu", dir, subs[(sel >> 4) % 3], name,
-                     n_chunks);
+            snprintf(path, sizeof(path), "%s/%s/%s.%zu", dir, subs[(sel >> 4) % 3], name, n_chunks);
         } else if (sel & 0x80) {
             /* A subdirectory holding this chunk, to exercise recursion. */
             snprintf(path, sizeof(path), "%s/sub%zu", dir, n_chunks);

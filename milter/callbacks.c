@@ -7,7 +7,9 @@
  * are queued), and checks every smfi_* return. A connection holds the
  * snapshot it started with. The only process-wide values (state, reply
  * sender) are set by callbacks_setup() before smfi_main() and only read
- * afterwards.
+ * afterwards. Each scan reads the state through its own look-up; what a
+ * scan recorded (fingerprints, sender count) is written after the verdict
+ * and never changes it.
  *
  * Threading: libmilter runs one thread per connection; scans run on a
  * short-lived worker thread so that ScanTimeout can be enforced.
@@ -17,6 +19,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,12 +35,15 @@
 #include "reply.h"
 #include "snapshot.h"
 #include "state.h"
+#include "state_db.h"
 
 #define LOG_FIELD_MAX 200 /* bytes of an address or message id in a log line */
 #define LOG_TESTS_MAX 400 /* bytes of the tests= list in a log line */
 
 static struct state *cb_state;
+static bool cb_record; /* the state may be written (the daemon, not -t) */
 static struct reply_sender *cb_sender;
+static atomic_uint cb_state_users; /* scan jobs that hold a look-up into cb_state */
 
 /* libmilter's API takes char * for names it never changes. */
 static char sym_queue_id[] = "i";
@@ -48,10 +54,25 @@ static char sym_list_eom[] = "i";
 static char hdr_subject[] = "Subject";
 
 void
-callbacks_setup(struct state *st, struct reply_sender *sender)
+callbacks_setup(struct state *st, bool record, struct reply_sender *sender)
 {
     cb_state = st;
+    cb_record = record;
     cb_sender = sender;
+}
+
+unsigned
+callbacks_state_users(void)
+{
+    return atomic_load(&cb_state_users);
+}
+
+static void
+lookup_options(const struct config *cfg, struct state_lookup_options *ret)
+{
+    memset(ret, 0, sizeof(*ret));
+    ret->duplicate_days = (cfg->duplicate_window + 86399u) / 86400u;
+    ret->trust_maintainers = cfg->trust_maintainers;
 }
 
 void
@@ -82,6 +103,7 @@ struct scan_job {
     char *buf;
     size_t len;
     struct classifier_envelope env;
+    struct state_lookup sl; /* env.lookup points here when there is a state */
     char *from;
     char **rcpts;
     size_t n_rcpts;
@@ -91,6 +113,8 @@ struct scan_job {
 static void
 job_free(struct scan_job *j)
 {
+    if (j->env.lookup != NULL)
+        atomic_fetch_sub(&cb_state_users, 1);
     classifier_result_free(j->res);
     for (size_t i = 0; i < j->n_rcpts; i++)
         free(j->rcpts[i]);
@@ -176,6 +200,14 @@ job_new(struct snapshot *snap, struct msg *m)
     j->env.mail_from = j->from;
     j->env.rcpt = (const char *const *)j->rcpts;
     j->env.n_rcpt = j->n_rcpts;
+    if (cb_state != NULL) {
+        struct state_lookup_options lo;
+
+        lookup_options(snap->cfg, &lo);
+        state_lookup_init(&j->sl, cb_state, &lo);
+        j->env.lookup = &j->sl.lookup;
+        atomic_fetch_add(&cb_state_users, 1);
+    }
     return j;
 }
 
@@ -309,6 +341,25 @@ out:
     free(own);
 }
 
+/* One short write after the verdict; a failure only costs later look-ups. */
+static void
+record_scan(const struct config *cfg, const struct msg *m, const struct classifier_result *res)
+{
+    struct state_lookup_options lo;
+    struct state_lookup sl;
+    char eb[128];
+    int r;
+
+    if (cb_state == NULL || !cb_record || !cfg->record_state)
+        return;
+    lookup_options(cfg, &lo);
+    state_lookup_init(&sl, cb_state, &lo);
+    r = state_lookup_record(&sl, res);
+    if (r < 0)
+        log_warning("%s: cannot record the message in StateDir: %s, verdict unchanged", m->queue_id,
+                    log_strerror(r, eb, sizeof(eb)));
+}
+
 void
 callbacks_decide(struct snapshot *snap, struct msg *m, void (*progress)(void *), void *pctx,
                  struct decision *d)
@@ -340,7 +391,12 @@ callbacks_decide(struct snapshot *snap, struct msg *m, void (*progress)(void *),
         d->res->truncated = true;
     if (verdict_build(cfg, d->res, &in, &d->plan) < 0)
         goto failed;
-    if (d->plan.reply)
+    record_scan(cfg, m, d->res);
+    /* The classifier caps a maintainer's action at tag; this holds even
+     * if a rule or threshold change lets one through. */
+    if (d->plan.reply && d->res->trusted_sender)
+        d->reply_suppressed = "trusted sender";
+    else if (d->plan.reply)
         prepare_reply(snap, m, d);
     return;
 

@@ -11,6 +11,8 @@
 #ifndef SLOP_MILTER_CALLBACKS_H
 #define SLOP_MILTER_CALLBACKS_H
 
+#include <stdbool.h>
+
 #include "verdict.h"
 
 struct msg;
@@ -35,6 +37,9 @@ void decision_release(struct decision *d);
  * Judge the collected message m with snap. Never fails: an error becomes
  * the configured failure plan. progress (may be NULL) is called about
  * once a second while a scan runs. Takes the message buffer out of m.
+ * With a state (callbacks_setup()), the scan looks into it, and a scanned
+ * message is recorded when record and RecordState allow. A trusted
+ * sender's mail is never answered.
  */
 void callbacks_decide(struct snapshot *snap, struct msg *m, void (*progress)(void *), void *pctx,
                       struct decision *d);
@@ -42,8 +47,18 @@ void callbacks_decide(struct snapshot *snap, struct msg *m, void (*progress)(voi
 /* Write the per-message decision line to the log. */
 void callbacks_log_decision(const struct msg *m, const struct decision *d);
 
-/* State and reply sender for eom; either may be NULL (replies off). */
-void callbacks_setup(struct state *st, struct reply_sender *sender);
+/*
+ * State and reply sender for eom. st NULL: no look-ups, records or
+ * replies; sender NULL: no replies. record false: st is only read (-t).
+ */
+void callbacks_setup(struct state *st, bool record, struct reply_sender *sender);
+
+/*
+ * Scans still reading the state given to callbacks_setup(): after a
+ * timeout a scan's worker outlives its message. Close the state only when
+ * this is 0.
+ */
+unsigned callbacks_state_users(void);
 
 /* Status callback for struct reply_sender: logs and releases failed claims. */
 void callbacks_reply_status(void *ctx, const struct reply_status *status);

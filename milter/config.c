@@ -118,11 +118,24 @@ static const struct key config_keys[] = {
      "rules directory (share/slop-milter/rules)",
      0, 0, NULL, NULL, F(rules_dir), "Directory of *.rules files, loaded in name order."},
     {"StateDir", T_PATH, 0, NULL,
-     "$STATE_DIRECTORY, else /var/lib/slop-milter when running as root, else state/ in the "
+     "$STATE_DIRECTORY, else /var/lib/slop-milter when running as root, else var/state/ in the "
      "build directory",
      0, 0, NULL, NULL, F(state_dir),
-     "Directory of the LMDB state (reply ledger, counters). Read at start-up only: a change "
-     "takes effect on restart, not on reload."},
+     "Directory of the LMDB state (reply ledger, counters, the indices slopctl imports, "
+     "fingerprints of mail seen). Read at start-up only: a change takes effect on restart, "
+     "not on reload."},
+    {"DuplicateWindow", T_DURATION, 0, "30d", NULL, 86400, 366.0 * 86400, NULL, NULL,
+     F(duplicate_window),
+     "How far back a patch or report recorded in StateDir makes a new one a duplicate; "
+     "rounded up to whole days (suffix s, m, h or d; no suffix: seconds)."},
+    {"TrustMaintainers", T_BOOL, 0, "yes", NULL, 0, 0, NULL, NULL, F(trust_maintainers),
+     "Trust senders whose From: address is an M: or R: address of the MAINTAINERS imported "
+     "into StateDir (slopctl import maintainers): their mail is scored and tagged as usual, "
+     "but never answered, quarantined or rejected."},
+    {"RecordState", T_BOOL, 0, "yes", NULL, 0, 0, NULL, NULL, F(record_state),
+     "Record the fingerprints of each scanned patch and report, and count it for its "
+     "sender, in StateDir, so that later duplicates and floods are found. no: the state is "
+     "only read."},
     {"Recipients", T_ADDRS, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(recipients),
      "Comma-separated addresses (security@example.org) or domains (@example.org) whose mail "
      "is scanned; mail with none of them among its recipients passes untouched. Empty: "
@@ -775,6 +788,22 @@ fmt_limit(double v, char *buf, size_t size)
     snprintf(buf, size, "%.10g", v);
 }
 
+/* A duration limit in its largest whole unit: 1m, 366d. */
+static void
+fmt_duration(double v, char *buf, size_t size)
+{
+    unsigned long s = (unsigned long)v;
+
+    if (s != 0 && s % 86400 == 0)
+        snprintf(buf, size, "%lud", s / 86400);
+    else if (s != 0 && s % 3600 == 0)
+        snprintf(buf, size, "%luh", s / 3600);
+    else if (s != 0 && s % 60 == 0)
+        snprintf(buf, size, "%lum", s / 60);
+    else
+        snprintf(buf, size, "%lus", s);
+}
+
 /*
  * Set one key from its text. On a bad value returns -EINVAL and writes the
  * reason (without file and line) to why.
@@ -911,7 +940,9 @@ key_set(struct config *cfg, const struct key *k, const char *value, char *why, s
             return -EINVAL;
         }
         if ((double)v < k->min || (double)v > k->max) {
-            snprintf(why, why_size, "%s: %s is out of range (1m to 366d)", k->name, value);
+            fmt_duration(k->min, lo, sizeof(lo));
+            fmt_duration(k->max, hi, sizeof(hi));
+            snprintf(why, why_size, "%s: %s is out of range (%s to %s)", k->name, value, lo, hi);
             return -EINVAL;
         }
         *(uint32_t *)field = v;
@@ -1027,7 +1058,7 @@ computed_default(struct config *cfg, const struct key *k, const struct config_pa
         else if (geteuid() == 0)
             snprintf(dir, sizeof(dir), "/var/lib/slop-milter");
         else
-            snprintf(dir, sizeof(dir), "%s/state", SLOP_BUILD_DIR);
+            snprintf(dir, sizeof(dir), "%s/var/state", SLOP_BUILD_DIR);
         return replace_string(&cfg->state_dir, dir);
     }
     if (k->offset == offsetof(struct config, reply_from)) {
@@ -1389,7 +1420,9 @@ key_value_doc(const struct key *k, char *buf, size_t size)
         snprintf(buf, size, "size, 64K to 1G");
         break;
     case T_DURATION:
-        snprintf(buf, size, "duration, 1m to 366d");
+        fmt_duration(k->min, lo, sizeof(lo));
+        fmt_duration(k->max, hi, sizeof(hi));
+        snprintf(buf, size, "duration, %s to %s", lo, hi);
         break;
     default:
         snprintf(buf, size, "%s", type_name(k));

@@ -73,6 +73,9 @@ struct config {
     int syslog_facility; /* LOG_MAIL, ... */
     char *rules_dir;
     char *state_dir;
+    uint32_t duplicate_window; /* seconds */
+    bool trust_maintainers;
+    bool record_state;
     struct config_list recipients;
     struct config_hosts peer_list;
     struct config_hosts internal_hosts;

@@ -296,21 +296,51 @@ out:
     return 0;
 }
 
+/*
+ * The daemon's state, read-only, when StateDir holds one: -t then sees
+ * the same indices and history without changing them. NULL otherwise.
+ */
+static struct state *
+offline_state(const struct config *cfg)
+{
+    struct state *st = NULL;
+    char path[PATH_MAX], eb[128];
+    struct stat sb;
+    int r;
+
+    if (snprintf(path, sizeof(path), "%s/data.mdb", cfg->state_dir) >= (int)sizeof(path) ||
+        stat(path, &sb) != 0)
+        return NULL;
+    r = state_open(cfg->state_dir, STATE_READONLY, 0, &st);
+    if (r < 0) {
+        fprintf(stderr, "slop-milter: cannot read StateDir '%s': %s, scanning without it\n",
+                cfg->state_dir, log_strerror(r, eb, sizeof(eb)));
+        return NULL;
+    }
+    return st;
+}
+
 static int
 offline(struct snapshot *snap, char **files, int n)
 {
+    struct state *st;
     int status = EX_OK;
 
     if (n == 0) {
         fprintf(stderr, "slop-milter: -t needs at least one message file\n");
         return EX_USAGE;
     }
+    st = offline_state(snap->cfg);
+    callbacks_setup(st, false, NULL);
     for (int i = 0; i < n; i++) {
         if (i > 0)
             printf("\n");
         if (offline_one(snap, files[i]) < 0)
             status = EX_NOINPUT;
     }
+    callbacks_setup(NULL, false, NULL);
+    if (callbacks_state_users() == 0)
+        state_close(st);
     return status;
 }
 
@@ -495,9 +525,11 @@ daemon_cleanup(bool release)
         unlink(rt.pid_file);
     if (!release)
         return;
-    callbacks_setup(NULL, NULL);
+    callbacks_setup(NULL, false, NULL);
     rt.sender = reply_sender_free(rt.sender);
-    rt.st = state_close(rt.st);
+    /* A scan that timed out may still read it; exit closes it then. */
+    if (callbacks_state_users() == 0)
+        rt.st = state_close(rt.st);
 }
 
 /*
@@ -693,7 +725,7 @@ run_daemon(struct snapshot *snap)
         status = r == -EINVAL ? EX_CONFIG : EX_OSERR;
         goto out;
     }
-    callbacks_setup(rt.st, rt.sender);
+    callbacks_setup(rt.st, true, rt.sender);
     snapshot_install(snapshot_ref(snap));
 
     r = pthread_create(&sig_tid, NULL, signal_thread, &daemon_sigs);

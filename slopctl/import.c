@@ -96,7 +96,7 @@ import_state_dir(const char *opt)
     /* The daemon's own default (milter/config.c), so both find the same. */
     if (geteuid() == 0)
         return IMPORT_DEFAULT_STATE_DIR;
-    snprintf(dir, sizeof(dir), "%s/state", SLOP_BUILD_DIR);
+    snprintf(dir, sizeof(dir), "%s/var/state", SLOP_BUILD_DIR);
     return dir;
 }
 

@@ -9,7 +9,7 @@
 
 /* --state DIR if given, else the daemon's default StateDir:
  * $STATE_DIRECTORY (its first entry, when absolute), /var/lib/slop-milter
- * for root, the build directory's state/ for others. The result points
+ * for root, the build directory's var/state/ for others. The result points
  * into opt or a static buffer. */
 const char *import_state_dir(const char *opt);
 

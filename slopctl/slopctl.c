@@ -73,7 +73,7 @@ static const char usage_text[] =
     "import index a source tree, merged fixes (git log -p) or MAINTAINERS\n"
     "db     print counts and sizes, expire old entries, dump or load a backup\n"
     "       (state DIR default, as the daemon's: $STATE_DIRECTORY, else\n"
-    "       /var/lib/slop-milter for root, else state/ in the build directory)\n"
+    "       /var/lib/slop-milter for root, else var/state/ in the build directory)\n"
     "\n"
     "exit: 0 fine, 1 some input unreadable, 64 usage, 66 no input readable,\n"
     "      78 rules do not load\n";

@@ -77,7 +77,9 @@ int state_fixes_find_function(struct state *st, const char *function, const char
 /* ---- seen mail (state_seen.c) ---- */
 
 /* Remember the fingerprints and simhash (0: none) of message_id at now;
- * a fingerprint already seen after now - window_s keeps its first sender. */
+ * a fingerprint already seen after now - window_s keeps its first sender.
+ * fps[0], when present, is the message's key: near-duplicate prose only
+ * counts between messages with the same key or without one. */
 int state_seen_record(struct state *st, const uint64_t *fps, size_t n, uint64_t simhash,
                       const char *message_id, time_t now, uint32_t window_s);
 /* 0 and the earliest match seen at or after since, other than self_id; or

@@ -28,7 +28,7 @@ enum state_table {
     STATE_T_FIX_HUNK,       /* u64 hunk fingerprint -> commit '\0' subject */
     STATE_T_FIX_FUNC,       /* function '\0' bug class -> commit '\0' subject */
     STATE_T_SEEN_FP,        /* u64 fingerprint -> i64 time, Message-ID */
-    STATE_T_SEEN_BAND,      /* dupsort: band, 16 bits -> u64 simhash, i64 time, Message-ID */
+    STATE_T_SEEN_BAND,      /* dupsort: band, 16 bits -> u64 simhash, i64 time, u64 key, id */
     STATE_T_MAINT_PAT,      /* dupsort: F: pattern without wildcards -> u32 section */
     STATE_T_MAINT_GLOB,     /* dupsort: directory before the wildcard -> u32 section, pattern */
     STATE_T_MAINT_SEC,      /* u32 section -> name '\0' "M\taddr\n" "L\t..." "X\t..." */

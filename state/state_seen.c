@@ -6,7 +6,9 @@
  * first seen. seen_band indexes simhashes for near duplicates: the 64 bits
  * are cut into four 16-bit bands, and two hashes within
  * FINGERPRINT_SIMHASH_DISTANCE (3) bits share at least one band exactly,
- * so a look-up reads four short duplicate lists. Entries carry their time;
+ * so a look-up reads four short duplicate lists; a band entry also holds
+ * the message's first fingerprint (a report's key), and near prose with a
+ * different key is no duplicate. Entries carry their time;
  * look-ups ignore entries older than the window and prune removes them.
  * Threading: like state.h; every call is one short transaction.
  */
@@ -20,7 +22,7 @@
 #define SEEN_BANDS 4
 #define SEEN_NEAR_BITS 3
 #define SEEN_BAND_SCAN_MAX 2000 /* candidates read per band */
-#define SEEN_VALUE_MAX (16 + CLASSIFIER_MSGID_MAX)
+#define SEEN_VALUE_MAX (24 + CLASSIFIER_MSGID_MAX)
 
 static void
 band_key(uint64_t simhash, unsigned band, unsigned char key[3])
@@ -79,10 +81,11 @@ record_txn(struct state *st, MDB_txn *txn, void *ctx)
         return MDB_SUCCESS;
     memcpy(vbuf, &c->simhash, 8);
     memcpy(vbuf + 8, &c->now, 8);
-    memcpy(vbuf + 16, c->id ? c->id : "", idn);
+    memcpy(vbuf + 16, c->n > 0 ? &c->fps[0] : &(uint64_t){0}, 8);
+    memcpy(vbuf + 24, c->id ? c->id : "", idn);
     for (unsigned b = 0; b < SEEN_BANDS; b++) {
         unsigned char kb[3];
-        MDB_val key = {sizeof(kb), kb}, val = {16 + idn, vbuf};
+        MDB_val key = {sizeof(kb), kb}, val = {24 + idn, vbuf};
 
         band_key(c->simhash, b, kb);
         rc = mdb_put(txn, st->tables[STATE_T_SEEN_BAND], &key, &val, MDB_NODUPDATA);
@@ -146,6 +149,7 @@ find_txn(struct state *st, MDB_txn *txn, void *ctx)
 {
     struct find_ctx *c = ctx;
     MDB_cursor *cur = NULL;
+    uint64_t my_key = c->n > 0 ? c->fps[0] : 0;
     int rc;
 
     c->found = false;
@@ -181,17 +185,22 @@ find_txn(struct state *st, MDB_txn *txn, void *ctx)
         for (rc = mdb_cursor_get(cur, &key, &val, MDB_SET_KEY);
              rc == MDB_SUCCESS && scanned < SEEN_BAND_SCAN_MAX;
              rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT_DUP), scanned++) {
-            uint64_t other;
+            uint64_t other, other_key;
             int64_t when;
 
-            if (val.mv_size < 16)
+            if (val.mv_size < 24)
                 continue;
             memcpy(&other, val.mv_data, 8);
             memcpy(&when, (const char *)val.mv_data + 8, 8);
-            if (__builtin_popcountll(other ^ c->simhash) > SEEN_NEAR_BITS || when < c->since ||
-                is_self(c, (const char *)val.mv_data + 16, val.mv_size - 16))
+            memcpy(&other_key, (const char *)val.mv_data + 16, 8);
+            /* Similar prose about different code is a template (a bot's
+             * boilerplate), not a duplicate. */
+            if (other_key != 0 && my_key != 0 && other_key != my_key)
                 continue;
-            take(c, when, (const char *)val.mv_data + 16, val.mv_size - 16);
+            if (__builtin_popcountll(other ^ c->simhash) > SEEN_NEAR_BITS || when < c->since ||
+                is_self(c, (const char *)val.mv_data + 24, val.mv_size - 24))
+                continue;
+            take(c, when, (const char *)val.mv_data + 24, val.mv_size - 24);
         }
         if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND)
             break;

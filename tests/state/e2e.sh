@@ -256,6 +256,22 @@ diff --git a/drivers/usb/core/hub_quirks.c b/drivers/usb/core/hub_quirks.c
 +			return -EINVAL;
  		hub_quirk_apply(hub, buf + i);
 EOF
+cat >"$T/b-callpatch" <<'EOF'
+Validate the port before the reset.
+
+Signed-off-by: Pat Sender <pat@sender.example>
+---
+diff --git a/drivers/usb/core/hub.c b/drivers/usb/core/hub.c
+--- a/drivers/usb/core/hub.c
++++ b/drivers/usb/core/hub.c
+@@ -17,3 +17,7 @@ static int hub_port_init(struct usb_hub *hub, struct usb_device *udev,
+ 	for (retries = 0; retries < HUB_RETRIES; retries++) {
++		if (!usb_hub_port_is_sane(hub, port1))
++			return -EINVAL;
++		if (hub_port_quirk_lookup(hub, port1))
++			continue;
+ 		retval = hub_port_reset(hub, port1);
+EOF
 R='Sam Reporter <sam@reporter.example>'
 P='Pat Sender <pat@sender.example>'
 GREG='Greg Maintainer <greg@maint.example>'
@@ -265,6 +281,7 @@ mk kasan.eml "$R" security@kernel.org "$GREG" kasan-1@r.example "KASAN: slab-use
 mk fixpatch.eml "$P" linux-usb@vger.kernel.org "$GREG" fix-1@p.example "[PATCH] usb: hub: put the port after the retries" "$T/b-fixpatch"
 mk newpatch.eml "$P" linux-usb@vger.kernel.org "$GREG" new-1@p.example "[PATCH] usb: hub: return the reset error" "$T/b-newpatch"
 mk uncc.eml "$P" linux-usb@vger.kernel.org "" uncc-1@p.example "[PATCH] usb: hub: return the reset error" "$T/b-newpatch"
+mk callpatch.eml "$P" linux-usb@vger.kernel.org "$GREG" call-1@p.example "[PATCH] usb: hub: validate the port" "$T/b-callpatch"
 mk missingpatch.eml "$P" linux-usb@vger.kernel.org "$GREG" mp-1@p.example "[PATCH] usb: hub: check the quirk length" "$T/b-missingpatch"
 
 # ---- made-up code ----
@@ -282,6 +299,11 @@ check "diff against a missing file: DIFF_AGAINST_MISSING_PATH" \
     jcheck '"drivers/usb/core/hub_quirks.c" in H(0)["DIFF_AGAINST_MISSING_PATH"]["evidence"]'
 scan "$T/newpatch.eml"
 check "diff against a real file: quiet" jcheck '"DIFF_AGAINST_MISSING_PATH" not in H(0)'
+scan "$T/callpatch.eml"
+check "patch calling functions no tree has: MADE_UP_CODE" \
+    jcheck '"usb_hub_port_is_sane() (called), hub_port_quirk_lookup() (called) not found" in H(0)["MADE_UP_CODE"]["evidence"]'
+scan "$T/newpatch.eml"
+check "patch calling real functions: no MADE_UP_CODE" jcheck '"MADE_UP_CODE" not in H(0)'
 
 # ---- already fixed ----
 scan "$T/fixpatch.eml"

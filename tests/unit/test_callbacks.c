@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -14,6 +15,8 @@
 #include "classifier.h"
 #include "conn.h"
 #include "snapshot.h"
+#include "state.h"
+#include "state_db.h"
 #include "testutil.h"
 
 static const struct config_paths test_paths = {
@@ -217,6 +220,163 @@ test_snapshot_refcount(void **state)
     assert_null(snapshot_current());
 }
 
+/* A fresh state in a temporary directory; state_dir_remove() cleans up. */
+static struct state *
+state_dir_new(char *dir)
+{
+    struct state *st = NULL;
+
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(state_open(dir, 0, 0, &st), 0);
+    return st;
+}
+
+static void
+state_dir_remove(struct state *st, const char *dir)
+{
+    char path[256];
+
+    state_close(st);
+    snprintf(path, sizeof(path), "%s/data.mdb", dir);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/lock.mdb", dir);
+    unlink(path);
+    assert_int_equal(rmdir(dir), 0);
+}
+
+/* A fixture whose Message-ID is replaced by id: the same mail sent again. */
+static struct msg *
+msg_with_id(const char *name, const char *id, const char *from)
+{
+    struct msg *m = msg_new(1 << 20);
+    size_t len;
+    char *raw = testutil_read_fixture(name, &len);
+    char *hdr = strstr(raw, "Message-ID: <"), *end, *copy;
+
+    assert_non_null(hdr);
+    end = strchr(hdr, '\n');
+    assert_non_null(end);
+    assert_true(asprintf(&copy, "%.*sMessage-ID: <%s>%s", (int)(hdr - raw), raw, id, end) > 0);
+    msg_set_sender(m, from);
+    msg_add_rcpt(m, "<security@kernel.org>", true);
+    assert_int_equal(msg_load_raw(m, copy, strlen(copy)), 0);
+    free(copy);
+    free(raw);
+    return m;
+}
+
+static bool
+has_hit(const struct classifier_result *res, const char *rule)
+{
+    for (size_t i = 0; res != NULL && i < res->n_hits; i++)
+        if (strcmp(res->hits[i].rule, rule) == 0)
+            return true;
+    return false;
+}
+
+/*
+ * The same patch under a new Message-ID is a duplicate once the first was
+ * recorded at eom; nothing is recorded with RecordState no or when the
+ * state is only read (-t).
+ */
+static void
+test_state_duplicate(void **state)
+{
+    static const struct {
+        const char *cfg;
+        bool record; /* callbacks_setup(): the daemon, not -t */
+        bool duplicate;
+    } cases[] = {
+        {"TagThreshold 0.5\n", true, true},
+        {"TagThreshold 0.5\nDuplicateWindow 1d\n", true, true},
+        {"TagThreshold 0.5\nRecordState no\n", true, false},
+        {"TagThreshold 0.5\n", false, false},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char dir[] = "/tmp/test_callbacks_state_XXXXXX";
+        struct state *st = state_dir_new(dir);
+        struct snapshot *s = snap_from(cases[i].cfg);
+        static const char *const ids[] = {"first-send@sender.example",
+                                          "second-send@sender.example"};
+
+        callbacks_setup(st, cases[i].record, NULL);
+        for (size_t n = 0; n < 2; n++) {
+            struct msg *m = msg_with_id("state/patch-unfixed.eml", ids[n], "<pat@sender.example>");
+            struct decision d;
+
+            decision_init(&d);
+            callbacks_decide(s, m, NULL, NULL, &d);
+            assert_non_null(d.res);
+            assert_int_equal(d.res->kind, CLASSIFIER_KIND_PATCH);
+            assert_true(d.res->n_fingerprints > 0);
+            if (has_hit(d.res, "DUPLICATE") != (n == 1 && cases[i].duplicate))
+                fail_msg("case %zu, message %zu: DUPLICATE %s", i, n,
+                         has_hit(d.res, "DUPLICATE") ? "hit" : "missing");
+            decision_release(&d);
+            msg_free(m);
+        }
+        /* Both were counted for their sender, or neither. */
+        assert_int_equal(state_sender_count(st, "pat@sender.example", time(NULL)),
+                         cases[i].duplicate ? 2 : 0);
+        callbacks_setup(NULL, false, NULL);
+        snapshot_unref(s);
+        state_dir_remove(st, dir);
+    }
+}
+
+/* A MAINTAINERS address is never answered, yet its findings are shown. */
+static void
+test_state_trusted_no_reply(void **state)
+{
+    static const char maintainers[] = "USB SUBSYSTEM\n"
+                                      "M:\tPat Goodwin <pat.goodwin@example.com>\n"
+                                      "L:\tlinux-usb@vger.kernel.org\n"
+                                      "S:\tMaintained\n"
+                                      "F:\tdrivers/usb/\n";
+    static const struct {
+        const char *cfg;
+        bool trusted;
+    } cases[] = {
+        {"TagThreshold 0.5\nReplyThreshold 1\n", true},
+        {"TagThreshold 0.5\nReplyThreshold 1\nTrustMaintainers yes\n", true},
+        {"TagThreshold 0.5\nReplyThreshold 1\nTrustMaintainers no\n", false},
+    };
+    char dir[] = "/tmp/test_callbacks_state_XXXXXX";
+    struct state *st = state_dir_new(dir);
+
+    (void)state;
+    assert_int_equal(state_maint_import(st, maintainers, strlen(maintainers), NULL), 0);
+    callbacks_setup(st, true, NULL);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct snapshot *s = snap_from(cases[i].cfg);
+        struct msg *m =
+            msg_from_fixture("det-report-crashed.eml", 1 << 20, "<pat.goodwin@example.com>");
+        struct decision d;
+
+        decision_init(&d);
+        callbacks_decide(s, m, NULL, NULL, &d);
+        assert_non_null(d.res);
+        assert_int_equal(d.res->trusted_sender, cases[i].trusted);
+        assert_true(d.res->n_hits > 0);
+        assert_non_null(find_add(&d.plan, "X-Slop-Report"));
+        if (cases[i].trusted) {
+            assert_null(d.reply_text);
+            assert_true(!d.plan.reply || d.reply_suppressed != NULL);
+            assert_true(d.res->action <= CLASSIFIER_ACTION_TAG);
+        } else {
+            assert_true(d.plan.reply);
+            assert_non_null(d.reply_text);
+        }
+        decision_release(&d);
+        msg_free(m);
+        snapshot_unref(s);
+    }
+    callbacks_setup(NULL, false, NULL);
+    state_dir_remove(st, dir);
+}
+
 static void
 diag_count(void *ctx, const char *text)
 {
@@ -247,6 +407,7 @@ main(void)
         cmocka_unit_test(test_scan_and_tag),      cmocka_unit_test(test_reply_decision),
         cmocka_unit_test(test_oversize),          cmocka_unit_test(test_internal_error),
         cmocka_unit_test(test_snapshot_refcount), cmocka_unit_test(test_snapshot_bad_config),
+        cmocka_unit_test(test_state_duplicate),   cmocka_unit_test(test_state_trusted_no_reply),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

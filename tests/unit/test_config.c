@@ -87,7 +87,43 @@ test_defaults(void **state)
     assert_string_equal(cfg->sendmail_path, "/usr/sbin/sendmail");
     assert_string_equal(cfg->smtp_server, "127.0.0.1:25");
     assert_true(config_list_empty(&cfg->recipients));
+    assert_int_equal(cfg->duplicate_window, 30 * 86400);
+    assert_true(cfg->trust_maintainers);
+    assert_true(cfg->record_state);
     config_free(cfg);
+}
+
+/* The non-root default must not be build/state/, the state library's
+ * CMake folder; root gets /var/lib/slop-milter. */
+static void
+test_default_state_dir(void **state)
+{
+    struct config_paths paths = test_paths;
+    struct config_error err = {""};
+    struct config *cfg = NULL;
+    char *saved = getenv("STATE_DIRECTORY") ? strdup(getenv("STATE_DIRECTORY")) : NULL;
+    size_t len;
+
+    (void)state;
+    paths.state_dir = NULL;
+    unsetenv("STATE_DIRECTORY");
+    assert_int_equal(config_parse("t.conf", "", 0, &paths, &cfg, &err), 0);
+    len = strlen(cfg->state_dir);
+    if (geteuid() == 0)
+        assert_string_equal(cfg->state_dir, "/var/lib/slop-milter");
+    else
+        assert_true(len > 10 && strcmp(cfg->state_dir + len - 10, "/var/state") == 0);
+    cfg = config_free(cfg);
+
+    setenv("STATE_DIRECTORY", "/srv/slop:/other", 1);
+    assert_int_equal(config_parse("t.conf", "", 0, &paths, &cfg, &err), 0);
+    assert_string_equal(cfg->state_dir, "/srv/slop");
+    config_free(cfg);
+    if (saved != NULL)
+        setenv("STATE_DIRECTORY", saved, 1);
+    else
+        unsetenv("STATE_DIRECTORY");
+    free(saved);
 }
 
 /* Every value type, written in a file and read back as effective value. */
@@ -141,6 +177,14 @@ static const struct {
     {"  ReplyEnable   no   ", "ReplyEnable", "ReplyEnable no"},
     {"# comment\n\n\tReplyTemplate /etc/slop-milter/reply.tmpl\r\n", "ReplyTemplate",
      "ReplyTemplate /etc/slop-milter/reply.tmpl"},
+    {"DuplicateWindow 7d", "DuplicateWindow", "DuplicateWindow 604800s"},
+    {"DuplicateWindow 36h", "DuplicateWindow", "DuplicateWindow 129600s"},
+    {"DuplicateWindow 86400", "DuplicateWindow", "DuplicateWindow 86400s"},
+    {"DuplicateWindow 366d", "DuplicateWindow", "DuplicateWindow 31622400s"},
+    {"TrustMaintainers no", "TrustMaintainers", "TrustMaintainers no"},
+    {"trustmaintainers YES", "TrustMaintainers", "TrustMaintainers yes"},
+    {"RecordState off", "RecordState", "RecordState no"},
+    {"RecordState 1", "RecordState", "RecordState yes"},
 };
 
 static void
@@ -200,6 +244,19 @@ static const struct {
      "t.conf:1: ReplyInterval: bad duration '2w' (use a number with an optional s, m, h or d "
      "suffix)"},
     {"ReplyInterval 10s", "t.conf:1: ReplyInterval: 10s is out of range (1m to 366d)"},
+    {"DuplicateWindow 12h", "t.conf:1: DuplicateWindow: 12h is out of range (1d to 366d)"},
+    {"DuplicateWindow 367d", "t.conf:1: DuplicateWindow: 367d is out of range (1d to 366d)"},
+    {"DuplicateWindow 0", "t.conf:1: DuplicateWindow: 0 is out of range (1d to 366d)"},
+    {"DuplicateWindow 1month",
+     "t.conf:1: DuplicateWindow: bad duration '1month' (use a number with an optional s, m, h or "
+     "d suffix)"},
+    {"DuplicateWindow \"\"", "t.conf:1: DuplicateWindow: empty value"},
+    {"TrustMaintainers maybe", "t.conf:1: TrustMaintainers: bad boolean 'maybe' (use yes or no)"},
+    {"RecordState 2", "t.conf:1: RecordState: bad boolean '2' (use yes or no)"},
+    {"RecordState yes\nrecordstate no",
+     "t.conf:2: duplicate key 'RecordState' (first set at line 1)"},
+    /* The flood threshold lives in rules/80-state.rules, not here. */
+    {"SenderDailyLimit 10", "t.conf:1: unknown key 'SenderDailyLimit'"},
     {"SocketMode 0999", "t.conf:1: SocketMode: bad octal number '0999'"},
     {"UMask 1777", "t.conf:1: UMask: 1777 is out of range (0 to 0777)"},
     {"Recipients security", "t.conf:1: Recipients: bad address 'security' (use user@domain or "
@@ -522,6 +579,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_default_state_dir),
         cmocka_unit_test(test_good_values),
         cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_long_line_and_nul),

@@ -304,6 +304,13 @@ static const struct measure_case measure_cases[] = {
     {"patch-new-file.eml", SETUP_TREE, MEASURE_DIFF_MISSING_PATHS, 0, 0, NULL},
     {"patch-new-file.eml", SETUP_TREE, MEASURE_MISSING_IDENTIFIERS, 0, 0, NULL},
     {"patch-fixed.eml", SETUP_TREE, MEASURE_DIFF_MISSING_PATHS, 0, 0, NULL},
+    /* functions a standalone patch calls that no tree has */
+    {"patch-calls-made-up.eml", SETUP_TREE, MEASURE_MISSING_IDENTIFIERS, 2, 2,
+     "not found in the indexed tree of 2026-11-30"},
+    {"patch-calls-made-up.eml", SETUP_TREE, MEASURE_MISSING_IDENTIFIERS, 2, 2,
+     "usb_hub_validate_desc_len() (called)"},
+    {"patch-calls-real.eml", SETUP_TREE, MEASURE_MISSING_IDENTIFIERS, 0, 0, NULL},
+    {"patch-calls-series.eml", SETUP_TREE, MEASURE_MISSING_IDENTIFIERS, 0, 0, NULL},
     /* already fixed */
     {"patch-fixed.eml", SETUP_FIXES, MEASURE_ALREADY_FIXED, 1, 1,
      "already fixed in 0123456789ab (\"usb: hub: fix port refcount\")"},
@@ -507,6 +514,9 @@ static const struct rule_case rule_cases[] = {
     {"report-made-up.eml", SETUP_NO_TREE, "MADE_UP_CODE", false},
     {"report-made-up.eml", SETUP_TREE, "MADE_UP_PATH", true},
     {"report-real.eml", SETUP_TREE, "MADE_UP_PATH", false},
+    {"patch-calls-made-up.eml", SETUP_TREE, "MADE_UP_CODE", true},
+    {"patch-calls-real.eml", SETUP_TREE, "MADE_UP_CODE", false},
+    {"patch-calls-series.eml", SETUP_TREE, "MADE_UP_CODE", false},
     {"patch-missing-path.eml", SETUP_TREE, "DIFF_AGAINST_MISSING_PATH", true},
     {"patch-new-file.eml", SETUP_TREE, "DIFF_AGAINST_MISSING_PATH", false},
     {"patch-fixed.eml", SETUP_FIXES, "ALREADY_FIXED", true},
@@ -642,6 +652,26 @@ test_duplicate(void **state)
         assert_null(find_hit(other, "DUPLICATE"));
         classifier_result_free(other);
         classifier_result_free(again);
+        /* a new version of a patch repeats its hunks on purpose */
+        if (i == 0) {
+            struct classifier_lookup lk = fake_lookup(&f);
+            struct classifier_envelope env = {.mail_from = "", .lookup = &lk};
+            size_t len, at;
+            char *raw = testutil_read_fixture("state/patch-fixed.eml", &len);
+            char *v2 = malloc(len + 3);
+
+            assert_non_null(v2);
+            assert_non_null(strstr(raw, "[PATCH]"));
+            at = (size_t)(strstr(raw, "[PATCH]") - raw);
+            memcpy(v2, raw, at);
+            memcpy(v2 + at, "[PATCH v2]", 10);
+            memcpy(v2 + at + 10, raw + at + 7, len - at - 7);
+            assert_int_equal(classifier_scan(c, v2, len + 3, &env, &other), 0);
+            assert_null(find_hit(other, "DUPLICATE"));
+            classifier_result_free(other);
+            free(v2);
+            free(raw);
+        }
         /* itself, under its own Message-ID */
         f.seen_id = first->message_id;
         again = scan_with(c, fixtures[i], &f);

@@ -1,0 +1,373 @@
+/*
+ * test_rule_prefilter.c - the literal prefilter and the split of patterns
+ * into top-level alternatives.
+ *
+ * Table-driven cases pin what the analyser extracts (and where it must
+ * give up); a randomized check then evaluates a rule set, with prefilter
+ * and splits, over generated texts and compares every hit and its
+ * evidence with what plain pcre2_match() of the whole pattern gives.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "message.h"
+#include "rule.h"
+#include "rule_set.h"
+
+static const struct classifier_limits limits = {
+    .match_limit = 1000000,
+    .depth_limit = 100000,
+};
+
+#define MAX_EXPECT 8
+
+/* Whether v holds exactly the strings of want (in any order). */
+static void
+assert_same_set(const struct strv *v, const char *const *want, const char *what)
+{
+    size_t n = 0;
+
+    while (n < MAX_EXPECT && want[n] != NULL)
+        n++;
+    if (v->n != n)
+        fail_msg("/%s/: %zu strings, expected %zu", what, v->n, n);
+    for (size_t i = 0; i < n; i++) {
+        bool found = false;
+
+        for (size_t k = 0; k < v->n && !found; k++)
+            found = strcmp(v->v[k], want[i]) == 0;
+        if (!found)
+            fail_msg("/%s/: \"%s\" missing", what, want[i]);
+    }
+}
+
+static void
+test_literals(void **state)
+{
+    static const struct {
+        const char *pattern;
+        uint32_t options;
+        const char *want[MAX_EXPECT]; /* empty: no prefilter */
+    } cases[] = {
+        {"a(?:b|c)d", 0, {"abd", "acd"}},
+        {"foo|bar", 0, {"foo", "bar"}},
+        {"FOO", 0, {"foo"}},
+        {"(?i)Foo", 0, {"foo"}},
+        {"\\bCONFIG_[A-Z0-9_]+", 0, {"config_"}},
+        {"\\x41bc", 0, {"abc"}},
+        {"(?<!ab)cd", 0, {"cd"}},
+        {"foo(?=bar)", 0, {"foo"}},
+        {"foo\\d+bar", 0, {"foo"}},
+        {"[Aa]bc", 0, {"abc"}},
+        {"ab?c", 0, {"abc", "ac"}},
+        /* Give up: back references, quoting, x mode, a branch with no
+         * literal, too short, nothing required. */
+        {"(ab)\\1", 0, {NULL}},
+        {"\\Qabc\\E", 0, {NULL}},
+        {"abc", PCRE2_EXTENDED, {NULL}},
+        {"foo|x", 0, {NULL}},
+        {"foo|\\w+", 0, {NULL}},
+        {"k", 0, {NULL}},
+        {"(?:foo)?bar?", 0, {"ba"}},
+        {"(?:foo)?b?", 0, {NULL}},
+        {".*", 0, {NULL}},
+    };
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct strv v;
+
+        assert_int_equal(rule_prefilter_literals(cases[i].pattern, strlen(cases[i].pattern),
+                                                 cases[i].options, &v),
+                         0);
+        assert_same_set(&v, cases[i].want, cases[i].pattern);
+        strv_release(&v);
+    }
+}
+
+static void
+test_alternatives(void **state)
+{
+    static const struct {
+        const char *pattern;
+        uint32_t options;
+        const char *want[MAX_EXPECT]; /* in order; empty: not split */
+    } cases[] = {
+        {"a|b(c|d)|e", 0, {"a", "b(c|d)", "e"}},
+        {"[|]x|y[]|]", 0, {"[|]x", "y[]|]"}},
+        {"[^]|]|z", 0, {"[^]|]", "z"}},
+        {"[[:alpha:]|]+|z", 0, {"[[:alpha:]|]+", "z"}},
+        {"\\|a|b", 0, {"\\|a", "b"}},
+        {"(?i:ab)|c", 0, {"(?i:ab)", "c"}},
+        {"(?<n>ab)c|de", 0, {"(?<n>ab)c", "de"}},
+        {"(?<!x)a|(?=b)b", 0, {"(?<!x)a", "(?=b)b"}},
+        {"a|", 0, {"a", ""}},
+        /* Not split: one alternative, back references, subroutines,
+         * \K, \G, verbs, conditionals, a top-level option setting, x
+         * mode, quoting, comments, unbalanced text. */
+        {"abc", 0, {NULL}},
+        {"(a)|\\1", 0, {NULL}},
+        {"(a)|\\g1", 0, {NULL}},
+        {"(?<n>a)|\\k<n>", 0, {NULL}},
+        {"(a)|(?1)", 0, {NULL}},
+        {"(a)|(?R)", 0, {NULL}},
+        {"a\\Kb|c", 0, {NULL}},
+        {"\\Ga|b", 0, {NULL}},
+        {"a(*COMMIT)b|c", 0, {NULL}},
+        {"(?(1)a|b)|c", 0, {NULL}},
+        {"(?|a|b)|c", 0, {NULL}},
+        {"(?i)a|b", 0, {NULL}},
+        {"a|b", PCRE2_EXTENDED, {NULL}},
+        {"(?x: a | b )|c", 0, {NULL}},
+        {"\\Qa|b\\E|c", 0, {NULL}},
+        {"(?#a|b)c|d", 0, {NULL}},
+        {"(a|b", 0, {NULL}},
+        {"a)|b", 0, {NULL}},
+    };
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct strv v;
+        size_t n = 0;
+
+        assert_int_equal(rule_prefilter_alternatives(cases[i].pattern, strlen(cases[i].pattern),
+                                                     cases[i].options, &v),
+                         0);
+        while (n < MAX_EXPECT && cases[i].want[n] != NULL)
+            n++;
+        if (v.n != n)
+            fail_msg("/%s/: %zu alternatives, expected %zu", cases[i].pattern, v.n, n);
+        for (size_t k = 0; k < n; k++)
+            if (strcmp(v.v[k], cases[i].want[k]) != 0)
+                fail_msg("/%s/: alternative %zu is \"%s\", expected \"%s\"", cases[i].pattern,
+                         k, v.v[k], cases[i].want[k]);
+        strv_release(&v);
+    }
+}
+
+/* Randomized equivalence ---------------------------------------------- */
+
+/* Patterns as written in a rule file (so '/' is "\/"), with their flags.
+ * Several have alternatives without literals, ties between alternatives
+ * at one start, and letters PCRE2 folds to non-ASCII characters. */
+static const struct {
+    const char *pattern;
+    const char *flags;
+} patterns[] = {
+    {"\\bCONFIG_[A-Z0-9_]+|\\.config\\b|\\b(?:root|user)\\b|(?<![\\w-])--?[a-z][\\w-]{2,}=?", "i"},
+    {"foo|bar|baz", ""},
+    {"fo+|ba[rz]", ""},
+    {"ab|abc", ""},
+    {"abc|ab", ""},
+    {"b|ab", ""},
+    {"sk|ks", "i"},
+    {"kelvin|\\bk\\b", "i"},
+    {"^\\s*Assisted-by:\\s*\\S[^\\n]*|\\b(?:I|we)\\s+used\\s+(?:AI|LLM)\\b", "i"},
+    {"x[^\\n]{0,5}y|y[^\\n]{0,5}x", ""},
+    {"\\bint\\s+main\\s*\\(|^\\s*#include\\s*[<\"]", ""},
+    {"(?i:user)s?|ROOT", ""},
+    {"a(?=b)|b(?<=ab)", ""},
+    {"[|]x|y[]|]", ""},
+    {"(?<n>ab)c|de", ""},
+    {"\\b(?<!\\bnot\\s)(?:root|admin)\\b|\\/proc\\/sys\\/", "i"},
+    {"\\w+\\.config|--?[a-z]+", ""},
+    {"\\bfoo\\b[^\\n]*\\bbar\\b", "i"},
+};
+
+#define N_PATTERNS (sizeof(patterns) / sizeof(patterns[0]))
+
+static const char *const tokens[] = {
+    "CONFIG_FOO", ".config", "x.config", "root", "user", "USER", "Users", "--opt=", "-x", "-ab",
+    "foo", "bar", "baz", "fooo", "sk", "\xc5\xbfk", "\xe2\x84\xaa", "kelvin", "k", "K", "ab",
+    "abc", "b", "a", "Assisted-by: me", "assisted-by:", "I used AI", "we  used llm", "x", "y",
+    "int main(", "#include <", "|", "]", "de", "not root", "admin", "/proc/sys/", " ", " ",
+    " ", "\n", "\n", "\t", "\xc3\xa9", "\xe2\x80\x99", "ks", "ROOT",
+};
+
+/* Evidence as rule_eval.c writes it: control characters as spaces, cut
+ * at a character boundary at RULE_EVIDENCE_MAX bytes (all text here is
+ * valid UTF-8). */
+static void
+expected_evidence(const char *s, size_t n, char *out)
+{
+    size_t len = 0, i = 0;
+
+    while (i < n) {
+        unsigned char c = (unsigned char)s[i];
+        size_t k = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+
+        if (len + k > RULE_EVIDENCE_MAX)
+            break;
+        if (c < 0x20 || c == 0x7f)
+            out[len] = ' ';
+        else
+            memcpy(out + len, s + i, k);
+        len += k;
+        i += k;
+    }
+    out[len] = '\0';
+}
+
+static void
+result_clear(struct classifier_result *res)
+{
+    for (size_t i = 0; i < res->n_hits; i++) {
+        free(res->hits[i].rule);
+        free(res->hits[i].description);
+        free(res->hits[i].doc);
+        free(res->hits[i].evidence);
+    }
+    free(res->hits);
+    memset(res, 0, sizeof(*res));
+}
+
+static struct rule_set *
+load_patterns(void)
+{
+    char dir[] = "/tmp/test_rule_prefilter.XXXXXX", path[64];
+    struct rule_set *set = NULL;
+    FILE *f;
+
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/t.rules", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    for (size_t i = 0; i < N_PATTERNS; i++) {
+        fprintf(f, "rule M%zu\n    describe m\n    score 1\n    match body /%s/%s\n\n", i,
+                patterns[i].pattern, patterns[i].flags);
+        fprintf(f, "rule N%zu\n    describe n\n    score 1\n    nomatch body /%s/%s\n\n", i,
+                patterns[i].pattern, patterns[i].flags);
+    }
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(rule_set_load(dir, &limits, NULL, NULL, NULL, &set), 0);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(rmdir(dir), 0);
+    return set;
+}
+
+/* The whole pattern compiled the way rule_set.c compiles it, without any
+ * prefilter or split. JIT too: PCRE2 10.42's JIT and interpreter differ
+ * on \S, \D and \W against non-ASCII text under PCRE2_MATCH_INVALID_UTF
+ * (PCRE2 issue #224), and this checks the split, not that. */
+static pcre2_code *
+compile_plain(size_t i)
+{
+    const char *p = patterns[i].pattern;
+    char src[512];
+    size_t n = 0;
+    uint32_t options = RULE_PCRE2_OPTIONS;
+    PCRE2_SIZE off;
+    pcre2_code *code;
+    int err;
+
+    for (; *p != '\0' && n < sizeof(src) - 1; p++) {
+        if (p[0] == '\\' && p[1] == '/')
+            p++;
+        src[n++] = *p;
+    }
+    if (strchr(patterns[i].flags, 'i') != NULL)
+        options |= PCRE2_CASELESS;
+    code = pcre2_compile((PCRE2_SPTR)src, n, options, &err, &off, NULL);
+    assert_non_null(code);
+    (void)pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
+    return code;
+}
+
+static void
+test_equivalence(void **state)
+{
+    struct rule_set *set = load_patterns();
+    pcre2_code *plain[N_PATTERNS];
+    pcre2_match_data *md = pcre2_match_data_create(16, NULL);
+    unsigned seed = 12345, matched = 0, split = 0;
+    (void)state;
+
+    assert_non_null(md);
+    for (size_t i = 0; i < N_PATTERNS; i++)
+        plain[i] = compile_plain(i);
+    /* The check means little unless the set has split patterns. */
+    for (size_t r = 0; r < set->n_rules; r++) {
+        size_t n;
+
+        split += rule_prefilter_alternatives_of(set, &set->rules[r].conds[0].pat[0], &n) != NULL;
+    }
+    assert_true(split >= N_PATTERNS);
+
+    for (unsigned round = 0; round < 3000; round++) {
+        struct message *m = calloc(1, sizeof(*m));
+        struct classifier_result res = {0};
+        char text[2048], ev[RULE_EVIDENCE_MAX + 1];
+        size_t len = 0, n_tokens, hit = 0;
+
+        assert_non_null(m);
+        m->kind = CLASSIFIER_KIND_OTHER;
+        n_tokens = 1 + rand_r(&seed) % 40;
+        for (size_t t = 0; t < n_tokens; t++) {
+            const char *tok = tokens[(size_t)rand_r(&seed) % (sizeof(tokens) / sizeof(tokens[0]))];
+            size_t k = strlen(tok);
+
+            memcpy(text + len, tok, k);
+            len += k;
+        }
+        text[len] = '\0';
+        for (size_t i = 0; i < REGION__COUNT; i++) {
+            m->regions[i].text = strdup(i == REGION_BODY ? text : "");
+            assert_non_null(m->regions[i].text);
+            m->regions[i].len = i == REGION_BODY ? len : 0;
+        }
+        assert_int_equal(rule_set_eval(set, m, NULL, 1000, &res), 0);
+
+        for (size_t i = 0; i < N_PATTERNS; i++) {
+            int rc = pcre2_match(plain[i], (PCRE2_SPTR)text, len, 0, 0, md, NULL);
+            char name[16];
+
+            snprintf(name, sizeof(name), "%c%zu", rc >= 0 ? 'M' : 'N', i);
+            if (hit >= res.n_hits || strcmp(res.hits[hit].rule, name) != 0)
+                fail_msg("/%s/ on \"%s\": expected hit %s, got %s", patterns[i].pattern, text,
+                         name, hit < res.n_hits ? res.hits[hit].rule : "none");
+            if (rc >= 0) {
+                PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+
+                matched++;
+                expected_evidence(text + ov[0], ov[1] - ov[0], ev);
+                assert_non_null(res.hits[hit].evidence);
+                if (strcmp(res.hits[hit].evidence, ev) != 0)
+                    fail_msg("/%s/ on \"%s\": evidence \"%s\", expected \"%s\"",
+                             patterns[i].pattern, text, res.hits[hit].evidence, ev);
+            }
+            hit++;
+        }
+        assert_int_equal(res.n_hits, hit);
+        result_clear(&res);
+        for (size_t i = 0; i < REGION__COUNT; i++)
+            region_release(&m->regions[i]);
+        free(m);
+    }
+    /* The generated texts must exercise matches, not only misses. */
+    assert_true(matched > 3000);
+
+    for (size_t i = 0; i < N_PATTERNS; i++)
+        pcre2_code_free(plain[i]);
+    pcre2_match_data_free(md);
+    rule_set_free(set);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_literals),
+        cmocka_unit_test(test_alternatives),
+        cmocka_unit_test(test_equivalence),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
