@@ -37,6 +37,12 @@ fingerprint_fnv(uint64_t h, const void *p, size_t n)
 
 /* FNV-1a spreads short inputs poorly over the high bits; simhash needs
  * every bit to be a fair coin, so shingle hashes are mixed once more. */
+static bool
+is_alnum_ascii(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
 static uint64_t
 mix64(uint64_t x)
 {
@@ -179,11 +185,14 @@ fingerprint_simhash(const char *text, size_t len)
         char word[FINGERPRINT_WORD_MAX];
         size_t k = 0;
 
-        while (i < len && !isalnum((unsigned char)text[i]))
+        /* ASCII tests, not the <ctype.h> calls: the C locale is ASCII,
+         * and this runs on every byte of the prose. */
+        while (i < len && !is_alnum_ascii(text[i]))
             i++;
-        while (i < len && (isalnum((unsigned char)text[i]) || text[i] == '_')) {
+        while (i < len && (is_alnum_ascii(text[i]) || text[i] == '_')) {
             if (k < sizeof(word))
-                word[k++] = (char)tolower((unsigned char)text[i]);
+                word[k++] =
+                    text[i] >= 'A' && text[i] <= 'Z' ? (char)(text[i] - 'A' + 'a') : text[i];
             i++;
         }
         if (k == 0)
@@ -196,8 +205,9 @@ fingerprint_simhash(const char *text, size_t len)
         {
             uint64_t sh = mix64(fingerprint_fnv(FINGERPRINT_FNV_INIT, w, sizeof(w)));
 
+            /* Branch-free, so the compiler can vectorise it. */
             for (int b = 0; b < 64; b++)
-                v[b] += (sh >> b) & 1 ? 1 : -1;
+                v[b] += (int32_t)((sh >> b) & 1) * 2 - 1;
         }
     }
     if (words < FINGERPRINT_SIMHASH_MIN_WORDS)

@@ -105,8 +105,9 @@ buf_steal(struct buf *b, size_t *ret_len)
 
     if (b->p == NULL && buf_reserve(b, 0) < 0)
         return NULL;
+    /* p is NULL only while cap is 0, so buf_reserve() allocated it. */
     if (b->len == 0)
-        b->p[0] = '\0';
+        b->p[0] = '\0'; // NOLINT(clang-analyzer-core.NullDereference)
     p = b->p;
     if (ret_len)
         *ret_len = b->len;
@@ -203,6 +204,9 @@ buf_add_text(struct buf *b, const char *s, size_t n, bool latin1, size_t max)
             i++;
             continue;
         }
+        /* A NUL becomes U+FFFD like an invalid byte, but must be caught
+         * before utf8_seq_len(), which takes it as ASCII. */
+        // NOLINTNEXTLINE(bugprone-branch-clone)
         if (u[i] == '\0') {
             memcpy(tmp, repl, 3);
             tlen = 3;
@@ -634,7 +638,6 @@ walk_leaf(struct walker *w, GMimePart *gp)
             free(out.p);
             goto out;
         }
-        r = 0;
         p.text = buf_steal(&out, &p.len);
         if (p.text == NULL) {
             r = -ENOMEM;

@@ -1361,7 +1361,7 @@ fill_files(struct parser *ps, size_t first_file)
 
         if (f->lang == FILE_LANG_OTHER)
             f->lang = lang_of(f->new_path ? f->new_path : f->old_path);
-        if (f->old_path != NULL && (f->new_path == NULL || strcmp(f->old_path, f->new_path))) {
+        if (f->old_path != NULL && (f->new_path == NULL || strcmp(f->old_path, f->new_path) != 0)) {
             r = rbuf_add(&ps->rb[REGION_FILES], f->old_path, strlen(f->old_path), NULL, 0);
             if (r < 0)
                 return r;

@@ -55,7 +55,8 @@ buf_add(struct buf *b, const char *s, size_t n)
         b->p = p;
         b->cap = cap;
     }
-    memcpy(b->p + b->len, s, n);
+    /* p is NULL only while cap is 0, so the realloc() above ran. */
+    memcpy(b->p + b->len, s, n); // NOLINT(clang-analyzer-core.NonNullParamChecker)
     b->len += n;
     b->p[b->len] = '\0';
     return 0;
@@ -109,6 +110,32 @@ find(const char *s, size_t n, const char *needle)
         p++;
     }
     return NULL;
+}
+
+/* Whether any of needles[0..n) (none empty) occurs in s[0..len): one
+ * pass over s instead of one search per needle, since this runs on every
+ * line of a message. */
+static bool
+find_any(const char *s, size_t len, const char *const *needles, size_t n)
+{
+    bool first[256] = {false};
+
+    for (size_t k = 0; k < n; k++)
+        first[(unsigned char)needles[k][0]] = true;
+    for (size_t i = 0; i < len; i++) {
+        if (!first[(unsigned char)s[i]])
+            continue;
+        for (size_t k = 0; k < n; k++) {
+            size_t m;
+
+            if (needles[k][0] != s[i])
+                continue;
+            m = strlen(needles[k]);
+            if (m <= len - i && memcmp(s + i, needles[k], m) == 0)
+                return true;
+        }
+    }
+    return false;
 }
 
 static struct span
@@ -257,9 +284,8 @@ is_trace_start(struct span s)
     };
     struct span t = trim_left(s);
 
-    for (size_t i = 0; i < sizeof(markers) / sizeof(markers[0]); i++)
-        if (find(s.p, s.n, markers[i]) != NULL)
-            return true;
+    if (find_any(s.p, s.n, markers, sizeof(markers) / sizeof(markers[0])))
+        return true;
     if (starts(t.p, t.n, "RIP: ") || starts(t.p, t.n, "Code: ") || starts(t.p, t.n, "pc : ") ||
         starts(t.p, t.n, "lr : ") || starts(t.p, t.n, "<TASK>") || starts(t.p, t.n, "</TASK>") ||
         starts(t.p, t.n, "<IRQ>") || starts(t.p, t.n, "</IRQ>"))
@@ -846,8 +872,10 @@ extract_versions(struct message *m, const char *s, size_t n)
         if (comps >= 2 && comps <= 3 && major >= 2 && major <= 7 && minor <= 99 &&
             !word_in(prev, other_programs, sizeof(other_programs) / sizeof(other_programs[0])) &&
             !after_cvss(s, start)) {
+            /* Two reasons, one outcome: the version's own shape, then the
+             * words around it. */
             if (vprefix || comps == 3 || ysuffix || rc)
-                ok = true;
+                ok = true; // NOLINT(bugprone-branch-clone)
             else if (word_in(prev, context, sizeof(context) / sizeof(context[0])) ||
                      (start >= 6 && strncasecmp(s + start - 6, "linux-", 6) == 0))
                 ok = true;

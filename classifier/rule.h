@@ -62,17 +62,18 @@ enum rule_cond_type {
 struct rule_pattern {
     char *source; /* as written, with "\/" turned into "/" */
     size_t len;
-    uint32_t options;  /* PCRE2 option bits from the flags */
-    pcre2_code *code;  /* NULL until compiled */
-    uint32_t captures; /* capture groups in the compiled pattern */
+    uint32_t options;         /* PCRE2 option bits from the flags */
+    pcre2_code *code;         /* NULL until compiled */
+    uint32_t captures;        /* capture groups in the compiled pattern */
     uint32_t pf_id;           /* index in the prefilter, UINT32_MAX: always run */
+    uint32_t pf_and[2];       /* further literal sets, all needed too; UINT32_MAX: none */
     enum region_id pf_region; /* the region the prefilter scans for it */
     uint32_t pf_split;        /* its alternatives in the prefilter, UINT32_MAX: none */
 };
 
 /* How rule_set.c compiles every pattern (and rule_prefilter.c the
  * alternatives it splits off). */
-#define RULE_PCRE2_OPTIONS                                                                   \
+#define RULE_PCRE2_OPTIONS                                                                         \
     (PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_MULTILINE | PCRE2_NEVER_BACKSLASH_C)
 
 struct rule_cond {
@@ -147,6 +148,13 @@ void rule_parse_diag(struct rule_diag *d, size_t file, unsigned line, const char
  * the pattern is not understood. Returns 0 or -ENOMEM. */
 int rule_prefilter_literals(const char *src, size_t len, uint32_t options, struct strv *ret);
 
+/* Literal sets a pattern can use at once (ret[0] is what
+ * rule_prefilter_literals() gives): every match contains a literal of
+ * each of ret[0..*n). Returns 0 or -ENOMEM; the caller releases ret[]. */
+#define RULE_PF_SETS 3u
+int rule_prefilter_literal_sets(const char *src, size_t len, uint32_t options,
+                                struct strv ret[RULE_PF_SETS], size_t *n);
+
 /* rule_prefilter.c: the top-level alternatives of src[0..len) into *ret
  * (released by the caller) when there are at least two and matching them
  * one by one gives the whole pattern's match (see rule_prefilter.c);
@@ -179,7 +187,8 @@ bool rule_prefilter_possible(struct rule_prefilter_state *st, const struct rule_
  * this order, so the leftmost match among them, the earliest alternative
  * on a tie, is the whole pattern's match. */
 const struct rule_pattern *rule_prefilter_alternatives_of(const struct rule_set *set,
-                                                          const struct rule_pattern *pat, size_t *n);
+                                                          const struct rule_pattern *pat,
+                                                          size_t *n);
 void rule_prefilter_state_release(struct rule_prefilter_state *st);
 
 /* rule_parse.c: free everything r owns (not r itself). */

@@ -244,8 +244,8 @@ ovector_span(struct eval *ev, unsigned group, size_t *start, size_t *end)
 {
     PCRE2_SIZE *ov = pcre2_get_ovector_pointer(ev->md);
 
-    *start = ov[2 * group];
-    *end = ov[2 * group + 1];
+    *start = ov[2 * (size_t)group];
+    *end = ov[2 * (size_t)group + 1];
     if (*start == PCRE2_UNSET || *end == PCRE2_UNSET) {
         *start = *end = 0;
     } else if (*end < *start) {

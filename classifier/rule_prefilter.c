@@ -40,11 +40,11 @@
 #include "message.h"
 #include "rule.h"
 
-#define PF_SET_MAX 64u      /* strings in an exact set */
-#define PF_REQ_MAX 256u     /* strings in a required set */
-#define PF_LIT_MAX 64u      /* bytes of one literal */
-#define PF_LIT_MIN 2u       /* shorter required literals filter nothing useful */
-#define PF_DEPTH_MAX 64u    /* group nesting the analyser follows */
+#define PF_SET_MAX 64u   /* strings in an exact set */
+#define PF_REQ_MAX 256u  /* strings in a required set */
+#define PF_LIT_MAX 64u   /* bytes of one literal */
+#define PF_LIT_MIN 2u    /* shorter required literals filter nothing useful */
+#define PF_DEPTH_MAX 64u /* group nesting the analyser follows */
 
 /* What the analyser knows about a piece of pattern: either the exact set
  * of strings it matches, or a set of which one is a substring of every
@@ -60,11 +60,17 @@ struct pf_info {
     struct strv s;
 };
 
+/* Required sets kept from the top-level sequence (see collect()). */
+#define PF_COLLECT_MAX 16u
+
 struct pf_parser {
     const char *p, *end;
     bool fail; /* syntax not understood: no prefilter */
     bool nomem;
     unsigned depth;
+    bool top_alt;         /* a '|' outside any group was seen */
+    struct pf_info *cand; /* NULL: do not collect; else PF_COLLECT_MAX of them */
+    size_t n_cand;
 };
 
 static void
@@ -661,6 +667,33 @@ parse_atom(struct pf_parser *ps, struct pf_info *x)
 /* A sequence stays exact while every atom is and the product fits;
  * otherwise each run of exact atoms and each other atom offers its
  * required set, and the best one is kept. */
+/* Each atom (or run of exact atoms) of the top-level sequence offers a
+ * set that every match needs on its own, so a pattern may use several at
+ * once ("foo\s+bar" needs both "foo" and "bar"). Keep a copy of x for
+ * that. Meaningless once a top-level '|' shows up; the caller checks. */
+static void
+collect(struct pf_parser *ps, const struct pf_info *x)
+{
+    struct pf_info c = {0};
+
+    if (ps->cand == NULL || ps->depth > 0 || ps->n_cand >= PF_COLLECT_MAX || x->kind == PF_ANY)
+        return;
+    c.kind = x->kind;
+    for (size_t i = 0; i < x->s.n; i++) {
+        if (strv_add(&c.s, x->s.v[i], strlen(x->s.v[i]), SIZE_MAX) < 0) {
+            ps->nomem = true;
+            info_release(&c);
+            return;
+        }
+    }
+    info_to_req(&c);
+    if (c.kind != PF_REQ || min_len(&c) < PF_LIT_MIN) {
+        info_release(&c);
+        return;
+    }
+    ps->cand[ps->n_cand++] = c;
+}
+
 static void
 parse_seq(struct pf_parser *ps, struct pf_info *ret)
 {
@@ -673,11 +706,13 @@ parse_seq(struct pf_parser *ps, struct pf_info *ret)
         if (exact_concat(ps, &cur, &atom))
             continue;
         exact = false;
+        collect(ps, &cur);
         keep_better(ret, &cur);
         if (atom.kind == PF_EXACT) {
             cur = atom;
             memset(&atom, 0, sizeof(atom));
         } else {
+            collect(ps, &atom);
             keep_better(ret, &atom);
             info_empty(ps, &cur);
         }
@@ -688,6 +723,7 @@ parse_seq(struct pf_parser *ps, struct pf_info *ret)
         *ret = cur;
         return;
     }
+    collect(ps, &cur);
     keep_better(ret, &cur);
 }
 
@@ -698,6 +734,8 @@ parse_alt(struct pf_parser *ps, struct pf_info *ret)
 
     parse_seq(ps, ret);
     while (!ps->fail && ps->p < ps->end && *ps->p == '|') {
+        if (ps->depth == 0)
+            ps->top_alt = true;
         ps->p++;
         parse_seq(ps, &branch);
         info_alt(ps, ret, &branch);
@@ -716,6 +754,96 @@ redundant(const struct strv *v, size_t i)
             return true;
     }
     return false;
+}
+
+/* The literals of required set x into *ret, less those that contain
+ * another (they add nothing). */
+static int
+finish_set(const struct pf_info *x, struct strv *ret)
+{
+    int r;
+
+    memset(ret, 0, sizeof(*ret));
+    for (size_t i = 0; i < x->s.n; i++) {
+        if (redundant(&x->s, i))
+            continue;
+        r = strv_add(ret, x->s.v[i], strlen(x->s.v[i]), PF_REQ_MAX);
+        if (r < 0) {
+            strv_release(ret);
+            return r;
+        }
+    }
+    return 0;
+}
+
+static bool
+same_set(const struct pf_info *a, const struct pf_info *b)
+{
+    if (a->s.n != b->s.n)
+        return false;
+    for (size_t i = 0; i < a->s.n; i++) {
+        bool found = false;
+
+        for (size_t j = 0; j < b->s.n && !found; j++)
+            found = strcmp(a->s.v[i], b->s.v[j]) == 0;
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+int
+rule_prefilter_literal_sets(const char *src, size_t len, uint32_t options,
+                            struct strv ret[RULE_PF_SETS], size_t *n)
+{
+    struct pf_info cand[PF_COLLECT_MAX], x = {0};
+    struct pf_parser ps = {.p = src, .end = src + len, .cand = cand};
+    bool used[PF_COLLECT_MAX] = {false};
+    const struct pf_info *chosen[RULE_PF_SETS];
+    int r = 0;
+
+    *n = 0;
+    memset(ret, 0, RULE_PF_SETS * sizeof(*ret));
+    if ((options & (PCRE2_EXTENDED | PCRE2_LITERAL)) != 0)
+        return 0;
+    parse_alt(&ps, &x);
+    if (ps.nomem) {
+        r = -ENOMEM;
+        goto out;
+    }
+    if (ps.fail || ps.p != ps.end)
+        goto out;
+    info_to_req(&x);
+    if (x.kind != PF_REQ || min_len(&x) < PF_LIT_MIN)
+        goto out;
+    chosen[0] = &x;
+    r = finish_set(&x, &ret[(*n)++]);
+    /* The best of the rest first, each distinct from those taken. */
+    while (r == 0 && !ps.top_alt && *n < RULE_PF_SETS) {
+        size_t best = SIZE_MAX;
+
+        for (size_t i = 0; i < ps.n_cand; i++) {
+            for (size_t k = 0; k < *n && !used[i]; k++)
+                used[i] = same_set(&cand[i], chosen[k]);
+            if (!used[i] && (best == SIZE_MAX || req_better(&cand[i], &cand[best])))
+                best = i;
+        }
+        if (best == SIZE_MAX)
+            break;
+        used[best] = true;
+        chosen[*n] = &cand[best];
+        r = finish_set(&cand[best], &ret[(*n)++]);
+    }
+out:
+    if (r < 0) {
+        for (size_t k = 0; k < RULE_PF_SETS; k++)
+            strv_release(&ret[k]);
+        *n = 0;
+    }
+    info_release(&x);
+    for (size_t i = 0; i < ps.n_cand; i++)
+        info_release(&cand[i]);
+    return r;
 }
 
 int
@@ -765,12 +893,12 @@ struct pf_entry {
 #define PF_BITS3 (1u << 18)
 
 struct pf_region {
-    uint8_t bits[65536 / 8]; /* keys of literals of two bytes */
+    uint8_t bits[65536 / 8];     /* keys of literals of two bytes */
     uint8_t bits3[PF_BITS3 / 8]; /* hashed first three bytes of longer literals */
-    struct pf_entry *v;      /* sorted by bucket */
+    struct pf_entry *v;          /* sorted by bucket */
     size_t n;
     uint32_t start[PF_BUCKETS + 1]; /* v[start[h]..start[h + 1]): bucket h */
-    uint32_t n_patterns; /* patterns with a filter on this region */
+    uint32_t n_patterns;            /* patterns with a filter on this region */
 };
 
 /* A pattern's top-level alternatives, compiled one by one. */
@@ -816,21 +944,65 @@ entry_cmp(const void *a, const void *b)
     return x->key < y->key ? -1 : x->key > y->key;
 }
 
+_Static_assert(sizeof(((struct rule_pattern *)0)->pf_and) / sizeof(uint32_t) == RULE_PF_SETS - 1,
+               "pf_and holds every set after the first");
+
+/* Register one literal set of a pattern on region rg under a new id. */
+static int
+add_set(struct rule_prefilter *pf, struct pf_region *rg, const struct strv *lits, uint32_t *ret_id)
+{
+    struct pf_entry *v;
+    size_t first;
+    uint32_t id;
+    int r;
+
+    v = realloc(rg->v, (rg->n + lits->n) * sizeof(*v));
+    if (v == NULL)
+        return -ENOMEM;
+    rg->v = v;
+    first = pf->lits.n;
+    for (size_t i = 0; i < lits->n; i++) {
+        r = strv_add(&pf->lits, lits->v[i], strlen(lits->v[i]), SIZE_MAX);
+        if (r < 0)
+            return r;
+    }
+    id = pf->n_patterns++;
+    rg->n_patterns++;
+    for (size_t i = first; i < pf->lits.n; i++) {
+        struct pf_entry *e = &rg->v[rg->n++];
+
+        e->lit = pf->lits.v[i];
+        e->len = (uint16_t)strlen(e->lit);
+        e->key = key2(e->lit);
+        e->pattern = id;
+        if (e->len == 2) {
+            rg->bits[e->key >> 3] |= (uint8_t)(1u << (e->key & 7));
+        } else {
+            uint32_t h = hash3(e->key, (unsigned char)e->lit[2]);
+
+            rg->bits3[h >> 3] |= (uint8_t)(1u << (h & 7));
+        }
+    }
+    *ret_id = id;
+    return 0;
+}
+
 static int
 add_pattern(struct rule_prefilter *pf, struct rule_pattern *pat, enum region_id region)
 {
     struct pf_region *rg;
-    struct pf_entry *v;
-    struct strv lits;
-    size_t first;
+    struct strv sets[RULE_PF_SETS];
+    size_t n_sets = 0;
     int r;
 
     pat->pf_id = UINT32_MAX;
     pat->pf_split = UINT32_MAX;
+    for (size_t k = 0; k < RULE_PF_SETS - 1; k++)
+        pat->pf_and[k] = UINT32_MAX;
     if (pat->code == NULL || (unsigned)region >= REGION__COUNT)
         return 0;
-    r = rule_prefilter_literals(pat->source, pat->len, pat->options, &lits);
-    if (r < 0 || lits.n == 0)
+    r = rule_prefilter_literal_sets(pat->source, pat->len, pat->options, sets, &n_sets);
+    if (r < 0 || n_sets == 0)
         return r;
     rg = pf->regions[region];
     if (rg == NULL) {
@@ -841,38 +1013,14 @@ add_pattern(struct rule_prefilter *pf, struct rule_pattern *pat, enum region_id 
         }
         pf->regions[region] = rg;
     }
-    v = realloc(rg->v, (rg->n + lits.n) * sizeof(*v));
-    if (v == NULL) {
-        r = -ENOMEM;
+    for (size_t k = 0; k < n_sets && r == 0; k++)
+        r = add_set(pf, rg, &sets[k], k == 0 ? &pat->pf_id : &pat->pf_and[k - 1]);
+    if (r < 0)
         goto out;
-    }
-    rg->v = v;
-    first = pf->lits.n;
-    for (size_t i = 0; i < lits.n; i++) {
-        r = strv_add(&pf->lits, lits.v[i], strlen(lits.v[i]), SIZE_MAX);
-        if (r < 0)
-            goto out;
-    }
-    pat->pf_id = pf->n_patterns++;
     pat->pf_region = region;
-    rg->n_patterns++;
-    for (size_t i = first; i < pf->lits.n; i++) {
-        struct pf_entry *e = &rg->v[rg->n++];
-
-        e->lit = pf->lits.v[i];
-        e->len = (uint16_t)strlen(e->lit);
-        e->key = key2(e->lit);
-        e->pattern = pat->pf_id;
-        if (e->len == 2) {
-            rg->bits[e->key >> 3] |= (uint8_t)(1u << (e->key & 7));
-        } else {
-            uint32_t h = hash3(e->key, (unsigned char)e->lit[2]);
-
-            rg->bits3[h >> 3] |= (uint8_t)(1u << (h & 7));
-        }
-    }
 out:
-    strv_release(&lits);
+    for (size_t k = 0; k < RULE_PF_SETS; k++)
+        strv_release(&sets[k]);
     return r;
 }
 
@@ -886,8 +1034,8 @@ option_group(const char *p, const char *end, bool *setting, bool *x)
     bool off = false;
 
     *setting = *x = false;
-    while (q < end && ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || *q == '-' ||
-                       *q == '^')) {
+    while (q < end &&
+           ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || *q == '-' || *q == '^')) {
         if (*q == '-')
             off = true;
         else if (*q == 'x' && !off)
@@ -919,8 +1067,7 @@ rule_prefilter_alternatives(const char *src, size_t len, uint32_t options, struc
                 goto none;
             c = *p;
             /* Back references, \K, \G, and \Q...\E which hides a '|'. */
-            if (is_digit(c) || c == 'g' || c == 'k' || c == 'K' || c == 'G' || c == 'Q' ||
-                c == 'E')
+            if (is_digit(c) || c == 'g' || c == 'k' || c == 'K' || c == 'G' || c == 'Q' || c == 'E')
                 goto none;
             continue;
         }
@@ -1147,11 +1294,14 @@ eq_ci(const char *text, const char *lit, size_t n)
 
 /* ASCII lower case of every byte. */
 static const unsigned char low[256] = {
-#define L4(i) L1(i), L1(i + 1), L1(i + 2), L1(i + 3)
+#define L4(i) L1(i), L1((i) + 1), L1((i) + 2), L1((i) + 3)
 #define L1(i) ((i) >= 'A' && (i) <= 'Z' ? (i) - 'A' + 'a' : (i))
-#define L16(i) L4(i), L4(i + 4), L4(i + 8), L4(i + 12)
-#define L64(i) L16(i), L16(i + 16), L16(i + 32), L16(i + 48)
-    L64(0), L64(64), L64(128), L64(192),
+#define L16(i) L4(i), L4((i) + 4), L4((i) + 8), L4((i) + 12)
+#define L64(i) L16(i), L16((i) + 16), L16((i) + 32), L16((i) + 48)
+    L64(0),
+    L64(64),
+    L64(128),
+    L64(192),
 #undef L64
 #undef L16
 #undef L1
@@ -1247,5 +1397,10 @@ rule_prefilter_possible(struct rule_prefilter_state *st, const struct rule_set *
         scan_region(rg, &m->regions[pat->pf_region], st->possible);
         st->scanned |= 1u << pat->pf_region;
     }
-    return st->possible[pat->pf_id] != 0;
+    if (st->possible[pat->pf_id] == 0)
+        return false;
+    for (size_t k = 0; k < RULE_PF_SETS - 1; k++)
+        if (pat->pf_and[k] != UINT32_MAX && st->possible[pat->pf_and[k]] == 0)
+            return false;
+    return true;
 }

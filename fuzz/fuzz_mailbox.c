@@ -107,7 +107,7 @@ static const char *const fuzz_names[] = {
 static void
 fuzz_layout(const uint8_t *data, size_t size, bool maildir)
 {
-    char dir[PATH_MAX], path[PATH_MAX];
+    char dir[256], path[PATH_MAX];
     size_t n_chunks = 0;
 
     snprintf(dir, sizeof(dir), "%s/d", fuzz_root);

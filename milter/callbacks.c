@@ -116,8 +116,10 @@ job_free(struct scan_job *j)
     if (j->env.lookup != NULL)
         atomic_fetch_sub(&cb_state_users, 1);
     classifier_result_free(j->res);
+    /* n_rcpts counts the strdup()ed entries, so it is 0 while rcpts is
+     * NULL; the analyzer forgets calloc()'s zero once &j->lock escapes. */
     for (size_t i = 0; i < j->n_rcpts; i++)
-        free(j->rcpts[i]);
+        free(j->rcpts[i]); // NOLINT(clang-analyzer-core.NullDereference)
     free(j->rcpts);
     free(j->from);
     free(j->buf);

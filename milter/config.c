@@ -342,7 +342,7 @@ config_parse_size(const char *s, uint64_t *ret)
         break;
     case 'm':
     case 'M':
-        mult = 1024 * 1024;
+        mult = 1024ull * 1024;
         end++;
         break;
     case 'g':

@@ -19,11 +19,11 @@
 
 #include "verdict.h"
 
-#define CONN_MAX_HEADERS 1000       /* header fields kept per message */
-#define CONN_HEADER_MAX (64 * 1024) /* bytes kept of one header value */
-#define CONN_MAX_RCPTS 256          /* recipients kept per message */
-#define CONN_ADDR_MAX 320           /* bytes of an address kept */
-#define CONN_MAX_SLOP_NAMES 16      /* distinct inbound X-Slop-* names tracked */
+#define CONN_MAX_HEADERS 1000               /* header fields kept per message */
+#define CONN_HEADER_MAX ((size_t)64 * 1024) /* bytes kept of one header value */
+#define CONN_MAX_RCPTS 256                  /* recipients kept per message */
+#define CONN_ADDR_MAX 320                   /* bytes of an address kept */
+#define CONN_MAX_SLOP_NAMES 16              /* distinct inbound X-Slop-* names tracked */
 #define CONN_QUEUE_ID_MAX 64
 
 struct snapshot;

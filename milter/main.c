@@ -857,6 +857,14 @@ main(int argc, char **argv)
         return EX_OK;
     }
     if (opts.check_only) {
+        struct ids ids;
+
+        /* UserID is only used at start-up, so check it now rather than
+         * let a typo stop the daemon after a "configuration OK". */
+        if (ids_resolve(snap->cfg->user_id, &ids) < 0) {
+            snapshot_unref(snap);
+            return EX_NOUSER;
+        }
         printf("%s: configuration OK, %zu rules from %s\n",
                opts.config_path ? opts.config_path : "(built-in defaults)",
                classifier_rule_count(snap->classifier), snap->cfg->rules_dir);

@@ -724,8 +724,10 @@ fixes_flush(struct fixes_import *fi)
     for (size_t i = 0; i < fi->n; i++) {
         const struct fix_rec *f = &fi->recs[i];
 
+        /* fixes_rec() zeroed recs[0..n): the analyzer loses n's bound. */
         fi->batch[i] = (struct state_fix){
             .hunk_fp = f->fp,
+            // NOLINTNEXTLINE(clang-analyzer-core.uninitialized.Branch)
             .function = f->function[0] ? f->function : NULL,
             .bug_class = f->bug_class,
             .commit = f->commit,

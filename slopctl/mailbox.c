@@ -385,7 +385,8 @@ static void
 maildir_list_scan(struct walker *w, const char *path, const char *sub, struct maildir_list *l)
 {
     char dir[PATH_MAX];
-    int e;
+    struct dirent **ents = NULL;
+    int e, n;
 
     l->ents = NULL;
     l->n = 0;
@@ -395,12 +396,13 @@ maildir_list_scan(struct walker *w, const char *path, const char *sub, struct ma
         walker_error(w, path, 0, -e);
         return;
     }
-    l->n = scandir(dir, &l->ents, name_filter, name_cmp);
-    if (l->n < 0) {
+    n = scandir(dir, &ents, name_filter, name_cmp);
+    if (n < 0) {
         walker_error(w, dir, 0, errno);
-        l->n = 0;
-        l->ents = NULL;
+        return;
     }
+    l->ents = ents;
+    l->n = n;
 }
 
 /* cur/ and new/ merged by name: Maildir names start with the delivery

@@ -86,6 +86,8 @@ int state_seen_record(struct state *st, const uint64_t *fps, size_t n, uint64_t 
  * -ENOENT. */
 int state_seen_find(struct state *st, const uint64_t *fps, size_t n, uint64_t simhash,
                     const char *self_id, time_t since, struct classifier_seen *ret);
+/* Drop seen mail recorded at or before before (inclusive, so that
+ * `slopctl db prune --days 0` also removes what was recorded this second). */
 int state_seen_prune(struct state *st, time_t before, uint64_t *ret_removed);
 
 /* ---- MAINTAINERS (state_maint.c) ---- */

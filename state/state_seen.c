@@ -253,7 +253,7 @@ prune_txn(struct state *st, MDB_txn *txn, void *ctx)
 
         if (val.mv_size >= 8)
             memcpy(&when, val.mv_data, 8);
-        if (when >= c->before)
+        if (when > c->before)
             continue;
         rc = mdb_cursor_del(cur, 0);
         if (rc != MDB_SUCCESS)
@@ -273,7 +273,7 @@ prune_txn(struct state *st, MDB_txn *txn, void *ctx)
 
         if (val.mv_size >= 16)
             memcpy(&when, (const char *)val.mv_data + 8, 8);
-        if (when >= c->before)
+        if (when > c->before)
             continue;
         rc = mdb_cursor_del(cur, 0);
         if (rc != MDB_SUCCESS)

@@ -94,6 +94,41 @@ test_literals(void **state)
 }
 
 static void
+test_literal_sets(void **state)
+{
+    static const struct {
+        const char *pattern;
+        const char *want[RULE_PF_SETS][MAX_EXPECT]; /* in order of use */
+    } cases[] = {
+        {"foo\\s+bar", {{"foo"}, {"bar"}}},
+        {"(?:ab|cd)\\s+(?:efg|hij)\\s+klm", {{"klm"}, {"efg", "hij"}, {"ab", "cd"}}},
+        {"\\bfoo\\b[^\\n]*\\bfoo\\b", {{"foo"}}},
+        {"abc\\d+x", {{"abc"}}},
+        /* A top-level '|': one set for the whole. */
+        {"foo\\s+bar|baz", {{"foo", "baz"}}},
+        {"foo|x\\s+bar", {{"foo", "bar"}}},
+        {"(?:foo)?x", {{NULL}}},
+    };
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct strv v[RULE_PF_SETS];
+        size_t n = 0, want_n = 0;
+
+        assert_int_equal(
+            rule_prefilter_literal_sets(cases[i].pattern, strlen(cases[i].pattern), 0, v, &n), 0);
+        while (want_n < RULE_PF_SETS && cases[i].want[want_n][0] != NULL)
+            want_n++;
+        if (n != want_n)
+            fail_msg("/%s/: %zu sets, expected %zu", cases[i].pattern, n, want_n);
+        for (size_t k = 0; k < n; k++)
+            assert_same_set(&v[k], cases[i].want[k], cases[i].pattern);
+        for (size_t k = 0; k < RULE_PF_SETS; k++)
+            strv_release(&v[k]);
+    }
+}
+
+static void
 test_alternatives(void **state)
 {
     static const struct {
@@ -147,8 +182,8 @@ test_alternatives(void **state)
             fail_msg("/%s/: %zu alternatives, expected %zu", cases[i].pattern, v.n, n);
         for (size_t k = 0; k < n; k++)
             if (strcmp(v.v[k], cases[i].want[k]) != 0)
-                fail_msg("/%s/: alternative %zu is \"%s\", expected \"%s\"", cases[i].pattern,
-                         k, v.v[k], cases[i].want[k]);
+                fail_msg("/%s/: alternative %zu is \"%s\", expected \"%s\"", cases[i].pattern, k,
+                         v.v[k], cases[i].want[k]);
         strv_release(&v);
     }
 }
@@ -180,16 +215,60 @@ static const struct {
     {"\\b(?<!\\bnot\\s)(?:root|admin)\\b|\\/proc\\/sys\\/", "i"},
     {"\\w+\\.config|--?[a-z]+", ""},
     {"\\bfoo\\b[^\\n]*\\bbar\\b", "i"},
+    {"(?:ab|de)\\s*(?:root|user)[^\\n]{0,20}(?:baz|kelvin)", "i"},
 };
 
 #define N_PATTERNS (sizeof(patterns) / sizeof(patterns[0]))
 
 static const char *const tokens[] = {
-    "CONFIG_FOO", ".config", "x.config", "root", "user", "USER", "Users", "--opt=", "-x", "-ab",
-    "foo", "bar", "baz", "fooo", "sk", "\xc5\xbfk", "\xe2\x84\xaa", "kelvin", "k", "K", "ab",
-    "abc", "b", "a", "Assisted-by: me", "assisted-by:", "I used AI", "we  used llm", "x", "y",
-    "int main(", "#include <", "|", "]", "de", "not root", "admin", "/proc/sys/", " ", " ",
-    " ", "\n", "\n", "\t", "\xc3\xa9", "\xe2\x80\x99", "ks", "ROOT",
+    "CONFIG_FOO",
+    ".config",
+    "x.config",
+    "root",
+    "user",
+    "USER",
+    "Users",
+    "--opt=",
+    "-x",
+    "-ab",
+    "foo",
+    "bar",
+    "baz",
+    "fooo",
+    "sk",
+    "\xc5\xbfk",
+    "\xe2\x84\xaa",
+    "kelvin",
+    "k",
+    "K",
+    "ab",
+    "abc",
+    "b",
+    "a",
+    "Assisted-by: me",
+    "assisted-by:",
+    "I used AI",
+    "we  used llm",
+    "x",
+    "y",
+    "int main(",
+    "#include <",
+    "|",
+    "]",
+    "de",
+    "not root",
+    "admin",
+    "/proc/sys/",
+    " ",
+    " ",
+    " ",
+    "\n",
+    "\n",
+    "\t",
+    "\xc3\xa9",
+    "\xe2\x80\x99",
+    "ks",
+    "ROOT",
 };
 
 /* Evidence as rule_eval.c writes it: control characters as spaces, cut
@@ -331,8 +410,8 @@ test_equivalence(void **state)
 
             snprintf(name, sizeof(name), "%c%zu", rc >= 0 ? 'M' : 'N', i);
             if (hit >= res.n_hits || strcmp(res.hits[hit].rule, name) != 0)
-                fail_msg("/%s/ on \"%s\": expected hit %s, got %s", patterns[i].pattern, text,
-                         name, hit < res.n_hits ? res.hits[hit].rule : "none");
+                fail_msg("/%s/ on \"%s\": expected hit %s, got %s", patterns[i].pattern, text, name,
+                         hit < res.n_hits ? res.hits[hit].rule : "none");
             if (rc >= 0) {
                 PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
 
@@ -365,6 +444,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_literals),
+        cmocka_unit_test(test_literal_sets),
         cmocka_unit_test(test_alternatives),
         cmocka_unit_test(test_equivalence),
     };

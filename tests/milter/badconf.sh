@@ -1,0 +1,105 @@
+#!/bin/sh
+# Bad configuration: each kind of mistake stops `slop-milter -n -c FILE`
+# with EX_CONFIG (78) and one line naming the file, the line and the reason.
+# Usage: badconf.sh SLOP_MILTER RULES_DIR
+set -u
+bin=$1 rules=$2
+work=$(mktemp -d "${TMPDIR:-/tmp}/slop-badconf.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT INT TERM
+passed=0 failed=0
+
+# case NAME WANT_EXIT PATTERN CONFIG_TEXT: PATTERN is an extended regex
+# matched against stderr, with @CONF@ standing for the configuration path.
+case_() {
+    name=$1 want=$2 pattern=$3 text=$4
+    conf=$work/$name.conf
+    printf '%b' "$text" >"$conf"
+    "$bin" -n -c "$conf" >"$work/out" 2>"$work/err"
+    rc=$?
+    re=$(printf '%s' "$pattern" | sed "s|@CONF@|$conf|g; s|@WORK@|$work|g")
+    if [ "$rc" -eq "$want" ] && grep -Eq -- "$re" "$work/err" &&
+        [ "$(wc -l <"$work/err")" -le 2 ]; then
+        passed=$((passed + 1))
+        echo "ok: $name"
+    else
+        failed=$((failed + 1))
+        echo "FAIL: $name: exit $rc (want $want), stderr:"
+        sed 's/^/    /' "$work/err"
+        echo "    wanted /$re/"
+    fi
+}
+
+R="RulesDir $rules\n"
+
+case_ unknown-key 78 '^slop-milter: @CONF@:2: unknown key .Frobnicate.$' "${R}Frobnicate yes\n"
+case_ bad-number 78 '@CONF@:2: TagThreshold: bad number .abc.' "${R}TagThreshold abc\n"
+case_ number-out-of-range 78 '@CONF@:3: TagThreshold: 5000 is out of range' \
+    "${R}# a comment and a blank line do not shift line numbers\nTagThreshold 5000\n"
+case_ thresholds-not-rising 78 '@CONF@:3: ReplyThreshold .* below TagThreshold' \
+    "${R}TagThreshold 9\nReplyThreshold 6\n"
+case_ bad-socket 78 '@CONF@:2: Socket: bad socket .tcp:25.' "${R}Socket tcp:25\n"
+case_ bad-socket-port 78 '@CONF@:2: Socket: bad socket .inet:99999@127.0.0.1.' \
+    "${R}Socket inet:99999@127.0.0.1\n"
+case_ bad-socket-mode 78 '@CONF@:2: SocketMode: bad octal number .999.' "${R}SocketMode 999\n"
+case_ bad-mode 78 '@CONF@:2: Mode: bad value .enforcing. \(use enforce or monitor\)' \
+    "${R}Mode enforcing\n"
+case_ bad-action 78 '@CONF@:2: OnTimeout: bad value .explode.' "${R}OnTimeout explode\n"
+case_ bad-internal-error-action 78 '@CONF@:2: OnInternalError: bad value .drop.' \
+    "${R}OnInternalError drop\n"
+case_ bad-boolean 78 '@CONF@:2: Syslog: bad boolean .maybe.' "${R}Syslog maybe\n"
+case_ bad-duration 78 '@CONF@:2: ReplyInterval: bad duration .3x.' "${R}ReplyInterval 3x\n"
+case_ bad-size 78 '@CONF@:2: MaxMessageSize: bad size .10Q.' "${R}MaxMessageSize 10Q\n"
+case_ bad-address 78 '@CONF@:2: Recipients: bad address .security@.' "${R}Recipients security@\n"
+case_ bad-network 78 '@CONF@:2: PeerList: bad host or network .10.0.0.0/99.' \
+    "${R}PeerList 10.0.0.0/99\n"
+case_ bad-smtp-server 78 '@CONF@:2: SMTPServer: bad address .nowhere.' "${R}SMTPServer nowhere\n"
+case_ duplicate-key 78 '@CONF@:3: duplicate key .Mode. \(first set at line 2\)' \
+    "${R}Mode monitor\nMode enforce\n"
+case_ missing-value 78 '@CONF@:2: missing value for .Mode.' "${R}Mode\n"
+case_ unknown-user 67 'UserID: no user .slop-no-such-user.' "${R}UserID slop-no-such-user\n"
+case_ relative-path 78 '@CONF@:1: RulesDir: .relative/rules. is not an absolute path' \
+    "RulesDir relative/rules\n"
+
+# Files the configuration points at.
+"$bin" -n -c "$work/nonexistent.conf" >/dev/null 2>"$work/err"
+rc=$?
+if [ "$rc" -eq 78 ] && grep -q "nonexistent.conf: cannot open: No such file or directory" "$work/err"; then
+    passed=$((passed + 1))
+    echo "ok: missing-config-file"
+else
+    failed=$((failed + 1))
+    echo "FAIL: missing-config-file: exit $rc"
+    cat "$work/err"
+fi
+
+case_ missing-rules-dir 78 '@WORK@/no-such-rules.*No such file or directory' \
+    "RulesDir $work/no-such-rules\n"
+
+mkdir -p "$work/badrules"
+printf 'rule GOOD\n    describe fine\n    score 1\n    match body /x/\n\nrule lower_case\n    describe bad\n    score 1\n    match body /y/\n' \
+    >"$work/badrules/10-x.rules"
+case_ bad-rule-file 78 '@WORK@/badrules/10-x.rules:6: bad rule name .lower_case.' \
+    "RulesDir $work/badrules\n"
+
+case_ missing-template 78 '@WORK@/no-such.tmpl.*No such file or directory' \
+    "${R}ReplyTemplate $work/no-such.tmpl\n"
+printf 'Hello,\n\nyour message {message_id} lacks:\n{nosuch}\n' >"$work/bad.tmpl"
+case_ bad-template 78 "@WORK@/bad.tmpl:4: unknown placeholder '\{nosuch\}'" \
+    "${R}ReplyTemplate $work/bad.tmpl\n"
+printf 'Hello {subject\n' >"$work/unterminated.tmpl"
+case_ unterminated-template 78 '@WORK@/unterminated.tmpl:1: unterminated placeholder' \
+    "${R}ReplyTemplate $work/unterminated.tmpl\n"
+
+# And a good file passes, so the cases above fail for their mistake only.
+printf '%b' "${R}Mode monitor\nTagThreshold 4\nSubjectTag [SLOP]\n" >"$work/good.conf"
+if "$bin" -n -c "$work/good.conf" >/dev/null 2>"$work/err"; then
+    passed=$((passed + 1))
+    echo "ok: good configuration accepted"
+else
+    failed=$((failed + 1))
+    echo "FAIL: good configuration refused:"
+    cat "$work/err"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
