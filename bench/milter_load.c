@@ -56,8 +56,8 @@
 /* libmilter drops a connection on a packet over 64 KB unless SMFIP_MDS_*
  * was negotiated; an MTA cuts a longer header field to fit, and so do we. */
 #define LOAD_MAX_HEADER_VALUE 60000
-#define LOAD_MAX_REPLY ((uint32_t)1 << 20)  /* larger replies are a protocol error */
-#define LOAD_BODY_CHUNK 65535               /* MILTER_CHUNK_SIZE without MDS_* */
+#define LOAD_MAX_REPLY ((uint32_t)1 << 20) /* larger replies are a protocol error */
+#define LOAD_BODY_CHUNK 65535              /* MILTER_CHUNK_SIZE without MDS_* */
 #define LOAD_STALL_US 35000
 #define LOAD_IO_TIMEOUT_S 30
 
@@ -439,8 +439,9 @@ static int
 session_start(struct worker *w, int fd, uint32_t proto, struct packet_buf *out,
               struct packet_buf *in, char *ret_c)
 {
-    static const char *const conn_macros[] = {"j", "mx.bench.test", "_", "client.bench.test [192.0.2.10]",
-                                              "{daemon_name}", "bench", NULL};
+    static const char *const conn_macros[] = {
+        "j", "mx.bench.test", "_", "client.bench.test [192.0.2.10]", "{daemon_name}", "bench",
+        NULL};
     char c = 0, fam = '4';
     uint16_t port = htons(40000);
     size_t at;
@@ -824,17 +825,18 @@ pct_ms(const uint64_t *v, size_t n, double p)
 static void
 usage(FILE *f)
 {
-    fprintf(f, "usage: milter-load [-c CONNS] [-n COUNT] [-t SECONDS] [-r|-q] [-D] [-o FILE] [-v]\n"
-               "                   SOCKET PATH...\n"
-               "  SOCKET   unix:/path, local:/path or inet:port@host\n"
-               "  PATH     message files, directories or mboxes (cycled until COUNT)\n"
-               "  -c       concurrent milter connections (default 1, at most %d)\n"
-               "  -n       messages in total (default: one pass over PATHs)\n"
-               "  -t       stop after this many seconds (default 60)\n"
-               "  -r       a new milter connection for every message\n"
-               "  -q       a new SMTP session (SMFIC_QUIT_NC) for every message\n"
-               "  -D       leave Nagle on for our TCP sockets (to show a stall)\n"
-               "  -o FILE  write each latency (microseconds) on its own line\n",
+    fprintf(f,
+            "usage: milter-load [-c CONNS] [-n COUNT] [-t SECONDS] [-r|-q] [-D] [-o FILE] [-v]\n"
+            "                   SOCKET PATH...\n"
+            "  SOCKET   unix:/path, local:/path or inet:port@host\n"
+            "  PATH     message files, directories or mboxes (cycled until COUNT)\n"
+            "  -c       concurrent milter connections (default 1, at most %d)\n"
+            "  -n       messages in total (default: one pass over PATHs)\n"
+            "  -t       stop after this many seconds (default 60)\n"
+            "  -r       a new milter connection for every message\n"
+            "  -q       a new SMTP session (SMFIC_QUIT_NC) for every message\n"
+            "  -D       leave Nagle on for our TCP sockets (to show a stall)\n"
+            "  -o FILE  write each latency (microseconds) on its own line\n",
             LOAD_MAX_CONNS);
 }
 

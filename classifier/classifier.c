@@ -31,10 +31,8 @@ static const char *const kind_names[] = {
 };
 
 static const char *const action_names[CLASSIFIER_ACTION__COUNT] = {
-    [CLASSIFIER_ACTION_NONE] = "none",
-    [CLASSIFIER_ACTION_TAG] = "tag",
-    [CLASSIFIER_ACTION_REPLY] = "reply",
-    [CLASSIFIER_ACTION_QUARANTINE] = "quarantine",
+    [CLASSIFIER_ACTION_NONE] = "none",     [CLASSIFIER_ACTION_TAG] = "tag",
+    [CLASSIFIER_ACTION_REPLY] = "reply",   [CLASSIFIER_ACTION_QUARANTINE] = "quarantine",
     [CLASSIFIER_ACTION_REJECT] = "reject",
 };
 
@@ -69,8 +67,8 @@ static bool
 limits_valid(const struct classifier_limits *l)
 {
     return l->max_message_bytes && l->max_mime_depth && l->max_mime_parts && l->max_part_bytes &&
-           l->max_headers && l->max_lines && l->max_line_bytes && l->max_files &&
-           l->max_hunks && l->max_hits && l->match_limit && l->depth_limit;
+           l->max_headers && l->max_lines && l->max_line_bytes && l->max_files && l->max_hunks &&
+           l->max_hits && l->match_limit && l->depth_limit;
 }
 
 int

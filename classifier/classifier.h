@@ -23,57 +23,57 @@
 #define CLASSIFIER_VERSION "0.1.0"
 
 enum classifier_kind {
-	CLASSIFIER_KIND_OTHER = 0,
-	CLASSIFIER_KIND_PATCH,
-	CLASSIFIER_KIND_REPORT,
-	CLASSIFIER_KIND_REPLY,
+    CLASSIFIER_KIND_OTHER = 0,
+    CLASSIFIER_KIND_PATCH,
+    CLASSIFIER_KIND_REPORT,
+    CLASSIFIER_KIND_REPLY,
 };
 
 /* Ordered by severity: a larger value is a more severe action. */
 enum classifier_action {
-	CLASSIFIER_ACTION_NONE = 0,
-	CLASSIFIER_ACTION_TAG,
-	CLASSIFIER_ACTION_REPLY,
-	CLASSIFIER_ACTION_QUARANTINE,
-	CLASSIFIER_ACTION_REJECT,
-	CLASSIFIER_ACTION__COUNT,
+    CLASSIFIER_ACTION_NONE = 0,
+    CLASSIFIER_ACTION_TAG,
+    CLASSIFIER_ACTION_REPLY,
+    CLASSIFIER_ACTION_QUARANTINE,
+    CLASSIFIER_ACTION_REJECT,
+    CLASSIFIER_ACTION__COUNT,
 };
 
 /* Hard caps on everything the input drives. Zero fields are not allowed:
  * start from classifier_limits_default() and change what you need. */
 struct classifier_limits {
-	size_t max_message_bytes; /* bytes parsed; the rest is ignored */
-	unsigned max_mime_depth;  /* multipart nesting */
-	unsigned max_mime_parts;  /* parts walked */
-	size_t max_part_bytes;    /* decoded bytes kept per text part */
-	unsigned max_headers;     /* header fields looked at */
-	unsigned max_lines;       /* text lines analysed per message */
-	size_t max_line_bytes;    /* longer lines are cut */
-	unsigned max_files;       /* files per patch */
-	unsigned max_hunks;       /* hunks per patch */
-	unsigned max_hits;        /* hits kept per message */
-	uint32_t match_limit;     /* PCRE2 match limit per match call */
-	uint32_t depth_limit;     /* PCRE2 depth (backtracking memory) limit */
+    size_t max_message_bytes; /* bytes parsed; the rest is ignored */
+    unsigned max_mime_depth;  /* multipart nesting */
+    unsigned max_mime_parts;  /* parts walked */
+    size_t max_part_bytes;    /* decoded bytes kept per text part */
+    unsigned max_headers;     /* header fields looked at */
+    unsigned max_lines;       /* text lines analysed per message */
+    size_t max_line_bytes;    /* longer lines are cut */
+    unsigned max_files;       /* files per patch */
+    unsigned max_hunks;       /* hunks per patch */
+    unsigned max_hits;        /* hits kept per message */
+    uint32_t match_limit;     /* PCRE2 match limit per match call */
+    uint32_t depth_limit;     /* PCRE2 depth (backtracking memory) limit */
 };
 
 /* Thresholds per action; a value <= 0 disables that action. */
 struct classifier_thresholds {
-	double score[CLASSIFIER_ACTION__COUNT]; /* index NONE unused */
+    double score[CLASSIFIER_ACTION__COUNT]; /* index NONE unused */
 };
 
 struct classifier_options {
-	struct classifier_limits limits;
-	struct classifier_thresholds thresholds;
-	/* Base of threat-model and process document links; a rule's doc link
-	 * that starts with "@/" is rewritten to this base. */
-	const char *doc_base;
+    struct classifier_limits limits;
+    struct classifier_thresholds thresholds;
+    /* Base of threat-model and process document links; a rule's doc link
+     * that starts with "@/" is rewritten to this base. */
+    const char *doc_base;
 };
 
 /* Where a rule file failed to load: file, 1-based line (0: whole file). */
 struct classifier_diag {
-	char file[512];
-	unsigned line;
-	char reason[256];
+    char file[512];
+    unsigned line;
+    char reason[256];
 };
 
 typedef void classifier_diag_fn(void *ctx, const struct classifier_diag *d);
@@ -93,82 +93,81 @@ typedef void classifier_diag_fn(void *ctx, const struct classifier_diag *d);
 #define CLASSIFIER_ADDR_MAX 128    /* address buffer, NUL included */
 
 struct classifier_fix {
-	char commit[CLASSIFIER_COMMIT_MAX];
-	char subject[CLASSIFIER_SUBJECT_MAX];
+    char commit[CLASSIFIER_COMMIT_MAX];
+    char subject[CLASSIFIER_SUBJECT_MAX];
 };
 
 struct classifier_seen {
-	char message_id[CLASSIFIER_MSGID_MAX];
-	int64_t date; /* unix time it was recorded */
+    char message_id[CLASSIFIER_MSGID_MAX];
+    int64_t date; /* unix time it was recorded */
 };
 
 struct classifier_maint {
-	char addr[CLASSIFIER_ADDR_MAX]; /* lower case */
-	bool list;                      /* an L: list, not an M: person */
+    char addr[CLASSIFIER_ADDR_MAX]; /* lower case */
+    bool list;                      /* an L: list, not an M: person */
 };
 
 struct classifier_lookup {
-	void *ctx;
-	/* Writes e.g. "indexed tree of 2026-11-30"; false: no tree indexed,
-	 * and nothing is reported missing. */
-	bool (*tree_label)(void *ctx, char *buf, size_t size);
-	bool (*has_symbol)(void *ctx, const char *name); /* function or macro */
-	bool (*has_path)(void *ctx, const char *path);   /* file or directory */
-	bool (*has_config)(void *ctx, const char *name); /* "CONFIG_FOO" */
-	/* A merged change with this hunk fingerprint. */
-	bool (*find_fix)(void *ctx, uint64_t hunk_fp, struct classifier_fix *ret);
-	/* A merged fix of bug_class (classifier_bug_class_name()) in function. */
-	bool (*find_function_fix)(void *ctx, const char *function, const char *bug_class,
-				  struct classifier_fix *ret);
-	/* Mail seen in the caller's window with one of fps or a simhash near
-	 * simhash (0: none), other than the message self_id (may be NULL). */
-	bool (*find_duplicate)(void *ctx, const uint64_t *fps, size_t n_fps, uint64_t simhash,
-			       const char *self_id, struct classifier_seen *ret);
-	/* Maintainers and lists of path; returns how many were written (<= max). */
-	size_t (*maintainers_of)(void *ctx, const char *path, struct classifier_maint *ret,
-				 size_t max);
-	/* addr (lower case) is listed in MAINTAINERS and trusted. */
-	bool (*is_trusted)(void *ctx, const char *addr);
-	/* Patches and reports recorded from addr today (UTC), this one excluded. */
-	uint32_t (*sender_count)(void *ctx, const char *addr);
+    void *ctx;
+    /* Writes e.g. "indexed tree of 2026-11-30"; false: no tree indexed,
+     * and nothing is reported missing. */
+    bool (*tree_label)(void *ctx, char *buf, size_t size);
+    bool (*has_symbol)(void *ctx, const char *name); /* function or macro */
+    bool (*has_path)(void *ctx, const char *path);   /* file or directory */
+    bool (*has_config)(void *ctx, const char *name); /* "CONFIG_FOO" */
+    /* A merged change with this hunk fingerprint. */
+    bool (*find_fix)(void *ctx, uint64_t hunk_fp, struct classifier_fix *ret);
+    /* A merged fix of bug_class (classifier_bug_class_name()) in function. */
+    bool (*find_function_fix)(void *ctx, const char *function, const char *bug_class,
+                              struct classifier_fix *ret);
+    /* Mail seen in the caller's window with one of fps or a simhash near
+     * simhash (0: none), other than the message self_id (may be NULL). */
+    bool (*find_duplicate)(void *ctx, const uint64_t *fps, size_t n_fps, uint64_t simhash,
+                           const char *self_id, struct classifier_seen *ret);
+    /* Maintainers and lists of path; returns how many were written (<= max). */
+    size_t (*maintainers_of)(void *ctx, const char *path, struct classifier_maint *ret, size_t max);
+    /* addr (lower case) is listed in MAINTAINERS and trusted. */
+    bool (*is_trusted)(void *ctx, const char *addr);
+    /* Patches and reports recorded from addr today (UTC), this one excluded. */
+    uint32_t (*sender_count)(void *ctx, const char *addr);
 };
 
 struct classifier_envelope {
-	const char *mail_from;   /* envelope sender without <>; "" for null */
-	const char *const *rcpt; /* envelope recipients, may be NULL */
-	size_t n_rcpt;
-	const struct classifier_lookup *lookup; /* may be NULL: no state */
+    const char *mail_from;   /* envelope sender without <>; "" for null */
+    const char *const *rcpt; /* envelope recipients, may be NULL */
+    size_t n_rcpt;
+    const struct classifier_lookup *lookup; /* may be NULL: no state */
 };
 
 struct classifier_hit {
-	char *rule;
-	char *description;
-	char *doc;      /* documentation link, or NULL */
-	double score;
-	char *evidence; /* matched text or file:line, or NULL */
+    char *rule;
+    char *description;
+    char *doc; /* documentation link, or NULL */
+    double score;
+    char *evidence; /* matched text or file:line, or NULL */
 };
 
 struct classifier_result {
-	enum classifier_kind kind;
-	enum classifier_action action;
-	double score;
-	double required; /* the lowest enabled threshold (tag), for headers */
-	char *message_id; /* without <>, or NULL */
-	char *subject;    /* decoded, or NULL */
-	char *from;       /* decoded From: address, or NULL */
-	bool disclosure;  /* Assisted-by: or stated AI tooling seen */
-	bool truncated;   /* a limit cut the input */
-	struct classifier_hit *hits;
-	size_t n_hits;
-	/* What the caller records after the scan so later mail can be found
-	 * to duplicate this one: for a patch, one fingerprint of all its
-	 * normalised hunks; for a report, one of its key identifiers, files
-	 * and bug classes (none when it cites nothing). */
-	uint64_t *fingerprints;
-	size_t n_fingerprints;
-	uint64_t simhash;    /* of the report prose; 0 when too short */
-	bool count_sender;   /* a patch or report that counts towards the sender's daily count */
-	bool trusted_sender; /* the lookup says the sender is a trusted maintainer */
+    enum classifier_kind kind;
+    enum classifier_action action;
+    double score;
+    double required;  /* the lowest enabled threshold (tag), for headers */
+    char *message_id; /* without <>, or NULL */
+    char *subject;    /* decoded, or NULL */
+    char *from;       /* decoded From: address, or NULL */
+    bool disclosure;  /* Assisted-by: or stated AI tooling seen */
+    bool truncated;   /* a limit cut the input */
+    struct classifier_hit *hits;
+    size_t n_hits;
+    /* What the caller records after the scan so later mail can be found
+     * to duplicate this one: for a patch, one fingerprint of all its
+     * normalised hunks; for a report, one of its key identifiers, files
+     * and bug classes (none when it cites nothing). */
+    uint64_t *fingerprints;
+    size_t n_fingerprints;
+    uint64_t simhash;    /* of the report prose; 0 when too short */
+    bool count_sender;   /* a patch or report that counts towards the sender's daily count */
+    bool trusted_sender; /* the lookup says the sender is a trusted maintainer */
 };
 
 struct classifier;
@@ -182,7 +181,7 @@ void classifier_options_default(struct classifier_options *opts);
  * opts may be NULL for the defaults; it is copied.
  */
 int classifier_new(const char *rules_dir, const struct classifier_options *opts,
-		   classifier_diag_fn *diag_fn, void *diag_ctx, struct classifier **ret);
+                   classifier_diag_fn *diag_fn, void *diag_ctx, struct classifier **ret);
 
 struct classifier *classifier_free(struct classifier *c);
 
@@ -203,7 +202,7 @@ int classifier_lint(const char *rules_dir, classifier_diag_fn *diag_fn, void *di
  * arguments.
  */
 int classifier_scan(const struct classifier *c, const char *msg, size_t len,
-		    const struct classifier_envelope *env, struct classifier_result **ret);
+                    const struct classifier_envelope *env, struct classifier_result **ret);
 
 struct classifier_result *classifier_result_free(struct classifier_result *r);
 
@@ -216,7 +215,7 @@ struct classifier_result *classifier_result_free(struct classifier_result *r);
  * order. Returns the number of hunks passed to fn, or -ENOMEM.
  */
 int classifier_diff_fingerprints(const char *diff_text, size_t len,
-				 void (*fn)(void *ctx, uint64_t fp), void *ctx);
+                                 void (*fn)(void *ctx, uint64_t fp), void *ctx);
 
 /*
  * Names of the functions a diff touches, from the hunk headers
@@ -224,7 +223,7 @@ int classifier_diff_fingerprints(const char *diff_text, size_t len,
  * called once per distinct name, at most max names. Returns the count.
  */
 int classifier_diff_functions(const char *text, size_t len, size_t max,
-			      void (*fn)(void *ctx, const char *name), void *ctx);
+                              void (*fn)(void *ctx, const char *name), void *ctx);
 
 /* Bug classes named in text (use-after-free, null-deref, ...) as a bit
  * mask; classifier_bug_class_name() names bit i ("use-after-free"), NULL

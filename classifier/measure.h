@@ -9,50 +9,50 @@
 #define SLOP_MEASURE_H
 
 enum measure_id {
-    MEASURE_CHANGELOG_WORDS = 0,   /* words in the changelog */
-    MEASURE_CHANGELOG_LINES,       /* non-blank changelog lines */
-    MEASURE_CHANGELOG_LONG_LINES,  /* log lines over 75 columns, checkpatch exemptions applied */
-    MEASURE_CHANGED_LINES,         /* added + removed diff lines */
+    MEASURE_CHANGELOG_WORDS = 0,  /* words in the changelog */
+    MEASURE_CHANGELOG_LINES,      /* non-blank changelog lines */
+    MEASURE_CHANGELOG_LONG_LINES, /* log lines over 75 columns, checkpatch exemptions applied */
+    MEASURE_CHANGED_LINES,        /* added + removed diff lines */
     MEASURE_ADDED_LINES,
     MEASURE_REMOVED_LINES,
-    MEASURE_FILES,                 /* files in the diff */
+    MEASURE_FILES, /* files in the diff */
     MEASURE_HUNKS,
     MEASURE_WORDS_PER_CHANGED_LINE, /* changelog words / max(1, changed lines) */
     MEASURE_ADDED_COMMENT_LINES,
-    MEASURE_ADDED_CODE_LINES,      /* added non-blank, non-comment lines */
-    MEASURE_COMMENT_RATIO,         /* comment lines / (comment + code lines), 0..1 */
-    MEASURE_RESTATING_COMMENTS,    /* added comments whose words mostly repeat the next code line */
-    MEASURE_MARKDOWN_LINES,        /* Markdown constructs in prose (log, notes, report, body) */
-    MEASURE_MARKDOWN_DENSITY,      /* markdown lines / non-blank prose lines, 0..1 */
-    MEASURE_PROSE_WORDS,           /* words in the author's own prose (log or report, unquoted) */
-    MEASURE_PROSE_LINES,           /* non-blank lines of that prose */
-    MEASURE_SECTIONS,              /* heading-like lines in the prose */
-    MEASURE_FACTS_LINE,            /* 1-based prose line of the first version, path or function; 0 if none */
-    MEASURE_EM_DASHES,             /* U+2014 and U+2013 in prose */
-    MEASURE_CURLY_QUOTES,          /* U+2018/2019/201C/201D in prose */
-    MEASURE_EMOJI,                 /* pictographic code points in prose */
-    MEASURE_QUOTED_LINES,          /* quoted lines in the body */
-    MEASURE_QUOTED_RATIO,          /* quoted / (quoted + own) body lines */
-    MEASURE_TRACE_LINES,           /* lines recognised as oops/KASAN/call trace */
-    MEASURE_CODE_LINES,            /* lines in the code region */
-    MEASURE_VERSIONS,              /* version strings found */
-    MEASURE_IDENTIFIERS,           /* distinct functions, paths and CONFIG_ symbols cited */
-    MEASURE_RECIPIENTS,            /* To + Cc addresses */
-    MEASURE_ATTACHMENTS,           /* non-text attachments */
-    MEASURE_HTML_ONLY,             /* 1 if the only text was HTML */
-    MEASURE_SERIES_INDEX,          /* N of [PATCH N/M]; 0 otherwise */
-    MEASURE_SERIES_TOTAL,          /* M of [PATCH N/M]; 0 otherwise */
-    MEASURE_PATCH_VERSION,         /* v of [PATCH vN]; 1 when absent on a patch */
+    MEASURE_ADDED_CODE_LINES,   /* added non-blank, non-comment lines */
+    MEASURE_COMMENT_RATIO,      /* comment lines / (comment + code lines), 0..1 */
+    MEASURE_RESTATING_COMMENTS, /* added comments whose words mostly repeat the next code line */
+    MEASURE_MARKDOWN_LINES,     /* Markdown constructs in prose (log, notes, report, body) */
+    MEASURE_MARKDOWN_DENSITY,   /* markdown lines / non-blank prose lines, 0..1 */
+    MEASURE_PROSE_WORDS,        /* words in the author's own prose (log or report, unquoted) */
+    MEASURE_PROSE_LINES,        /* non-blank lines of that prose */
+    MEASURE_SECTIONS,           /* heading-like lines in the prose */
+    MEASURE_FACTS_LINE,   /* 1-based prose line of the first version, path or function; 0 if none */
+    MEASURE_EM_DASHES,    /* U+2014 and U+2013 in prose */
+    MEASURE_CURLY_QUOTES, /* U+2018/2019/201C/201D in prose */
+    MEASURE_EMOJI,        /* pictographic code points in prose */
+    MEASURE_QUOTED_LINES, /* quoted lines in the body */
+    MEASURE_QUOTED_RATIO, /* quoted / (quoted + own) body lines */
+    MEASURE_TRACE_LINES,  /* lines recognised as oops/KASAN/call trace */
+    MEASURE_CODE_LINES,   /* lines in the code region */
+    MEASURE_VERSIONS,     /* version strings found */
+    MEASURE_IDENTIFIERS,  /* distinct functions, paths and CONFIG_ symbols cited */
+    MEASURE_RECIPIENTS,   /* To + Cc addresses */
+    MEASURE_ATTACHMENTS,  /* non-text attachments */
+    MEASURE_HTML_ONLY,    /* 1 if the only text was HTML */
+    MEASURE_SERIES_INDEX, /* N of [PATCH N/M]; 0 otherwise */
+    MEASURE_SERIES_TOTAL, /* M of [PATCH N/M]; 0 otherwise */
+    MEASURE_PATCH_VERSION, /* v of [PATCH vN]; 1 when absent on a patch */
     /* Filled by facts.c from the caller's look-ups; 0 without them. */
-    MEASURE_TREE_INDEXED,          /* 1 when a source tree index is loaded */
-    MEASURE_MISSING_IDENTIFIERS,   /* cited functions and CONFIG_ symbols not in the indexed tree */
-    MEASURE_MISSING_PATHS,         /* cited paths not in the indexed tree */
-    MEASURE_DIFF_MISSING_PATHS,    /* diff files (not new) not in the indexed tree */
-    MEASURE_ALREADY_FIXED,         /* 1 when the change or the cited bug is already merged */
-    MEASURE_DUPLICATE,             /* 1 when the same patch or report was seen in the window */
-    MEASURE_UNCC_MAINTAINERS,      /* maintainers of touched files none of whom is in To/Cc */
-    MEASURE_SENDER_DAILY,          /* patches and reports from the sender today, this one included */
-    MEASURE_TRUSTED_SENDER,        /* 1 when the sender is listed in MAINTAINERS */
+    MEASURE_TREE_INDEXED,        /* 1 when a source tree index is loaded */
+    MEASURE_MISSING_IDENTIFIERS, /* cited functions and CONFIG_ symbols not in the indexed tree */
+    MEASURE_MISSING_PATHS,       /* cited paths not in the indexed tree */
+    MEASURE_DIFF_MISSING_PATHS,  /* diff files (not new) not in the indexed tree */
+    MEASURE_ALREADY_FIXED,       /* 1 when the change or the cited bug is already merged */
+    MEASURE_DUPLICATE,           /* 1 when the same patch or report was seen in the window */
+    MEASURE_UNCC_MAINTAINERS,    /* maintainers of touched files none of whom is in To/Cc */
+    MEASURE_SENDER_DAILY,        /* patches and reports from the sender today, this one included */
+    MEASURE_TRUSTED_SENDER,      /* 1 when the sender is listed in MAINTAINERS */
     MEASURE__COUNT,
 };
 

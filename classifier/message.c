@@ -661,17 +661,26 @@ looks_like_report(const char *text, size_t len)
     for (size_t k = 0; k < sizeof(weak) / sizeof(weak[0]); k++)
         first[(unsigned char)weak[k][0]] = 1;
     for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)text[i];
+        unsigned char c = (unsigned char)text[i], c2;
 
         if (c >= 'A' && c <= 'Z')
             c = (unsigned char)(c - 'A' + 'a');
         if (!first[c] || (i > 0 && is_alnum((unsigned char)text[i - 1])))
             continue;
+        /* Every word is at least two bytes: testing the second byte too
+         * keeps strncasecmp() off nearly every candidate. */
+        if (i + 1 >= len)
+            continue;
+        c2 = (unsigned char)text[i + 1];
+        if (c2 >= 'A' && c2 <= 'Z')
+            c2 = (unsigned char)(c2 - 'A' + 'a');
         for (size_t k = 0; k < sizeof(strong) / sizeof(strong[0]); k++)
-            if ((unsigned char)strong[k][0] == c && starts_ci(text + i, len - i, strong[k]))
+            if ((unsigned char)strong[k][0] == c && (unsigned char)strong[k][1] == c2 &&
+                starts_ci(text + i, len - i, strong[k]))
                 return true;
         for (size_t k = 0; k < sizeof(weak) / sizeof(weak[0]); k++)
-            if ((unsigned char)weak[k][0] == c && starts_ci(text + i, len - i, weak[k]))
+            if ((unsigned char)weak[k][0] == c && (unsigned char)weak[k][1] == c2 &&
+                starts_ci(text + i, len - i, weak[k]))
                 weak_seen |= 1u << k;
     }
     return __builtin_popcount(weak_seen) >= 2;

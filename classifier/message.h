@@ -30,8 +30,8 @@ struct patch_subject {
     unsigned total;   /* 7; 0 when absent */
     bool rfc;
     bool resend;
-    char *subsystem;  /* "net: foo", or NULL */
-    char *summary;    /* "do bar" */
+    char *subsystem; /* "net: foo", or NULL */
+    char *summary;   /* "do bar" */
 };
 
 struct patch_trailer {
@@ -70,11 +70,11 @@ struct patch_hunk {
 
 struct message {
     enum classifier_kind kind;
-    char *subject;     /* decoded, or NULL */
-    char *from;        /* decoded From: as written, or NULL */
-    char *from_addr;   /* bare address, lower case, or NULL */
-    char *message_id;  /* without <>, or NULL */
-    char *in_reply_to; /* without <>, or NULL */
+    char *subject;          /* decoded, or NULL */
+    char *from;             /* decoded From: as written, or NULL */
+    char *from_addr;        /* bare address, lower case, or NULL */
+    char *message_id;       /* without <>, or NULL */
+    char *in_reply_to;      /* without <>, or NULL */
     struct strv recipients; /* To and Cc bare addresses, lower case */
 
     struct region regions[REGION__COUNT];
@@ -93,10 +93,10 @@ struct message {
     size_t n_hunks;
 
     /* report facts (also filled for patches, from the changelog) */
-    struct strv versions;    /* "6.8.0-45-generic", "v6.9-rc2", "next-20260501" */
-    struct strv functions;   /* "foo_bar" for each "foo_bar()" cited */
-    struct strv paths;       /* "drivers/usb/core/hub.c" */
-    struct strv configs;     /* "CONFIG_FOO" */
+    struct strv versions;  /* "6.8.0-45-generic", "v6.9-rc2", "next-20260501" */
+    struct strv functions; /* "foo_bar" for each "foo_bar()" cited */
+    struct strv paths;     /* "drivers/usb/core/hub.c" */
+    struct strv configs;   /* "CONFIG_FOO" */
     struct strv urls;
 
     unsigned attachments;        /* non-text attachments */

@@ -41,9 +41,9 @@ struct mime_view {
     size_t n_headers;
     struct mime_part *parts; /* in document order */
     size_t n_parts;
-    bool has_html_only;  /* text/html without a text/plain alternative */
-    bool truncated;      /* a limit cut the message */
-    bool malformed;      /* GMime could not parse it; headers may be empty */
+    bool has_html_only; /* text/html without a text/plain alternative */
+    bool truncated;     /* a limit cut the message */
+    bool malformed;     /* GMime could not parse it; headers may be empty */
 };
 
 /* Call once before any thread parses; idempotent and thread-safe. */

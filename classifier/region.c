@@ -11,11 +11,13 @@
 #include "region.h"
 
 static const char *const region_names[REGION__COUNT] = {
-    [REGION_SUBJECT] = "subject",   [REGION_HEADERS] = "headers", [REGION_BODY] = "body",
-    [REGION_QUOTED] = "quoted",     [REGION_CHANGELOG] = "changelog",
-    [REGION_TRAILERS] = "trailers", [REGION_NOTES] = "notes",     [REGION_REPORT] = "report",
-    [REGION_CODE] = "code",         [REGION_ADDED] = "added",     [REGION_REMOVED] = "removed",
-    [REGION_CONTEXT] = "context",   [REGION_COMMENTS] = "comments", [REGION_FILES] = "files",
+    [REGION_SUBJECT] = "subject",     [REGION_HEADERS] = "headers",
+    [REGION_BODY] = "body",           [REGION_QUOTED] = "quoted",
+    [REGION_CHANGELOG] = "changelog", [REGION_TRAILERS] = "trailers",
+    [REGION_NOTES] = "notes",         [REGION_REPORT] = "report",
+    [REGION_CODE] = "code",           [REGION_ADDED] = "added",
+    [REGION_REMOVED] = "removed",     [REGION_CONTEXT] = "context",
+    [REGION_COMMENTS] = "comments",   [REGION_FILES] = "files",
 };
 
 const char *

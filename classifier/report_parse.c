@@ -112,26 +112,48 @@ find(const char *s, size_t n, const char *needle)
     return NULL;
 }
 
-/* Whether any of needles[0..n) (none empty) occurs in s[0..len): one
- * pass over s instead of one search per needle, since this runs on every
- * line of a message. */
-static bool
-find_any(const char *s, size_t len, const char *const *needles, size_t n)
-{
-    bool first[256] = {false};
+/* A needle with its length, so the per-line search needs no strlen(). */
+struct needle {
+    const char *s;
+    size_t n;
+};
 
-    for (size_t k = 0; k < n; k++)
-        first[(unsigned char)needles[k][0]] = true;
-    for (size_t i = 0; i < len; i++) {
-        if (!first[(unsigned char)s[i]])
+#define NEEDLE(lit)                                                                                \
+    {                                                                                              \
+        lit, sizeof(lit) - 1                                                                       \
+    }
+
+/* Bit of a 1024-bit filter for the two bytes starting a candidate. */
+static unsigned
+pair_bit(unsigned char a, unsigned char b)
+{
+    return (((unsigned)a << 8 | b) * 40503u >> 6) & 1023u;
+}
+
+/* Whether any of needles[0..n) (each at least two bytes) occurs in
+ * s[0..len): one pass over s instead of one search per needle, since this
+ * runs on every line of a message. The filter on a position's first two
+ * bytes is rebuilt per call (it is small) so no state is shared. */
+static bool
+find_any(const char *s, size_t len, const struct needle *needles, size_t n)
+{
+    uint64_t pair[1024 / 64] = {0};
+
+    for (size_t k = 0; k < n; k++) {
+        unsigned b = pair_bit((unsigned char)needles[k].s[0], (unsigned char)needles[k].s[1]);
+
+        pair[b >> 6] |= (uint64_t)1 << (b & 63);
+    }
+    for (size_t i = 0; i + 1 < len; i++) {
+        unsigned b = pair_bit((unsigned char)s[i], (unsigned char)s[i + 1]);
+
+        if ((pair[b >> 6] & ((uint64_t)1 << (b & 63))) == 0)
             continue;
         for (size_t k = 0; k < n; k++) {
-            size_t m;
+            const struct needle *e = &needles[k];
 
-            if (needles[k][0] != s[i])
-                continue;
-            m = strlen(needles[k]);
-            if (m <= len - i && memcmp(s + i, needles[k], m) == 0)
+            if (e->s[0] == s[i] && e->s[1] == s[i + 1] && e->n <= len - i &&
+                memcmp(s + i, e->s, e->n) == 0)
                 return true;
         }
     }
@@ -256,31 +278,31 @@ is_sanitizer_line(struct span s)
 static bool
 is_trace_start(struct span s)
 {
-    static const char *const markers[] = {
-        "BUG: ",
-        "KASAN:",
-        "UBSAN:",
-        "KCSAN:",
-        "KMSAN:",
-        "Oops:",
-        "Oops -",
-        "general protection fault",
-        "Call Trace:",
-        "Call trace:",
-        "WARNING: CPU:",
-        "Kernel panic",
-        "AddressSanitizer",
-        "LeakSanitizer",
-        "UndefinedBehaviorSanitizer",
-        "------------[ cut here ]",
-        "Unable to handle kernel",
-        "Modules linked in:",
-        "---[ end trace",
-        "Hardware name:",
-        "INFO: task ",
-        "rcu: INFO:",
-        "WARNING: possible",
-        "unreferenced object 0x",
+    static const struct needle markers[] = {
+        NEEDLE("BUG: "),
+        NEEDLE("KASAN:"),
+        NEEDLE("UBSAN:"),
+        NEEDLE("KCSAN:"),
+        NEEDLE("KMSAN:"),
+        NEEDLE("Oops:"),
+        NEEDLE("Oops -"),
+        NEEDLE("general protection fault"),
+        NEEDLE("Call Trace:"),
+        NEEDLE("Call trace:"),
+        NEEDLE("WARNING: CPU:"),
+        NEEDLE("Kernel panic"),
+        NEEDLE("AddressSanitizer"),
+        NEEDLE("LeakSanitizer"),
+        NEEDLE("UndefinedBehaviorSanitizer"),
+        NEEDLE("------------[ cut here ]"),
+        NEEDLE("Unable to handle kernel"),
+        NEEDLE("Modules linked in:"),
+        NEEDLE("---[ end trace"),
+        NEEDLE("Hardware name:"),
+        NEEDLE("INFO: task "),
+        NEEDLE("rcu: INFO:"),
+        NEEDLE("WARNING: possible"),
+        NEEDLE("unreferenced object 0x"),
     };
     struct span t = trim_left(s);
 
@@ -747,8 +769,8 @@ static int
 extract_versions(struct message *m, const char *s, size_t n)
 {
     static const char *const context[] = {
-        "linux",  "kernel", "version", "mainline",   "stable",  "upstream",
-        "linux-", "kernels", "tested", "reproduced", "running", "booted",
+        "linux",  "kernel",  "version", "mainline",   "stable",  "upstream",
+        "linux-", "kernels", "tested",  "reproduced", "running", "booted",
     };
     static const char *const on_followers[] = {"and", "or", "with", "but", "too", "as", "kernel"};
     static const char *const other_programs[] = {
@@ -858,8 +880,9 @@ extract_versions(struct message *m, const char *s, size_t n)
         } else if (j < n && s[j] == '+') {
             j++;
         }
-        if (j < n && (is_alnum(s[j]) || s[j] == '_' || s[j] == '/' ||
-                      (s[j] == ':' && j + 1 < n && s[j + 1] != ' ' && s[j + 1] != '\t')) &&
+        if (j < n &&
+            (is_alnum(s[j]) || s[j] == '_' || s[j] == '/' ||
+             (s[j] == ':' && j + 1 < n && s[j + 1] != ' ' && s[j + 1] != '\t')) &&
             !distro) {
             /* Part of a larger token (12:30, 1.2.3abc, a/b); "on 6.8: it" ends one. */
             while (j < n && !strchr(" \t,;()[]", s[j]))
@@ -892,8 +915,9 @@ extract_versions(struct message *m, const char *s, size_t n)
                     while (e < n && is_alnum(s[e]) && e - k < sizeof(next) - 1)
                         e++;
                     word_before(s, e, next, sizeof(next));
-                    ok = k == n || !is_alnum(s[k]) ||
-                         word_in(next, on_followers, sizeof(on_followers) / sizeof(on_followers[0]));
+                    ok =
+                        k == n || !is_alnum(s[k]) ||
+                        word_in(next, on_followers, sizeof(on_followers) / sizeof(on_followers[0]));
                 }
             }
         }

@@ -425,8 +425,7 @@ scan_c(struct tree_scan *ts, const char *s, size_t n)
         if ((c == '{' || c == '}') && (i == 0 || s[i - 1] == '\n')) {
             braces = c == '{' ? 1 : 0;
             parens = 0;
-        }
-        else if (c == '(')
+        } else if (c == '(')
             parens++;
         else if (c == ')' && parens > 0)
             parens--;

@@ -58,8 +58,8 @@ int state_reply_claim(struct state *st, const char *addr, time_t now, uint32_t i
 int state_reply_release(struct state *st, const char *addr, time_t now);
 
 struct state_stats {
-    uint64_t map_size;     /* bytes mapped */
-    uint64_t used_bytes;   /* pages in use * page size */
+    uint64_t map_size;   /* bytes mapped */
+    uint64_t used_bytes; /* pages in use * page size */
     uint64_t ledger_entries;
     uint32_t schema_version;
 };

@@ -152,12 +152,9 @@ test_thresholds(void **state)
         double tag, reply, quarantine, reject;
         enum classifier_action want;
     } cases[] = {
-        {5, 7, 20, 30, CLASSIFIER_ACTION_REPLY},
-        {5, 12, 7.5, 30, CLASSIFIER_ACTION_QUARANTINE},
-        {1, 2, 3, 4, CLASSIFIER_ACTION_REJECT},
-        {0, 0, 0, 7, CLASSIFIER_ACTION_REJECT},
-        {0, 0, 0, 0, CLASSIFIER_ACTION_NONE},
-        {8, 0, 0, 0, CLASSIFIER_ACTION_NONE},
+        {5, 7, 20, 30, CLASSIFIER_ACTION_REPLY}, {5, 12, 7.5, 30, CLASSIFIER_ACTION_QUARANTINE},
+        {1, 2, 3, 4, CLASSIFIER_ACTION_REJECT},  {0, 0, 0, 7, CLASSIFIER_ACTION_REJECT},
+        {0, 0, 0, 0, CLASSIFIER_ACTION_NONE},    {8, 0, 0, 0, CLASSIFIER_ACTION_NONE},
     };
     struct fixture *fx = *state;
 

@@ -163,8 +163,7 @@ rule_names_load(struct rule_names *rn)
             free(text);
             continue;
         }
-        for (line = strtok_r(text, "\n", &save); line != NULL;
-             line = strtok_r(NULL, "\n", &save)) {
+        for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
             char name[NAME_MAX_LEN];
 
             if (strncmp(line, "rule", 4) != 0 || !isspace((unsigned char)line[4]))
@@ -232,8 +231,8 @@ test_table_rows(void **state)
         struct classifier_result *res = scan_fixture(c, row->fixture);
 
         if (has_hit(res, row->rule) != row->fires) {
-            print_error("detectors.tsv:%u: %s: %s should %s\n", row->line, row->fixture,
-                        row->rule, row->fires ? "fire" : "stay quiet");
+            print_error("detectors.tsv:%u: %s: %s should %s\n", row->line, row->fixture, row->rule,
+                        row->fires ? "fire" : "stay quiet");
             print_hits(res);
             failures++;
         }

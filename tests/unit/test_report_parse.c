@@ -81,24 +81,16 @@ static const struct fact_case {
      {"6.8", "6.9-rc3", "6.10", "6.6"},
      {NULL}},
     /* A colon ends the version when a blank follows it, not in a time. */
-    {"Tested on 6.8: it crashes. Kernel 6.9:\n",
-     VERSIONS,
-     {"6.8", "6.9"},
-     {NULL}},
+    {"Tested on 6.8: it crashes. Kernel 6.9:\n", VERSIONS, {"6.8", "6.9"}, {NULL}},
     /* "on" followed by a unit is a measurement, not a kernel. */
-    {"It runs on 3.5 GHz cores and on 4.2 inch panels.\n",
-     VERSIONS,
-     {NULL},
-     {"3.5", "4.2"}},
+    {"It runs on 3.5 GHz cores and on 4.2 inch panels.\n", VERSIONS, {NULL}, {"3.5", "4.2"}},
     /* Regression: the CVSS version was taken for a kernel version. */
-    {"CVSS:3.1/AV:L/AC:L/PR:L/UI:N/S:U/C:H/I:H/A:H (CVSS v3.1, CVSS version 3.0, CVSS:3.1 score 7.8)\n",
+    {"CVSS:3.1/AV:L/AC:L/PR:L/UI:N/S:U/C:H/I:H/A:H (CVSS v3.1, CVSS version 3.0, CVSS:3.1 score "
+     "7.8)\n",
      VERSIONS,
      {NULL},
      {"v3.1", "3.1", "3.0"}},
-    {"CVSS v3.1 base score 7.8; found on Linux 6.8.\n",
-     VERSIONS,
-     {"6.8"},
-     {"v3.1"}},
+    {"CVSS v3.1 base score 7.8; found on Linux 6.8.\n", VERSIONS, {"6.8"}, {"v3.1"}},
     /* Not versions: an IP address, a time, decimals in prose, other programs. */
     {"The server at 10.0.0.1 rebooted at 12:30 after 0.5 seconds, load 3.5 of 4.\n",
      VERSIONS,
