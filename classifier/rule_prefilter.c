@@ -12,8 +12,8 @@
  * when a region contains either.
  *
  * Per message, the first pattern evaluated on a region triggers one pass
- * over that region looking for all literals of all patterns on it (an
- * exact two-byte filter, then a sorted table); a pattern none of whose
+ * over that region looking for all literals of all patterns on it (a
+ * filter on three bytes, then a table bucketed by them); a pattern none of whose
  * literals occur cannot match, so rule_eval.c skips pcre2_match() and
  * takes the result PCRE2 would have given: no match.
  *
@@ -882,10 +882,13 @@ out:
 
 struct pf_entry {
     uint16_t key; /* first two bytes */
-    uint16_t len;
+    uint8_t len;  /* at most PF_LIT_MAX */
+    uint8_t c3;   /* third byte, or 0 for a literal of two bytes */
     uint32_t pattern;
     const char *lit; /* borrowed from the pattern */
 };
+
+_Static_assert(PF_LIT_MAX <= UINT8_MAX, "a literal's length fits pf_entry.len");
 
 #define PF_BUCKETS 4096u
 /* Bits of the three-byte filter: common English pairs ("th", "us") start
@@ -893,12 +896,15 @@ struct pf_entry {
 #define PF_BITS3 (1u << 18)
 
 struct pf_region {
-    uint8_t bits[65536 / 8];     /* keys of literals of two bytes */
-    uint8_t bits3[PF_BITS3 / 8]; /* hashed first three bytes of longer literals */
-    struct pf_entry *v;          /* sorted by bucket */
+    uint8_t bits[65536 / 8]; /* keys of literals of two bytes */
+    /* Hashed first three bytes of longer literals, and every third byte
+     * after the key of a two-byte one, so that one test serves both. */
+    uint8_t bits3[PF_BITS3 / 8];
+    struct pf_entry *v; /* sorted by bucket */
     size_t n;
-    uint32_t start[PF_BUCKETS + 1]; /* v[start[h]..start[h + 1]): bucket h */
-    uint32_t n_patterns;            /* patterns with a filter on this region */
+    /* v[start[h]..start[h + 1]): bucket h (entry_bucket()) */
+    uint32_t start[2 * PF_BUCKETS + 1];
+    uint32_t n_patterns; /* patterns with a filter on this region */
 };
 
 /* A pattern's top-level alternatives, compiled one by one. */
@@ -933,11 +939,21 @@ bucket(uint16_t key)
     return (unsigned)((key * 40503u) >> 4) & (PF_BUCKETS - 1);
 }
 
+/* Longer literals are bucketed by their first three bytes, which keeps
+ * the entries a candidate position walks few; two-byte ones follow. */
+static unsigned
+entry_bucket(const struct pf_entry *e)
+{
+    if (e->len == 2)
+        return PF_BUCKETS + bucket(e->key);
+    return hash3(e->key, e->c3) >> 6;
+}
+
 static int
 entry_cmp(const void *a, const void *b)
 {
     const struct pf_entry *x = a, *y = b;
-    unsigned hx = bucket(x->key), hy = bucket(y->key);
+    unsigned hx = entry_bucket(x), hy = entry_bucket(y);
 
     if (hx != hy)
         return hx < hy ? -1 : 1;
@@ -972,11 +988,17 @@ add_set(struct rule_prefilter *pf, struct pf_region *rg, const struct strv *lits
         struct pf_entry *e = &rg->v[rg->n++];
 
         e->lit = pf->lits.v[i];
-        e->len = (uint16_t)strlen(e->lit);
+        e->len = (uint8_t)strlen(e->lit);
+        e->c3 = (uint8_t)e->lit[2];
         e->key = key2(e->lit);
         e->pattern = id;
         if (e->len == 2) {
             rg->bits[e->key >> 3] |= (uint8_t)(1u << (e->key & 7));
+            for (unsigned c = 0; c < 256; c++) {
+                uint32_t h = hash3(e->key, (unsigned char)c);
+
+                rg->bits3[h >> 3] |= (uint8_t)(1u << (h & 7));
+            }
         } else {
             uint32_t h = hash3(e->key, (unsigned char)e->lit[2]);
 
@@ -1248,8 +1270,8 @@ rule_prefilter_build(struct rule_set *set)
             continue;
         if (rg->n > 1)
             qsort(rg->v, rg->n, sizeof(struct pf_entry), entry_cmp);
-        for (unsigned h = 0; h <= PF_BUCKETS; h++) {
-            while (e < rg->n && bucket(rg->v[e].key) < h)
+        for (unsigned h = 0; h <= 2 * PF_BUCKETS; h++) {
+            while (e < rg->n && entry_bucket(&rg->v[e]) < h)
                 e++;
             rg->start[h] = (uint32_t)e;
         }
@@ -1347,21 +1369,31 @@ scan_region(const struct pf_region *rg, const struct region *r, uint8_t *possibl
         uint16_t k = (uint16_t)(low[(unsigned char)s[i]] << 8 | low[(unsigned char)s[i + 1]]);
         unsigned h;
 
-        if ((rg->bits[k >> 3] & (1u << (k & 7))) == 0) {
-            uint32_t h3;
+        if (i + 2 < len) {
+            unsigned char c = low[(unsigned char)s[i + 2]];
+            uint32_t h3 = hash3(k, c);
 
-            if (i + 2 >= len)
-                continue;
-            h3 = hash3(k, low[(unsigned char)s[i + 2]]);
             if ((rg->bits3[h3 >> 3] & (1u << (h3 & 7))) == 0)
                 continue;
+            h = h3 >> 6;
+            for (size_t x = rg->start[h]; x < rg->start[h + 1]; x++) {
+                const struct pf_entry *e = &rg->v[x];
+
+                if (e->key != k || e->c3 != c || possible[e->pattern] || e->len > len - i ||
+                    !eq_ci(s + i + 3, e->lit + 3, e->len - 3u))
+                    continue;
+                possible[e->pattern] = 1;
+                if (--left == 0)
+                    return;
+            }
         }
-        h = bucket(k);
+        if ((rg->bits[k >> 3] & (1u << (k & 7))) == 0)
+            continue;
+        h = PF_BUCKETS + bucket(k);
         for (size_t x = rg->start[h]; x < rg->start[h + 1]; x++) {
             const struct pf_entry *e = &rg->v[x];
 
-            if (e->key != k || possible[e->pattern] || e->len > len - i ||
-                !eq_ci(s + i + 2, e->lit + 2, e->len - 2))
+            if (e->key != k || possible[e->pattern])
                 continue;
             possible[e->pattern] = 1;
             if (--left == 0)
