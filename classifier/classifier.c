@@ -216,7 +216,7 @@ classifier_scan(const struct classifier *c, const char *msg, size_t len,
     if (r < 0)
         goto out;
     if (cut)
-        m->truncated = true;
+        message_note_limit(m, "max_message_bytes", c->opts.limits.max_message_bytes);
     r = result_fill(res, m);
     if (r < 0)
         goto out;

@@ -65,6 +65,7 @@ static const char *const measure_names[MEASURE__COUNT] = {
     [MEASURE_UNCC_MAINTAINERS] = "uncc_maintainers",
     [MEASURE_SENDER_DAILY] = "sender_daily",
     [MEASURE_TRUSTED_SENDER] = "trusted_sender",
+    [MEASURE_LIMIT_HIT] = "limit_hit",
 };
 
 const char *
@@ -1080,4 +1081,5 @@ measure_compute(struct message *m)
     ms[MEASURE_SERIES_TOTAL] = (double)m->psubj.total;
     if (m->psubj.tagged)
         ms[MEASURE_PATCH_VERSION] = m->psubj.version > 0 ? (double)m->psubj.version : 1.0;
+    ms[MEASURE_LIMIT_HIT] = m->truncated ? 1.0 : 0.0;
 }

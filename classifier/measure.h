@@ -53,6 +53,8 @@ enum measure_id {
     MEASURE_UNCC_MAINTAINERS,    /* maintainers of touched files none of whom is in To/Cc */
     MEASURE_SENDER_DAILY,        /* patches and reports from the sender today, this one included */
     MEASURE_TRUSTED_SENDER,      /* 1 when the sender is listed in MAINTAINERS */
+    /* Set where the input is cut (message_note_limit()). */
+    MEASURE_LIMIT_HIT, /* 1 when a limit cut the input; evidence names the limit */
     MEASURE__COUNT,
 };
 

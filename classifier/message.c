@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -818,6 +819,32 @@ is_binary_attachment(const struct mime_part *p)
     return false;
 }
 
+void
+message_note_limit(struct message *m, const char *name, size_t value)
+{
+    char text[96];
+
+    m->truncated = true;
+    m->measures[MEASURE_LIMIT_HIT] = 1.0;
+    if (m->measure_evidence[MEASURE_LIMIT_HIT] != NULL)
+        return;
+    if (value > 0)
+        snprintf(text, sizeof(text), "%s=%zu", name, value);
+    else
+        snprintf(text, sizeof(text), "%s", name);
+    m->measure_evidence[MEASURE_LIMIT_HIT] = strdup(text);
+}
+
+/* Which line cap lines_split() hit: with lines left it cut a long line. */
+static void
+note_line_limit(struct message *m, const struct classifier_limits *limits, unsigned budget)
+{
+    if (budget == 0)
+        message_note_limit(m, "max_lines", limits->max_lines);
+    else
+        message_note_limit(m, "max_line_bytes", limits->max_line_bytes);
+}
+
 int
 message_build(const struct mime_view *v, const struct classifier_limits *limits,
               struct message **ret)
@@ -835,8 +862,9 @@ message_build(const struct mime_view *v, const struct classifier_limits *limits,
     m = calloc(1, sizeof(*m));
     if (m == NULL)
         return -ENOMEM;
-    m->truncated = v->truncated;
     m->html_only = v->has_html_only;
+    if (v->limit != NULL)
+        message_note_limit(m, v->limit, v->limit_value);
 
     r = build_headers(m, v);
     if (r < 0)
@@ -845,7 +873,8 @@ message_build(const struct mime_view *v, const struct classifier_limits *limits,
     for (size_t i = 0; i < v->n_parts; i++) {
         const struct mime_part *p = &v->parts[i];
 
-        m->truncated |= p->truncated;
+        if (p->truncated)
+            message_note_limit(m, "max_part_bytes", limits->max_part_bytes);
         if (p->role == MIME_PART_BODY && p->text != NULL) {
             if (raw.len > 0 && raw.p[raw.len - 1] != '\n')
                 r = buf_add(&raw, "\n", 1);
@@ -866,10 +895,16 @@ message_build(const struct mime_view *v, const struct classifier_limits *limits,
         if (r < 0)
             goto out;
     }
+    /* What is left is a header name or value cut at its fixed size. */
+    if (v->truncated && !m->truncated)
+        message_note_limit(m, "header_bytes", 0);
 
     r = lines_split(buf_str(&raw), raw.len, limits->max_line_bytes, &budget, &body, &trunc);
     if (r < 0)
         goto out;
+    if (trunc)
+        note_line_limit(m, limits, budget);
+    trunc = false;
     r = body_split(&body, &bs);
     if (r < 0)
         goto out;
@@ -885,6 +920,9 @@ message_build(const struct mime_view *v, const struct classifier_limits *limits,
         r = lines_split(p->text, p->len, limits->max_line_bytes, &budget, &pl, &trunc);
         if (r < 0)
             goto out;
+        if (trunc)
+            note_line_limit(m, limits, budget);
+        trunc = false;
         if (!patch_part) {
             format_patch = looks_like_format_patch(&pl);
             if (!format_patch)
@@ -897,8 +935,6 @@ message_build(const struct mime_view *v, const struct classifier_limits *limits,
         if (r < 0)
             goto out;
     }
-    m->truncated |= trunc;
-
     r = patch_parse_subject(m);
     if (r < 0)
         goto out;

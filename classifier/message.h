@@ -124,6 +124,13 @@ struct message *message_free(struct message *m);
 
 /* Internal steps of message_build(), one file each. */
 
+/* message.c: a limit (its struct classifier_limits field name, static)
+ * cut the input: sets m->truncated and the limit_hit measure; the first
+ * limit noted becomes that measure's evidence ("max_hunks=5000", or the
+ * name alone when value is 0). Never
+ * fails: without memory the evidence is only left out. */
+void message_note_limit(struct message *m, const char *name, size_t value);
+
 /* patch_parse.c: parse a patch text (changelog, trailers, notes, diffstat,
  * diff) from text[0..len) into m; fills the patch regions and fields. */
 int patch_parse(struct message *m, const char *text, size_t len,

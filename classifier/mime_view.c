@@ -690,6 +690,17 @@ walk_alternative(struct walker *w, GMimeMultipart *mp, unsigned depth)
     return walk(w, pick, depth + 1);
 }
 
+/* Remember the first limit that cut the view, for the finding's evidence. */
+static void
+view_note_limit(struct mime_view *v, const char *name, size_t value)
+{
+    v->truncated = true;
+    if (v->limit == NULL) {
+        v->limit = name;
+        v->limit_value = value;
+    }
+}
+
 static int
 walk(struct walker *w, GMimeObject *o, unsigned depth)
 {
@@ -698,7 +709,10 @@ walk(struct walker *w, GMimeObject *o, unsigned depth)
     if (o == NULL)
         return 0;
     if (depth > w->limits->max_mime_depth || w->visited >= w->limits->max_mime_parts) {
-        w->v->truncated = true;
+        if (depth > w->limits->max_mime_depth)
+            view_note_limit(w->v, "max_mime_depth", w->limits->max_mime_depth);
+        else
+            view_note_limit(w->v, "max_mime_parts", w->limits->max_mime_parts);
         return 0;
     }
     w->visited++;
@@ -743,7 +757,7 @@ view_add_header_list(struct mime_view *v, GMimeHeaderList *hl, size_t *cap,
         if (h == NULL)
             continue;
         if (v->n_headers >= limits->max_headers) {
-            v->truncated = true;
+            view_note_limit(v, "max_headers", limits->max_headers);
             return 0;
         }
         if (v->n_headers == *cap) {
@@ -839,7 +853,7 @@ mime_view_parse(const char *msg, size_t len, const struct classifier_limits *lim
         len = 0;
     if (len > limits->max_message_bytes || len > G_MAXUINT) {
         len = limits->max_message_bytes < G_MAXUINT ? limits->max_message_bytes : G_MAXUINT;
-        v->truncated = true;
+        view_note_limit(v, "max_message_bytes", len);
     }
     /* An mbox "From " envelope line is not a header; GMime would stop at it. */
     if (len >= 5 && memcmp(msg, "From ", 5) == 0) {

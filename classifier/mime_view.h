@@ -43,6 +43,8 @@ struct mime_view {
     size_t n_parts;
     bool has_html_only; /* text/html without a text/plain alternative */
     bool truncated;     /* a limit cut the message */
+    const char *limit;  /* the first limit that cut it ("max_mime_parts"), or NULL */
+    size_t limit_value; /* that limit's value */
     bool malformed;     /* GMime could not parse it; headers may be empty */
 };
 

@@ -236,7 +236,7 @@ split_lines(struct parser *ps, const char *text, size_t len)
         size_t l = end - pos;
 
         if (ps->n >= lim->max_lines) {
-            ps->m->truncated = true;
+            message_note_limit(ps->m, "max_lines", lim->max_lines);
             break;
         }
         if (l > 0 && text[pos + l - 1] == '\r')
@@ -246,7 +246,7 @@ split_lines(struct parser *ps, const char *text, size_t len)
             /* Do not leave half a UTF-8 sequence at the cut. */
             while (l > 0 && ((unsigned char)text[pos + l] & 0xC0) == 0x80)
                 l--;
-            ps->m->truncated = true;
+            message_note_limit(ps->m, "max_line_bytes", lim->max_line_bytes);
         }
         if (ps->n == cap) {
             size_t ncap = cap ? cap * 2 : 256;
@@ -895,7 +895,7 @@ file_open(struct parser *ps, struct diff_state *ds)
 
     hunk_close(ds);
     if (m->n_files >= ps->limits->max_files) {
-        m->truncated = true;
+        message_note_limit(m, "max_files", ps->limits->max_files);
         return 1;
     }
     r = grow_array(&arr, m->n_files, sizeof(*m->files));
@@ -1049,7 +1049,7 @@ hunk_open(struct parser *ps, struct diff_state *ds, const struct span *s)
     if (ds->file < 0 || !parse_hunk_header(s, &h))
         return 0;
     if (m->n_hunks >= ps->limits->max_hunks) {
-        m->truncated = true;
+        message_note_limit(m, "max_hunks", ps->limits->max_hunks);
         return 1;
     }
     f = &m->files[ds->file];

@@ -989,7 +989,7 @@ report_parse(struct message *m, const char *text, size_t len,
         lines[n++] = s;
     }
     if (i < len)
-        m->truncated = true;
+        message_note_limit(m, "max_lines", limits->max_lines);
 
     cls = calloc(n ? n : 1, 1);
     scratch = malloc(limits->max_line_bytes + 1);

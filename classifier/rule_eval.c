@@ -70,6 +70,7 @@ struct eval {
     struct pair_line *pairs;
     size_t pairs_cap;
     struct rule_prefilter_state pf;
+    const char *regex_limit; /* "match_limit" or "depth_limit" once PCRE2 hit one */
 };
 
 /* Bytes in the valid UTF-8 sequence at s[0..n), or 0 if it is not one. */
@@ -236,6 +237,10 @@ run(struct eval *ev, const struct rule_pattern *pat, const char *s, size_t len, 
     if (pat->code == NULL || !rule_prefilter_possible(&ev->pf, ev->set, ev->m, pat))
         return false;
     rc = pcre2_match(pat->code, (PCRE2_SPTR)s, len, start, 0, ev->md, ev->set->mctx);
+    if (rc == PCRE2_ERROR_MATCHLIMIT && ev->regex_limit == NULL)
+        ev->regex_limit = "match_limit";
+    else if (rc == PCRE2_ERROR_DEPTHLIMIT && ev->regex_limit == NULL)
+        ev->regex_limit = "depth_limit";
     return rc >= 0;
 }
 
@@ -694,6 +699,28 @@ out:
     return r;
 }
 
+/* A pattern gave up at a PCRE2 limit: that text was not fully analysed.
+ * The measures were fixed before the rules ran, so LIMIT_REACHED (when the
+ * rule files define it) is reported here unless it already fired. */
+static int
+note_regex_limit(const struct rule_set *set, const char *doc_base, unsigned max_hits,
+                 const char *limit, struct classifier_result *res)
+{
+    struct evidence e = {.set = true};
+
+    res->truncated = true;
+    for (size_t i = 0; i < res->n_hits; i++)
+        if (strcmp(res->hits[i].rule, "LIMIT_REACHED") == 0)
+            return 0;
+    if (res->n_hits >= max_hits)
+        return 0;
+    ev_str(&e, limit);
+    for (size_t i = 0; i < set->n_rules; i++)
+        if (strcmp(set->rules[i].name, "LIMIT_REACHED") == 0 && !set->rules[i].helper)
+            return append_hit(res, &set->rules[i], doc_base, &e);
+    return 0;
+}
+
 int
 rule_set_eval(const struct rule_set *set, const struct message *m, const char *doc_base,
               unsigned max_hits, struct classifier_result *res)
@@ -735,6 +762,8 @@ rule_set_eval(const struct rule_set *set, const struct message *m, const char *d
         if (r < 0)
             goto out;
     }
+    if (ev.regex_limit != NULL)
+        r = note_regex_limit(set, doc_base, max_hits, ev.regex_limit, res);
 out:
     pcre2_match_data_free(ev.md);
     free(ev.pairs);

@@ -422,11 +422,32 @@ log_clean(const char *s, char *buf, size_t size)
     return buf;
 }
 
+/* The first limit that cut what was scanned, for the decision line
+ * (classifier_limits field names, as LIMIT_REACHED's evidence); NULL: none. */
+static const char *
+limit_name(const struct msg *m, const struct classifier_result *res, char *buf, size_t size)
+{
+    if (m->oversize)
+        return "max_message_bytes";
+    for (size_t i = 0; i < res->n_hits; i++) {
+        if (strcmp(res->hits[i].rule, "LIMIT_REACHED") == 0 && res->hits[i].evidence != NULL) {
+            log_clean(res->hits[i].evidence, buf, size);
+            buf[strcspn(buf, "=")] = '\0';
+            return buf;
+        }
+    }
+    if (m->headers_truncated)
+        return "headers";
+    return res->truncated ? "unknown" : NULL;
+}
+
 void
 callbacks_log_decision(const struct msg *m, const struct decision *d)
 {
     char from[LOG_FIELD_MAX], mid[LOG_FIELD_MAX], tests[LOG_TESTS_MAX] = "";
+    char lbuf[64];
     const struct classifier_result *res = d->res;
+    const char *limit;
     size_t used = 0;
 
     log_clean(m->mail_from, from, sizeof(from));
@@ -444,13 +465,14 @@ callbacks_log_decision(const struct msg *m, const struct decision *d)
                  verdict_cause_name(d->plan.cause), verdict_result_name(d->plan.result), d->ms);
         return;
     }
+    limit = limit_name(m, res, lbuf, sizeof(lbuf));
     log_info("%s: from=<%s> message-id=<%s> kind=%s score=%.1f tests=%s action=%s%s result=%s "
-             "ms=%.1f%s%s%s",
+             "ms=%.1f%s%s%s%s%s",
              m->queue_id, from, mid, classifier_kind_name(res->kind), res->score,
              tests[0] ? tests : "none", classifier_action_name(res->action),
              d->plan.monitor ? " mode=monitor" : "", verdict_result_name(d->plan.result), d->ms,
-             res->truncated ? " truncated=yes" : "", d->plan.reply ? " reply=" : "",
-             d->plan.reply ? d->reply_note : "");
+             res->truncated ? " truncated=yes" : "", limit ? " limit=" : "", limit ? limit : "",
+             d->plan.reply ? " reply=" : "", d->plan.reply ? d->reply_note : "");
 }
 
 /* ---- applying a plan through libmilter -------------------------------- */
@@ -646,6 +668,8 @@ cb_envfrom(SMFICTX *ctx, char **argv)
         log_error("out of memory starting a message, applying OnInternalError");
         return early_failure(cfg);
     }
+    m->max_headers = cfg->max_headers;
+    m->max_header_size = (size_t)cfg->max_header_size;
     c->msg = m;
     c->n_msgs++;
     msg_set_queue_id(m, smfi_getsymval(ctx, sym_queue_id));

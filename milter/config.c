@@ -200,12 +200,43 @@ static const struct key config_keys[] = {
     {"OnOversize", T_ENUM, 0, "scan", NULL, 0, 0, ENUM(oversize_words, oversize_values),
      F(on_oversize),
      "What to do with mail larger than MaxMessageSize: scan (scan the first MaxMessageSize "
-     "bytes), or accept, tempfail, reject, quarantine as OnInternalError."},
+     "bytes), or accept, tempfail, reject, quarantine as OnInternalError. The other Max* "
+     "limits do not use this: when one of them cuts the input, the scan still completes on "
+     "what was kept, the mail is tagged as its score says, the finding LIMIT_REACHED "
+     "(score 0) names the limit and the decision line logs limit=..."},
     {"MaxMessageSize", T_SIZE, 0, "10M", NULL, 65536, 1073741824.0, NULL, NULL, F(max_message_size),
      "Bytes of a message (headers and body) kept for scanning; suffix K, M or G (powers of "
      "1024)."},
     {"ScanTimeout", T_UINT, 0, "5000", NULL, 10, 600000, NULL, NULL, F(scan_timeout),
-     "Milliseconds a scan may take before OnTimeout applies."},
+     "Milliseconds a scan may take before OnTimeout applies: the time budget of one "
+     "message. The scan runs on its own thread, so a message that would take longer never "
+     "holds up the MTA beyond this."},
+    {"MaxMimeDepth", T_UINT, 0, "32", NULL, 1, 1000, NULL, NULL, F(max_mime_depth),
+     "Nesting depth of multipart parts followed; deeper parts are not analysed."},
+    {"MaxMimeParts", T_UINT, 0, "256", NULL, 1, 100000, NULL, NULL, F(max_mime_parts),
+     "MIME parts walked per message; later parts are not analysed."},
+    {"MaxPartSize", T_SIZE, 0, "4M", NULL, 1024, 1073741824.0, NULL, NULL, F(max_part_size),
+     "Decoded bytes kept of each text part; the rest of the part is not analysed (suffix K, "
+     "M or G)."},
+    {"MaxHeaders", T_UINT, 0, "1000", NULL, 1, 100000, NULL, NULL, F(max_headers),
+     "Header fields kept and analysed per message; later fields are dropped."},
+    {"MaxHeaderSize", T_SIZE, 0, "64K", NULL, 1024, 16777216.0, NULL, NULL, F(max_header_size),
+     "Bytes kept of one header field's value; the rest is cut (suffix K, M or G)."},
+    {"MaxLines", T_UINT, 0, "100000", NULL, 100, 10000000, NULL, NULL, F(max_lines),
+     "Text lines analysed per message; later lines are not analysed."},
+    {"MaxLineLength", T_UINT, 0, "4096", NULL, 80, 1048576, NULL, NULL, F(max_line_length),
+     "Bytes analysed of one line; longer lines are cut."},
+    {"MaxPatchFiles", T_UINT, 0, "500", NULL, 1, 100000, NULL, NULL, F(max_patch_files),
+     "Files of a patch analysed; the diff of later files is not."},
+    {"MaxPatchHunks", T_UINT, 0, "5000", NULL, 1, 1000000, NULL, NULL, F(max_patch_hunks),
+     "Hunks of a patch analysed; later hunks are not."},
+    {"RegexMatchLimit", T_UINT, 0, "100000", NULL, 1000, 100000000, NULL, NULL,
+     F(regex_match_limit),
+     "PCRE2 match limit of one rule pattern on one text: a match that needs more steps "
+     "fails (the rule does not fire) instead of running away."},
+    {"RegexDepthLimit", T_UINT, 0, "5000", NULL, 100, 10000000, NULL, NULL, F(regex_depth_limit),
+     "PCRE2 depth limit (backtracking memory) of one rule pattern on one text; beyond it "
+     "the match fails."},
     {"RejectText", T_STRING, 0, "Message refused by an automated review, findings follow", NULL, 0,
      0, NULL, NULL, F(reject_text),
      "First line of the SMTP reply of rejected mail; one line per finding follows."},
@@ -804,6 +835,22 @@ fmt_duration(double v, char *buf, size_t size)
         snprintf(buf, size, "%lus", s);
 }
 
+/* A size limit in its largest whole power-of-1024 unit: 64K, 1G. */
+static void
+fmt_size(double v, char *buf, size_t size)
+{
+    unsigned long long b = (unsigned long long)v;
+
+    if (b != 0 && b % (1ull << 30) == 0)
+        snprintf(buf, size, "%lluG", b >> 30);
+    else if (b != 0 && b % (1ull << 20) == 0)
+        snprintf(buf, size, "%lluM", b >> 20);
+    else if (b != 0 && b % 1024 == 0)
+        snprintf(buf, size, "%lluK", b >> 10);
+    else
+        snprintf(buf, size, "%llu", b);
+}
+
 /*
  * Set one key from its text. On a bad value returns -EINVAL and writes the
  * reason (without file and line) to why.
@@ -924,7 +971,9 @@ key_set(struct config *cfg, const struct key *k, const char *value, char *why, s
             return -EINVAL;
         }
         if ((double)v < k->min || (double)v > k->max) {
-            snprintf(why, why_size, "%s: %s is out of range (64K to 1G)", k->name, value);
+            fmt_size(k->min, lo, sizeof(lo));
+            fmt_size(k->max, hi, sizeof(hi));
+            snprintf(why, why_size, "%s: %s is out of range (%s to %s)", k->name, value, lo, hi);
             return -EINVAL;
         }
         *(uint64_t *)field = v;
@@ -1417,7 +1466,9 @@ key_value_doc(const struct key *k, char *buf, size_t size)
         snprintf(buf, size, "octal, 0 to 0%o", (unsigned)k->max);
         break;
     case T_SIZE:
-        snprintf(buf, size, "size, 64K to 1G");
+        fmt_size(k->min, lo, sizeof(lo));
+        fmt_size(k->max, hi, sizeof(hi));
+        snprintf(buf, size, "size, %s to %s", lo, hi);
         break;
     case T_DURATION:
         fmt_duration(k->min, lo, sizeof(lo));

@@ -101,6 +101,17 @@ struct config {
     int on_oversize;
     uint64_t max_message_size; /* bytes */
     unsigned scan_timeout;     /* milliseconds */
+    unsigned max_mime_depth;
+    unsigned max_mime_parts;
+    uint64_t max_part_size; /* bytes */
+    unsigned max_headers;
+    uint64_t max_header_size; /* bytes */
+    unsigned max_lines;
+    unsigned max_line_length; /* bytes */
+    unsigned max_patch_files;
+    unsigned max_patch_hunks;
+    unsigned regex_match_limit;
+    unsigned regex_depth_limit;
     char *reject_text;
 };
 

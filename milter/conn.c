@@ -2,7 +2,7 @@
  * conn.c - per-connection and per-message state.
  *
  * Invariants: m->len <= m->max; no kept header value is longer than
- * CONN_HEADER_MAX; at most CONN_MAX_HEADERS fields and CONN_MAX_RCPTS
+ * m->max_header_size; at most m->max_headers fields and CONN_MAX_RCPTS
  * recipients are kept. The buffer is rebuilt in the form the classifier
  * parses: "Name: value" CRLF lines, an empty line, then the body bytes.
  */
@@ -46,6 +46,8 @@ msg_new(size_t max)
         return NULL;
     snprintf(m->queue_id, sizeof(m->queue_id), "NOQUEUE");
     m->max = max;
+    m->max_headers = CONN_MAX_HEADERS;
+    m->max_header_size = CONN_HEADER_MAX;
     clock_gettime(CLOCK_MONOTONIC, &m->started);
     return m;
 }
@@ -235,13 +237,13 @@ msg_add_header(struct msg *m, const char *name, const char *value)
     m->n_headers_seen++;
     if (strncasecmp(name, "X-Slop-", 7) == 0)
         note_slop_header(m, name);
-    if (m->n_headers >= CONN_MAX_HEADERS) {
+    if (m->n_headers >= m->max_headers) {
         m->headers_truncated = true;
         return 0;
     }
     vl = strlen(value);
-    if (vl > CONN_HEADER_MAX) {
-        vl = CONN_HEADER_MAX;
+    if (vl > m->max_header_size) {
+        vl = m->max_header_size;
         m->headers_truncated = true;
     }
     h = realloc(m->headers, (m->n_headers + 1) * sizeof(*h));

@@ -19,8 +19,8 @@
 
 #include "verdict.h"
 
-#define CONN_MAX_HEADERS 1000               /* header fields kept per message */
-#define CONN_HEADER_MAX ((size_t)64 * 1024) /* bytes kept of one header value */
+#define CONN_MAX_HEADERS 1000               /* default of MaxHeaders */
+#define CONN_HEADER_MAX ((size_t)64 * 1024) /* default of MaxHeaderSize */
 #define CONN_MAX_RCPTS 256                  /* recipients kept per message */
 #define CONN_ADDR_MAX 320                   /* bytes of an address kept */
 #define CONN_MAX_SLOP_NAMES 16              /* distinct inbound X-Slop-* names tracked */
@@ -50,6 +50,8 @@ struct msg {
     size_t n_headers;
     size_t n_headers_seen;
     bool headers_truncated; /* a cap dropped or cut a header field */
+    size_t max_headers;     /* MaxHeaders; msg_new() sets CONN_MAX_HEADERS */
+    size_t max_header_size; /* MaxHeaderSize; msg_new() sets CONN_HEADER_MAX */
     char slop_names[CONN_MAX_SLOP_NAMES][VERDICT_NAME_MAX];
     struct verdict_seen seen[CONN_MAX_SLOP_NAMES]; /* names point into slop_names */
     size_t n_seen;
@@ -88,7 +90,7 @@ int msg_add_rcpt(struct msg *m, const char *arg, bool protected);
 void msg_set_queue_id(struct msg *m, const char *id);
 
 /*
- * Record one header field. Fields past CONN_MAX_HEADERS are not kept or
+ * Record one header field. Fields past m->max_headers are not kept or
  * buffered but X-Slop-* occurrences are still counted, so their removal
  * indices stay right. Returns 0 or -ENOMEM (m->error is set too).
  */

@@ -244,6 +244,8 @@ offline_one(struct snapshot *snap, const char *path)
         free(raw);
         return -ENOMEM;
     }
+    m->max_headers = cfg->max_headers;
+    m->max_header_size = (size_t)cfg->max_header_size;
     for (size_t i = 0; i < opts.n_rcpts; i++) {
         bool protected = config_list_empty(&cfg->recipients) ||
                          config_list_match(&cfg->recipients, opts.rcpts[i]);

@@ -80,6 +80,16 @@ snapshot_build(const char *config_path, const struct config_paths *paths, snapsh
     opts.thresholds.score[CLASSIFIER_ACTION_REJECT] = s->cfg->reject_threshold;
     opts.doc_base = s->cfg->doc_base;
     opts.limits.max_message_bytes = (size_t)s->cfg->max_message_size;
+    opts.limits.max_mime_depth = s->cfg->max_mime_depth;
+    opts.limits.max_mime_parts = s->cfg->max_mime_parts;
+    opts.limits.max_part_bytes = (size_t)s->cfg->max_part_size;
+    opts.limits.max_headers = s->cfg->max_headers;
+    opts.limits.max_lines = s->cfg->max_lines;
+    opts.limits.max_line_bytes = s->cfg->max_line_length;
+    opts.limits.max_files = s->cfg->max_patch_files;
+    opts.limits.max_hunks = s->cfg->max_patch_hunks;
+    opts.limits.match_limit = s->cfg->regex_match_limit;
+    opts.limits.depth_limit = s->cfg->regex_depth_limit;
     r = classifier_new(s->cfg->rules_dir, &opts, relay_rules_diag, &relay, &s->classifier);
     if (r < 0) {
         if (relay.count == 0 && diag_fn) {

@@ -16,6 +16,8 @@
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +46,7 @@ static const char usage_text[] =
     "usage: slopctl scan [--json] [--rules DIR] [--threshold ACTION=N]...\n"
     "                    [--doc-base URL] [--only-actions]\n"
     "                    [--state DIR | --no-state] [--record] [--duplicate-days N]\n"
-    "                    PATH...\n"
+    "                    [--limit NAME=N]... PATH...\n"
     "       slopctl lint [--rules DIR]\n"
     "       slopctl import tree [--state DIR] [--date YYYY-MM-DD] SOURCE_DIR\n"
     "       slopctl import fixes [--state DIR] (FILE | - | --git REPO [--since DATE])\n"
@@ -69,6 +71,13 @@ static const char usage_text[] =
     "      --record             also record fingerprints and sender counts, as\n"
     "                           the daemon does\n"
     "      --duplicate-days N   window for duplicates (default 30)\n"
+    "  -l, --limit NAME=N       cap on what the input drives (K, M, G suffixes):\n"
+    "                           message-size (10M), mime-depth (32), mime-parts\n"
+    "                           (256), part-size (4M), headers (1000), lines\n"
+    "                           (100000), line-length (4096), patch-files (500),\n"
+    "                           patch-hunks (5000), regex-match-limit (100000),\n"
+    "                           regex-depth-limit (5000); a cut input is reported\n"
+    "                           as LIMIT_REACHED\n"
     "lint   check every rule file; print file:line: reason for each problem\n"
     "import index a source tree, merged fixes (git log -p) or MAINTAINERS\n"
     "db     print counts and sizes, expire old entries, dump or load a backup\n"
@@ -157,6 +166,78 @@ threshold_parse(const char *arg, struct classifier_thresholds *t)
     return 0;
 }
 
+/* --limit NAME=VALUE: the names, and the field of struct classifier_limits
+ * each sets; zero is refused there, so every range starts at 1. */
+static const struct {
+    const char *name;
+    size_t offset;
+    size_t width; /* sizeof the field */
+    uint64_t max;
+} limit_names[] = {
+#define LIMIT_SIZE(f) sizeof(((struct classifier_limits *)0)->f)
+#define LIMIT(n, f, m)                                                                             \
+    {                                                                                              \
+        n, offsetof(struct classifier_limits, f), LIMIT_SIZE(f), m                                 \
+    }
+    LIMIT("message-size", max_message_bytes, 1ull << 30),
+    LIMIT("mime-depth", max_mime_depth, 1000),
+    LIMIT("mime-parts", max_mime_parts, 100000),
+    LIMIT("part-size", max_part_bytes, 1ull << 30),
+    LIMIT("headers", max_headers, 100000),
+    LIMIT("lines", max_lines, 10000000),
+    LIMIT("line-length", max_line_bytes, 1u << 20),
+    LIMIT("patch-files", max_files, 100000),
+    LIMIT("patch-hunks", max_hunks, 1000000),
+    LIMIT("regex-match-limit", match_limit, 100000000),
+    LIMIT("regex-depth-limit", depth_limit, 10000000),
+#undef LIMIT
+#undef LIMIT_SIZE
+};
+
+/* NAME=VALUE, VALUE a whole number with an optional K, M or G suffix
+ * (powers of 1024). */
+static int
+limit_parse(const char *arg, struct classifier_limits *l)
+{
+    const char *eq = strchr(arg, '=');
+    unsigned long long v;
+    char *end;
+
+    if (eq == NULL || eq[1] < '0' || eq[1] > '9')
+        return -EINVAL;
+    errno = 0;
+    v = strtoull(eq + 1, &end, 10);
+    if (errno != 0)
+        return -EINVAL;
+    if (*end != '\0' && end[1] == '\0') {
+        static const char suffixes[] = "KkMmGg";
+        const char *p = strchr(suffixes, *end);
+        unsigned shift = p != NULL ? 10 * (unsigned)((p - suffixes) / 2 + 1) : 0;
+
+        if (shift == 0 || v > (1ull << 30))
+            return -EINVAL;
+        v <<= shift;
+        end++;
+    }
+    if (*end != '\0')
+        return -EINVAL;
+    for (size_t i = 0; i < sizeof(limit_names) / sizeof(limit_names[0]); i++) {
+        char *field = (char *)l + limit_names[i].offset;
+
+        if (strlen(limit_names[i].name) != (size_t)(eq - arg) ||
+            strncmp(limit_names[i].name, arg, (size_t)(eq - arg)) != 0)
+            continue;
+        if (v < 1 || v > limit_names[i].max)
+            return -ERANGE;
+        if (limit_names[i].width == sizeof(size_t))
+            *(size_t *)(void *)field = (size_t)v;
+        else
+            *(uint32_t *)(void *)field = (uint32_t)v;
+        return 0;
+    }
+    return -EINVAL;
+}
+
 struct scan_state {
     const struct classifier *c;
     struct state_lookup *sl; /* NULL without --state */
@@ -215,6 +296,7 @@ cmd_scan(int argc, char **argv)
         {"record", no_argument, NULL, 'R'},
         {"no-state", no_argument, NULL, 'N'},
         {"duplicate-days", required_argument, NULL, 'D'},
+        {"limit", required_argument, NULL, 'l'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -235,7 +317,7 @@ cmd_scan(int argc, char **argv)
     s.out.out = stdout;
     s.out.err = stderr;
     s.out.format = OUTPUT_TEXT;
-    while ((opt = getopt_long(argc, argv, "jr:t:h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "jr:t:l:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'j':
             s.out.format = OUTPUT_JSON;
@@ -270,6 +352,17 @@ cmd_scan(int argc, char **argv)
             if (*optarg == '\0' || *end != '\0' || errno != 0 || lopts.duplicate_days == 0 ||
                 lopts.duplicate_days > 3650)
                 return usage_error("bad --duplicate-days '%s', expected 1 to 3650", optarg);
+            break;
+        case 'l':
+            r = limit_parse(optarg, &opts.limits);
+            if (r == -ERANGE)
+                return usage_error("--limit '%s' is out of range", optarg);
+            if (r < 0)
+                return usage_error("bad --limit '%s', expected NAME=N with NAME one of "
+                                   "message-size, mime-depth, mime-parts, part-size, headers, "
+                                   "lines, line-length, patch-files, patch-hunks, "
+                                   "regex-match-limit, regex-depth-limit",
+                                   optarg);
             break;
         case 'h':
             usage(stdout);

@@ -128,6 +128,27 @@ check "only-actions: action none prints nothing" sh -c "rc=$rc; [ \$rc -eq 0 ] &
 run scan --rules "$T/rules" --only-actions -t tag=0.1 "$T/one.eml"
 check "only-actions: a tagged message is printed" grep -q '^.*one\.eml: tag score=0\.5 ' "$T/out"
 
+# --- limits --------------------------------------------------------------
+printf '%s\n' "$(msg lim@example.org "A zebra crossing" "one")" two three four five six \
+    >"$T/lines.eml"
+run scan --json --rules "$RULES_DIR" "$T/lines.eml"
+check "limit: the defaults cut nothing" jcheck \
+    "L[0]['truncated'] is False and 'LIMIT_REACHED' not in [h['rule'] for h in L[0]['hits']]"
+run scan --json --rules "$RULES_DIR" --limit lines=3 "$T/lines.eml"
+check "limit: lines=3 cuts the body, LIMIT_REACHED names it" jcheck \
+    "L[0]['truncated'] is True and [(h['score'], h['evidence']) for h in L[0]['hits'] if h['rule'] == 'LIMIT_REACHED'] == [(0.0, 'max_lines=3')]"
+run scan --json --rules "$RULES_DIR" -l headers=2 --limit message-size=1K "$T/lines.eml"
+check "limit: repeatable, the first limit reached is named" jcheck \
+    "[h['evidence'] for h in L[0]['hits'] if h['rule'] == 'LIMIT_REACHED'] == ['max_headers=2']"
+run scan --rules "$RULES_DIR" --limit lines=0 "$T/lines.eml"
+check "limit: 0 is a usage error" sh -c "[ $rc -eq 64 ] && grep -q 'out of range' '$T/err'"
+run scan --rules "$RULES_DIR" --limit widgets=3 "$T/lines.eml"
+check "limit: an unknown name is a usage error" sh -c "[ $rc -eq 64 ] && grep -q 'bad --limit' '$T/err'"
+run scan --rules "$RULES_DIR" --limit lines=3x "$T/lines.eml"
+check "limit: a bad suffix is a usage error" rc_is 64
+run help
+check "limit: documented in help" grep -q -- '--limit NAME=N' "$T/out"
+
 # --- mbox ----------------------------------------------------------------
 {
     printf 'From tester@example.org Mon Jan  1 10:00:00 2024\n'

@@ -82,6 +82,18 @@ test_defaults(void **state)
     assert_int_equal(cfg->on_oversize, CONFIG_FAIL_SCAN);
     assert_int_equal(cfg->max_message_size, 10u << 20);
     assert_int_equal(cfg->scan_timeout, 5000);
+    /* The limits default to the classifier's own defaults. */
+    assert_int_equal(cfg->max_mime_depth, 32);
+    assert_int_equal(cfg->max_mime_parts, 256);
+    assert_int_equal(cfg->max_part_size, 4u << 20);
+    assert_int_equal(cfg->max_headers, 1000);
+    assert_int_equal(cfg->max_header_size, 64u << 10);
+    assert_int_equal(cfg->max_lines, 100000);
+    assert_int_equal(cfg->max_line_length, 4096);
+    assert_int_equal(cfg->max_patch_files, 500);
+    assert_int_equal(cfg->max_patch_hunks, 5000);
+    assert_int_equal(cfg->regex_match_limit, 100000);
+    assert_int_equal(cfg->regex_depth_limit, 5000);
     assert_true(cfg->tag_threshold > 0);
     assert_string_equal(cfg->subject_tag, "[SLOP]");
     assert_string_equal(cfg->sendmail_path, "/usr/sbin/sendmail");
@@ -185,6 +197,17 @@ static const struct {
     {"trustmaintainers YES", "TrustMaintainers", "TrustMaintainers yes"},
     {"RecordState off", "RecordState", "RecordState no"},
     {"RecordState 1", "RecordState", "RecordState yes"},
+    {"MaxMimeDepth 4", "MaxMimeDepth", "MaxMimeDepth 4"},
+    {"MaxMimeParts 1", "MaxMimeParts", "MaxMimeParts 1"},
+    {"MaxPartSize 1K", "MaxPartSize", "MaxPartSize 1024"},
+    {"MaxHeaders 50", "MaxHeaders", "MaxHeaders 50"},
+    {"MaxHeaderSize 16M", "MaxHeaderSize", "MaxHeaderSize 16777216"},
+    {"MaxLines 100", "MaxLines", "MaxLines 100"},
+    {"MaxLineLength 998", "MaxLineLength", "MaxLineLength 998"},
+    {"MaxPatchFiles 100000", "MaxPatchFiles", "MaxPatchFiles 100000"},
+    {"MaxPatchHunks 20", "MaxPatchHunks", "MaxPatchHunks 20"},
+    {"RegexMatchLimit 1000", "RegexMatchLimit", "RegexMatchLimit 1000"},
+    {"RegexDepthLimit 100000", "RegexDepthLimit", "RegexDepthLimit 100000"},
 };
 
 static void
@@ -240,6 +263,22 @@ static const struct {
     {"MaxMessageSize 10X",
      "t.conf:1: MaxMessageSize: bad size '10X' (use a number with an optional K, M or G suffix)"},
     {"MaxMessageSize 1K", "t.conf:1: MaxMessageSize: 1K is out of range (64K to 1G)"},
+    {"MaxMimeDepth 0", "t.conf:1: MaxMimeDepth: 0 is out of range (1 to 1000)"},
+    {"MaxMimeDepth deep", "t.conf:1: MaxMimeDepth: bad number 'deep'"},
+    {"MaxMimeParts 100001", "t.conf:1: MaxMimeParts: 100001 is out of range (1 to 100000)"},
+    {"MaxPartSize 512", "t.conf:1: MaxPartSize: 512 is out of range (1K to 1G)"},
+    {"MaxPartSize 2G", "t.conf:1: MaxPartSize: 2G is out of range (1K to 1G)"},
+    {"MaxPartSize 4Q",
+     "t.conf:1: MaxPartSize: bad size '4Q' (use a number with an optional K, M or G suffix)"},
+    {"MaxHeaders 0", "t.conf:1: MaxHeaders: 0 is out of range (1 to 100000)"},
+    {"MaxHeaderSize 17M", "t.conf:1: MaxHeaderSize: 17M is out of range (1K to 16M)"},
+    {"MaxLines 99", "t.conf:1: MaxLines: 99 is out of range (100 to 10000000)"},
+    {"MaxLineLength 79", "t.conf:1: MaxLineLength: 79 is out of range (80 to 1048576)"},
+    {"MaxPatchFiles 0", "t.conf:1: MaxPatchFiles: 0 is out of range (1 to 100000)"},
+    {"MaxPatchHunks 1000001", "t.conf:1: MaxPatchHunks: 1000001 is out of range (1 to 1000000)"},
+    {"RegexMatchLimit 999", "t.conf:1: RegexMatchLimit: 999 is out of range (1000 to 100000000)"},
+    {"RegexDepthLimit 99", "t.conf:1: RegexDepthLimit: 99 is out of range (100 to 10000000)"},
+    {"RegexDepthLimit -1", "t.conf:1: RegexDepthLimit: bad number '-1'"},
     {"ReplyInterval 2w",
      "t.conf:1: ReplyInterval: bad duration '2w' (use a number with an optional s, m, h or d "
      "suffix)"},

@@ -131,6 +131,7 @@ static const char *const doc_names[] = {
     "uncc_maintainers",
     "sender_daily",
     "trusted_sender",
+    "limit_hit",
 };
 
 static void
