@@ -45,6 +45,7 @@ enum {
     HELD_UNKNOWN = 0, /* not evaluated (yet): reads as not held */
     HELD_NO,
     HELD_YES,
+    HELD_LIMITED, /* not held, but a regex limit cut its evaluation short */
 };
 
 struct evidence {
@@ -71,6 +72,7 @@ struct eval {
     size_t pairs_cap;
     struct rule_prefilter_state pf;
     const char *regex_limit; /* "match_limit" or "depth_limit" once PCRE2 hit one */
+    unsigned limit_hits;     /* PCRE2 match or depth limits hit so far */
 };
 
 /* Bytes in the valid UTF-8 sequence at s[0..n), or 0 if it is not one. */
@@ -237,6 +239,8 @@ run(struct eval *ev, const struct rule_pattern *pat, const char *s, size_t len, 
     if (pat->code == NULL || !rule_prefilter_possible(&ev->pf, ev->set, ev->m, pat))
         return false;
     rc = pcre2_match(pat->code, (PCRE2_SPTR)s, len, start, 0, ev->md, ev->set->mctx);
+    if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT)
+        ev->limit_hits++;
     if (rc == PCRE2_ERROR_MATCHLIMIT && ev->regex_limit == NULL)
         ev->regex_limit = "match_limit";
     else if (rc == PCRE2_ERROR_DEPTHLIMIT && ev->regex_limit == NULL)
@@ -319,8 +323,13 @@ eval_nomatch(struct eval *ev, const struct rule_cond *c)
     const struct region *r = &ev->m->regions[c->region];
     size_t len, start, end;
     const char *text = region_text(r, &len);
+    unsigned limits_before = ev->limit_hits;
 
-    return !run_whole(ev, &c->pat[0], text, len, true, &start, &end);
+    if (run_whole(ev, &c->pat[0], text, len, true, &start, &end))
+        return false;
+    /* A pattern cut short by a limit proves nothing was absent: hold back
+     * rather than report a gap ("no reproducer") the text may not have. */
+    return ev->limit_hits == limits_before;
 }
 
 static bool
@@ -536,6 +545,14 @@ ev_rule_name(struct evidence *e, const char *name)
 
 static int eval_rule(struct eval *ev, size_t i, struct evidence *e);
 
+static uint8_t
+held_value(const struct eval *ev, int holds, unsigned limits_before)
+{
+    if (holds)
+        return HELD_YES;
+    return ev->limit_hits != limits_before ? HELD_LIMITED : HELD_NO;
+}
+
 /* Whether rule j held, for a combination of rule self: 1, 0, -ENOMEM. A
  * helper not yet evaluated is evaluated now. */
 static int
@@ -543,6 +560,7 @@ rule_held(struct eval *ev, size_t j, size_t self)
 {
     const struct rule *rule = &ev->set->rules[j];
     struct evidence e;
+    unsigned limits_before;
     int holds;
 
     if (ev->held[j] != HELD_UNKNOWN || !ev->lazy || !rule->helper || j >= self)
@@ -552,10 +570,11 @@ rule_held(struct eval *ev, size_t j, size_t self)
     e.len = 0;
     e.set = e.full = false;
     e.buf[0] = '\0';
+    limits_before = ev->limit_hits;
     holds = eval_rule(ev, j, &e);
     if (holds < 0)
         return holds;
-    ev->held[j] = holds ? HELD_YES : HELD_NO;
+    ev->held[j] = held_value(ev, holds, limits_before);
     return holds;
 }
 
@@ -578,6 +597,10 @@ eval_combination(struct eval *ev, const struct rule_cond *c, size_t self, struct
         if (c->type == RULE_COND_ALL_OF && h == 0)
             return 0;
         if (c->type == RULE_COND_NONE_OF && h == 1)
+            return 0;
+        /* "None of them held" is a finding only if each was really
+         * looked for; a pattern cut short by a limit proves nothing. */
+        if (c->type == RULE_COND_NONE_OF && ev->held[c->refs[i]] == HELD_LIMITED)
             return 0;
         if (e->set && ((c->type == RULE_COND_ANY_OF && n >= 1) ||
                        (c->type == RULE_COND_AT_LEAST && n >= c->at_least)))
@@ -726,6 +749,7 @@ rule_set_eval(const struct rule_set *set, const struct message *m, const char *d
               unsigned max_hits, struct classifier_result *res)
 {
     struct eval ev = {.set = set, .m = m};
+    unsigned limits_before;
     int r = 0;
 
     if (set == NULL || m == NULL || res == NULL)
@@ -750,12 +774,13 @@ rule_set_eval(const struct rule_set *set, const struct message *m, const char *d
         e.len = 0;
         e.set = e.full = false;
         e.buf[0] = '\0';
+        limits_before = ev.limit_hits;
         holds = eval_rule(&ev, i, &e);
         if (holds < 0) {
             r = holds;
             goto out;
         }
-        ev.held[i] = holds ? HELD_YES : HELD_NO;
+        ev.held[i] = held_value(&ev, holds, limits_before);
         if (!holds || rule->helper || res->n_hits >= max_hits)
             continue;
         r = append_hit(res, rule, doc_base, &e);

@@ -418,8 +418,9 @@ static struct eval_case cases[] = {
      HEAD("NOCAT") "    nomatch body /(a+)+$/\n"
      HEAD("OK") "    match body /ab$/\n",
      msg_catastrophic,
-     {HIT("NOCAT", NULL), HIT("OK", "ab")},
-     2},
+     /* Cut short, the pattern proves nothing: neither CAT nor NOCAT. */
+     {HIT("OK", "ab")},
+     1},
 };
 // clang-format on
 
