@@ -60,6 +60,7 @@
 #define LOAD_BODY_CHUNK 65535              /* MILTER_CHUNK_SIZE without MDS_* */
 #define LOAD_STALL_US 35000
 #define LOAD_IO_TIMEOUT_S 30
+#define LOAD_MAX_ADDR 1000 /* -f and -R; longer ones are refused */
 
 /* Commands (MTA to milter). */
 #define SMFIC_ABORT 'A'
@@ -125,6 +126,8 @@ struct options {
     bool nodelay;
     bool verbose;
     const char *latency_file;
+    const char *mail_from; /* envelope sender, without <> */
+    const char *rcpt_to;   /* envelope recipient, without <> */
 };
 
 struct worker {
@@ -141,6 +144,8 @@ static struct options opt = {
     .count = 0,
     .seconds = 60.0,
     .nodelay = true,
+    .mail_from = "author@bench.test",
+    .rcpt_to = "security@bench.test",
 };
 static struct message *messages;
 static size_t n_messages;
@@ -476,18 +481,20 @@ static int
 send_message(struct worker *w, int fd, uint32_t proto, const struct message *m, unsigned long seq,
              struct packet_buf *out, struct packet_buf *in, char *ret_final, uint64_t *ret_us)
 {
-    char qid[32], c = 0;
-    const char *mail_macros[] = {"i", qid, "{mail_addr}", "author@bench.test", NULL};
+    char qid[32], c = 0, from[LOAD_MAX_ADDR + 3], rcpt[LOAD_MAX_ADDR + 3];
+    const char *mail_macros[] = {"i", qid, "{mail_addr}", opt.mail_from, NULL};
     const char *eom_macros[] = {"i", qid, NULL};
     size_t at, off, i;
     uint64_t t0;
     int r;
 
     snprintf(qid, sizeof(qid), "B%02u%07lu", w->id % 100, seq % 10000000);
+    snprintf(from, sizeof(from), "<%s>", opt.mail_from);
+    snprintf(rcpt, sizeof(rcpt), "<%s>", opt.rcpt_to);
     if (!(proto & SMFIP_NOMAIL)) {
         add_macros(out, SMFIC_MAIL, mail_macros);
         at = packet_begin(out, SMFIC_MAIL);
-        buf_addstr(out, "<author@bench.test>");
+        buf_addstr(out, from);
         packet_end(out, at);
         r = exchange(w, fd, out, in, !(proto & SMFIP_NR_MAIL), &c);
         if (r < 0 || (c != 0 && c != 'c'))
@@ -495,7 +502,7 @@ send_message(struct worker *w, int fd, uint32_t proto, const struct message *m, 
     }
     if (!(proto & SMFIP_NORCPT)) {
         at = packet_begin(out, SMFIC_RCPT);
-        buf_addstr(out, "<security@bench.test>");
+        buf_addstr(out, rcpt);
         packet_end(out, at);
         r = exchange(w, fd, out, in, !(proto & SMFIP_NR_RCPT), &c);
         if (r < 0 || (c != 0 && c != 'c'))
@@ -827,7 +834,7 @@ usage(FILE *f)
 {
     fprintf(f,
             "usage: milter-load [-c CONNS] [-n COUNT] [-t SECONDS] [-r|-q] [-D] [-o FILE] [-v]\n"
-            "                   SOCKET PATH...\n"
+            "                   [-f FROM] [-R RCPT] SOCKET PATH...\n"
             "  SOCKET   unix:/path, local:/path or inet:port@host\n"
             "  PATH     message files, directories or mboxes (cycled until COUNT)\n"
             "  -c       concurrent milter connections (default 1, at most %d)\n"
@@ -836,7 +843,9 @@ usage(FILE *f)
             "  -r       a new milter connection for every message\n"
             "  -q       a new SMTP session (SMFIC_QUIT_NC) for every message\n"
             "  -D       leave Nagle on for our TCP sockets (to show a stall)\n"
-            "  -o FILE  write each latency (microseconds) on its own line\n",
+            "  -o FILE  write each latency (microseconds) on its own line\n"
+            "  -f FROM  envelope sender, without <> (default author@bench.test)\n"
+            "  -R RCPT  envelope recipient, without <> (default security@bench.test)\n",
             LOAD_MAX_CONNS);
 }
 
@@ -851,7 +860,7 @@ main(int argc, char **argv)
     double secs, sum = 0;
     int c, status = 1;
 
-    while ((c = getopt(argc, argv, "c:n:t:rqDo:vh")) != -1) {
+    while ((c = getopt(argc, argv, "c:n:t:rqDo:f:R:vh")) != -1) {
         switch (c) {
         case 'c':
             opt.conns = (unsigned)strtoul(optarg, NULL, 10);
@@ -874,6 +883,12 @@ main(int argc, char **argv)
         case 'o':
             opt.latency_file = optarg;
             break;
+        case 'f':
+            opt.mail_from = optarg;
+            break;
+        case 'R':
+            opt.rcpt_to = optarg;
+            break;
         case 'v':
             opt.verbose = true;
             break;
@@ -886,7 +901,8 @@ main(int argc, char **argv)
         }
     }
     if (argc - optind < 2 || opt.conns == 0 || opt.conns > LOAD_MAX_CONNS || opt.seconds <= 0 ||
-        opt.seconds > 86400) {
+        opt.seconds > 86400 || strlen(opt.mail_from) > LOAD_MAX_ADDR ||
+        strlen(opt.rcpt_to) > LOAD_MAX_ADDR) {
         usage(stderr);
         return 64;
     }
