@@ -254,6 +254,14 @@ dup_text(const char *s, size_t n, size_t max, bool *cut)
 }
 
 /* Header values: unfold (CR/LF and the white space after become one space). */
+static bool
+is_msgid_field(const char *name)
+{
+    return g_ascii_strcasecmp(name, "Message-ID") == 0 ||
+           g_ascii_strcasecmp(name, "In-Reply-To") == 0 ||
+           g_ascii_strcasecmp(name, "References") == 0;
+}
+
 static char *
 dup_header_value(const char *s, bool *cut)
 {
@@ -770,7 +778,13 @@ view_add_header_list(struct mime_view *v, GMimeHeaderList *hl, size_t *cap,
             *cap = ncap;
         }
         name = g_mime_header_get_name(h);
-        value = g_mime_header_get_value(h);
+        /* Message identifiers have no encoded words (RFC 5322 msg-id): take
+         * them raw, or a sender could hide another id, or a line break,
+         * in an encoded word that decoding would bring out. */
+        if (name != NULL && is_msgid_field(name))
+            value = g_mime_header_get_raw_value(h);
+        else
+            value = g_mime_header_get_value(h);
         mh = &v->headers[v->n_headers];
         mh->name = dup_text(name ? name : "", name ? strlen(name) : 0, 1024, &v->truncated);
         mh->value = dup_header_value(value ? value : "", &v->truncated);

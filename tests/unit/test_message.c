@@ -370,6 +370,31 @@ test_line_caps(void **state)
     assert_null(message_free(NULL));
 }
 
+/* Message identifiers carry no encoded words: an encoded one stays as
+ * written, so a line break or a second id cannot be smuggled through it
+ * into the In-Reply-To of our reply. */
+static void
+test_msgid_not_decoded(void **state)
+{
+    static const char raw[] =
+        "From: a@b.example\n"
+        "Subject: =?utf-8?q?caf=C3=A9?=\n"
+        "Message-ID: =?utf-8?b?PGFAZXhhbXBsZS50ZXN0Pg0KQmNjOiB2QGV2aWwuZXhhbXBsZQ==?=\n"
+        "In-Reply-To: <x@y.example>\n"
+        "\n"
+        "body\n";
+    struct message *m;
+
+    (void)state;
+    m = testutil_message(raw, sizeof(raw) - 1);
+    assert_string_equal(m->subject, "caf\xc3\xa9");
+    assert_non_null(m->message_id);
+    assert_null(strchr(m->message_id, '\n'));
+    assert_null(strstr(m->message_id, "Bcc"));
+    assert_string_equal(m->in_reply_to, "x@y.example");
+    message_free(m);
+}
+
 int
 main(void)
 {
@@ -377,6 +402,7 @@ main(void)
         cmocka_unit_test(test_kinds),
         cmocka_unit_test(test_raw_kinds),
         cmocka_unit_test(test_header_fields),
+        cmocka_unit_test(test_msgid_not_decoded),
         cmocka_unit_test(test_reply_split),
         cmocka_unit_test(test_body_split),
         cmocka_unit_test(test_attachments),
