@@ -62,6 +62,8 @@ msg_free(struct message *m)
     free(m->hunks);
     for (unsigned i = 0; i < REGION__COUNT; i++)
         region_release(&m->regions[i]);
+    for (unsigned i = 0; i < MEASURE__COUNT; i++)
+        free(m->measure_evidence[i]);
     free(m);
 }
 
