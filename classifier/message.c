@@ -20,15 +20,10 @@
 #include <strings.h>
 
 #include "message.h"
+#include "textbuf.h"
 
 #define MESSAGE_MAX_RCPT 1000
 #define MESSAGE_MAX_ID 998
-
-struct buf {
-    char *p;
-    size_t len;
-    size_t cap;
-};
 
 struct span {
     const char *p;
@@ -42,46 +37,9 @@ struct lines {
 };
 
 static int
-buf_add(struct buf *b, const char *s, size_t n)
+region_take(struct region *rg, struct textbuf *b)
 {
-    if (n > SIZE_MAX / 2 - b->len)
-        return -ENOMEM;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        char *p;
-
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        p = realloc(b->p, cap);
-        if (p == NULL)
-            return -ENOMEM;
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-    return 0;
-}
-
-static int
-buf_line(struct buf *b, const char *s, size_t n)
-{
-    int r = buf_add(b, s, n);
-
-    return r < 0 ? r : buf_add(b, "\n", 1);
-}
-
-static const char *
-buf_str(const struct buf *b)
-{
-    return b->p ? b->p : "";
-}
-
-static int
-region_take(struct region *rg, struct buf *b)
-{
-    if (b->p == NULL && buf_add(b, "", 0) < 0)
+    if (b->p == NULL && textbuf_add(b, "", 0) < 0)
         return -ENOMEM;
     region_release(rg);
     rg->text = b->p;
@@ -318,7 +276,7 @@ dup_header(const struct mime_view *v, const char *name, char **ret)
 static int
 build_headers(struct message *m, const struct mime_view *v)
 {
-    struct buf b = {0};
+    struct textbuf b = {0};
     const char *h;
     int r;
 
@@ -343,11 +301,11 @@ build_headers(struct message *m, const struct mime_view *v)
             if (r < 0)
                 goto out;
         }
-        r = buf_add(&b, mh->name, strlen(mh->name));
+        r = textbuf_add(&b, mh->name, strlen(mh->name));
         if (r >= 0)
-            r = buf_add(&b, ": ", 2);
+            r = textbuf_add(&b, ": ", 2);
         if (r >= 0)
-            r = buf_line(&b, mh->value, strlen(mh->value));
+            r = textbuf_line(&b, mh->value, strlen(mh->value));
         if (r < 0)
             goto out;
     }
@@ -355,11 +313,11 @@ build_headers(struct message *m, const struct mime_view *v)
     if (r < 0)
         goto out;
     if (m->subject != NULL)
-        r = buf_add(&b, m->subject, strlen(m->subject));
+        r = textbuf_add(&b, m->subject, strlen(m->subject));
     if (r >= 0)
         r = region_take(&m->regions[REGION_SUBJECT], &b);
 out:
-    free(b.p);
+    textbuf_release(&b);
     return r;
 }
 
@@ -453,8 +411,8 @@ next_nonblank_is_quote(const struct lines *l, size_t i)
 }
 
 struct body_split {
-    struct buf own;
-    struct buf quoted;
+    struct textbuf own;
+    struct textbuf quoted;
     unsigned own_lines;
     unsigned quoted_lines;
     bool inline_diff;
@@ -488,17 +446,17 @@ body_split(const struct lines *l, struct body_split *bs)
                 in_diff = false;
                 continue;
             }
-            r = buf_line(&bs->own, s->p, s->n);
+            r = textbuf_line(&bs->own, s->p, s->n);
             bs->own_lines++;
             continue;
         }
         if (rest_quoted) {
-            r = buf_line(&bs->quoted, s->p, s->n);
+            r = textbuf_line(&bs->quoted, s->p, s->n);
             bs->quoted_lines++;
             continue;
         }
         if (quote_strip(s, &q)) {
-            r = buf_line(&bs->quoted, q.p, q.n);
+            r = textbuf_line(&bs->quoted, q.p, q.n);
             bs->quoted_lines++;
             continue;
         }
@@ -528,7 +486,7 @@ body_split(const struct lines *l, struct body_split *bs)
         }
         last_own_start = bs->own.len;
         last_own_on = starts(s->p, s->n, "On ");
-        r = buf_line(&bs->own, s->p, s->n);
+        r = textbuf_line(&bs->own, s->p, s->n);
         bs->own_lines++;
     }
     return r < 0 ? r : 0;
@@ -551,7 +509,7 @@ looks_like_format_patch(const struct lines *l)
 
 /* Append a format-patch file to b without its mail header block. */
 static int
-add_format_patch(struct buf *b, const struct lines *l)
+add_format_patch(struct textbuf *b, const struct lines *l)
 {
     size_t i = 0;
     int r = 0;
@@ -561,17 +519,17 @@ add_format_patch(struct buf *b, const struct lines *l)
     if (i < l->n)
         i++;
     for (; i < l->n && r >= 0; i++)
-        r = buf_line(b, l->v[i].p, l->v[i].n);
+        r = textbuf_line(b, l->v[i].p, l->v[i].n);
     return r;
 }
 
 static int
-add_lines(struct buf *b, const struct lines *l)
+add_lines(struct textbuf *b, const struct lines *l)
 {
     int r = 0;
 
     for (size_t i = 0; i < l->n && r >= 0; i++)
-        r = buf_line(b, l->v[i].p, l->v[i].n);
+        r = textbuf_line(b, l->v[i].p, l->v[i].n);
     return r;
 }
 
@@ -851,7 +809,7 @@ message_build(const struct mime_view *v, const struct classifier_limits *limits,
 {
     struct message *m;
     struct body_split bs = {0};
-    struct buf raw = {0}, patch = {0}, report = {0}, attached = {0};
+    struct textbuf raw = {0}, patch = {0}, report = {0}, attached = {0};
     struct lines body = {0};
     unsigned budget = limits->max_lines;
     bool patch_part = false, format_patch = false, reply_subject, cover, trunc = false;
@@ -877,9 +835,9 @@ message_build(const struct mime_view *v, const struct classifier_limits *limits,
             message_note_limit(m, "max_part_bytes", limits->max_part_bytes);
         if (p->role == MIME_PART_BODY && p->text != NULL) {
             if (raw.len > 0 && raw.p[raw.len - 1] != '\n')
-                r = buf_add(&raw, "\n", 1);
+                r = textbuf_add(&raw, "\n", 1);
             if (r >= 0)
-                r = buf_add(&raw, p->text, p->len);
+                r = textbuf_add(&raw, p->text, p->len);
         } else if (p->role == MIME_PART_ATTACHMENT) {
             if (p->text == NULL) {
                 m->attachments++;
@@ -887,9 +845,9 @@ message_build(const struct mime_view *v, const struct classifier_limits *limits,
                     m->binary_attachments++;
             } else {
                 /* Text attachments (logs, configs) feed the report facts. */
-                r = buf_add(&attached, p->text, p->len);
+                r = textbuf_add(&attached, p->text, p->len);
                 if (r >= 0)
-                    r = buf_add(&attached, "\n", 1);
+                    r = textbuf_add(&attached, "\n", 1);
             }
         }
         if (r < 0)
@@ -899,7 +857,7 @@ message_build(const struct mime_view *v, const struct classifier_limits *limits,
     if (v->truncated && !m->truncated)
         message_note_limit(m, "header_bytes", 0);
 
-    r = lines_split(buf_str(&raw), raw.len, limits->max_line_bytes, &budget, &body, &trunc);
+    r = lines_split(textbuf_str(&raw), raw.len, limits->max_line_bytes, &budget, &body, &trunc);
     if (r < 0)
         goto out;
     if (trunc)
@@ -926,7 +884,7 @@ message_build(const struct mime_view *v, const struct classifier_limits *limits,
         if (!patch_part) {
             format_patch = looks_like_format_patch(&pl);
             if (!format_patch)
-                r = buf_add(&patch, buf_str(&bs.own), bs.own.len);
+                r = textbuf_add(&patch, textbuf_str(&bs.own), bs.own.len);
         }
         patch_part = true;
         if (r >= 0)
@@ -941,9 +899,9 @@ message_build(const struct mime_view *v, const struct classifier_limits *limits,
     reply_subject = is_reply_subject(m->subject);
     cover = m->psubj.tagged && m->psubj.index == 0 && m->psubj.total > 0 && !reply_subject;
     if (patch_part) {
-        r = patch_parse(m, buf_str(&patch), patch.len, limits);
+        r = patch_parse(m, textbuf_str(&patch), patch.len, limits);
     } else if (bs.inline_diff || (m->psubj.tagged && !reply_subject)) {
-        r = patch_parse(m, buf_str(&bs.own), bs.own.len, limits);
+        r = patch_parse(m, textbuf_str(&bs.own), bs.own.len, limits);
     }
     if (r < 0)
         goto out;
@@ -954,8 +912,8 @@ message_build(const struct mime_view *v, const struct classifier_limits *limits,
     else if (reply_subject || (m->in_reply_to != NULL && bs.quoted_lines > 0))
         m->kind = CLASSIFIER_KIND_REPLY;
     else if ((m->subject != NULL && looks_like_report(m->subject, strlen(m->subject))) ||
-             looks_like_report(buf_str(&bs.own), bs.own.len) ||
-             looks_like_report(buf_str(&attached), attached.len))
+             looks_like_report(textbuf_str(&bs.own), bs.own.len) ||
+             looks_like_report(textbuf_str(&attached), attached.len))
         m->kind = CLASSIFIER_KIND_REPORT;
     else
         m->kind = CLASSIFIER_KIND_OTHER;
@@ -966,20 +924,20 @@ message_build(const struct mime_view *v, const struct classifier_limits *limits,
         rtext = cl->text ? cl->text : "";
         rlen = cl->text ? cl->len : 0;
     } else {
-        r = buf_add(&report, buf_str(&bs.own), bs.own.len);
+        r = textbuf_add(&report, textbuf_str(&bs.own), bs.own.len);
         if (r >= 0 && attached.len > 0)
-            r = buf_add(&report, attached.p, attached.len);
+            r = textbuf_add(&report, attached.p, attached.len);
         if (r < 0)
             goto out;
-        rtext = buf_str(&report);
+        rtext = textbuf_str(&report);
         rlen = report.len;
     }
     r = report_parse(m, rtext, rlen, limits);
     if (r < 0)
         goto out;
 
-    m->disclosure = has_disclosure(buf_str(&bs.own), bs.own.len) ||
-                    (patch_part && has_disclosure(buf_str(&patch), patch.len));
+    m->disclosure = has_disclosure(textbuf_str(&bs.own), bs.own.len) ||
+                    (patch_part && has_disclosure(textbuf_str(&patch), patch.len));
 
     r = region_take(&m->regions[REGION_BODY], &bs.own);
     if (r >= 0)
@@ -1003,12 +961,12 @@ message_build(const struct mime_view *v, const struct classifier_limits *limits,
     r = 0;
 out:
     free(body.v);
-    free(raw.p);
-    free(patch.p);
-    free(report.p);
-    free(attached.p);
-    free(bs.own.p);
-    free(bs.quoted.p);
+    textbuf_release(&raw);
+    textbuf_release(&patch);
+    textbuf_release(&report);
+    textbuf_release(&attached);
+    textbuf_release(&bs.own);
+    textbuf_release(&bs.quoted);
     message_free(m);
     return r;
 }

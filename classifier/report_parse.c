@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "message.h"
+#include "textbuf.h"
 
 #define REPORT_MAX_VERSIONS 64
 #define REPORT_MAX_FUNCTIONS 256
@@ -27,40 +28,10 @@
 #define REPORT_MAX_URLS 128
 #define REPORT_MAX_IDENT 128
 
-struct buf {
-    char *p;
-    size_t len;
-    size_t cap;
-};
-
 struct span {
     const char *p;
     size_t n;
 };
-
-static int
-buf_add(struct buf *b, const char *s, size_t n)
-{
-    if (n > SIZE_MAX / 2 - b->len)
-        return -ENOMEM;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        char *p;
-
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        p = realloc(b->p, cap);
-        if (p == NULL)
-            return -ENOMEM;
-        b->p = p;
-        b->cap = cap;
-    }
-    /* p is NULL only while cap is 0, so the realloc() above ran. */
-    memcpy(b->p + b->len, s, n); // NOLINT(clang-analyzer-core.NonNullParamChecker)
-    b->len += n;
-    b->p[b->len] = '\0';
-    return 0;
-}
 
 static bool
 is_digit(char c)
@@ -956,7 +927,7 @@ report_parse(struct message *m, const char *text, size_t len,
 {
     struct span *lines = NULL;
     unsigned char *cls = NULL;
-    struct buf out[2] = {{0}};
+    struct textbuf out[2] = {{0}};
     char *scratch = NULL;
     size_t n = 0, cap = 0, i = 0;
     int r = 0;
@@ -1000,11 +971,11 @@ report_parse(struct message *m, const char *text, size_t len,
     classify(lines, n, cls);
 
     for (i = 0; i < n; i++) {
-        struct buf *b = &out[cls[i] == LINE_CODE];
+        struct textbuf *b = &out[cls[i] == LINE_CODE];
 
-        r = buf_add(b, lines[i].p, lines[i].n);
+        r = textbuf_add(b, lines[i].p, lines[i].n);
         if (r >= 0)
-            r = buf_add(b, "\n", 1);
+            r = textbuf_add(b, "\n", 1);
         if (r >= 0)
             r = extract_facts(m, lines[i].p, lines[i].n, scratch);
         if (r < 0)
@@ -1014,7 +985,7 @@ report_parse(struct message *m, const char *text, size_t len,
         struct region *rg = &m->regions[k == 0 ? REGION_REPORT : REGION_CODE];
 
         if (out[k].p == NULL) {
-            r = buf_add(&out[k], "", 0);
+            r = textbuf_add(&out[k], "", 0);
             if (r < 0)
                 goto out;
         }
@@ -1027,7 +998,7 @@ out:
     free(lines);
     free(cls);
     free(scratch);
-    free(out[0].p);
-    free(out[1].p);
+    textbuf_release(&out[0]);
+    textbuf_release(&out[1]);
     return r;
 }
