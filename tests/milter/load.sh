@@ -288,13 +288,18 @@ account() {
         "scanned-without-decision=$undecided qids-decided-twice=$dupdecisions"
 }
 
-# The common checks after account().
-check_counts() { # TAG SENT
+# The common checks after account(). KILLED is how many SIGKILLs the phase
+# sent (default 0): a kill can land after a message's header changes reached
+# the MTA and before its decision line was written. The MTA then applies
+# milter_default_action and the message is still accounted for, but it
+# carries our headers without a decision line: at most one per kill.
+check_counts() { # TAG SENT [KILLED]
     check "$1: delivered + queued + refused = sent ($delivered + $queued + $refused = $2)" \
         [ $((delivered + queued + refused + rejected)) -eq "$2" ]
     check "$1: the unaccounted-for messages are exactly the refused ones" [ "$missing" -eq "$refused" ]
     check "$1: no message delivered twice" [ "$dups" -eq 0 ]
-    check "$1: every scanned message has a decision line" [ "$undecided" -eq 0 ]
+    check "$1: every scanned message has a decision line (but what a kill cut: ${3:-0})" \
+        [ "$undecided" -le "${3:-0}" ]
     check "$1: no queue id has two decision lines" [ "$dupdecisions" -eq 0 ]
 }
 
@@ -416,7 +421,7 @@ kill_run() {
     h flush >/dev/null 2>&1
     settle
     account "$tag" 200 "$log"
-    check_counts "$tag" 200
+    check_counts "$tag" 200 "$kills"
     if [ "$action" = accept ]; then
         check "$tag: every message accepted" [ "$refused" -eq 0 ]
         check "$tag: mail passed unscanned while the daemon was down" [ "$unscanned" -ge 1 ]
