@@ -877,6 +877,19 @@ mime_view_parse(const char *msg, size_t len, const struct classifier_limits *lim
         msg += skip;
         len -= skip;
     }
+    /* A header block cannot begin with white space (that is folding), but
+     * some mailers and archives put blank or space-only lines first; GMime
+     * then gives up and the whole message would be scanned as raw text. */
+    while (len > 0) {
+        size_t i = 0;
+
+        while (i < len && (msg[i] == ' ' || msg[i] == '\t' || msg[i] == '\r'))
+            i++;
+        if (i == len || msg[i] != '\n')
+            break;
+        msg += i + 1;
+        len -= i + 1;
+    }
 
     if (len > 0) {
         /* Wrap the caller's bytes without copying; the stream does not own

@@ -201,6 +201,8 @@ static const struct string_case {
      "a@example.org", "hello"},
     {"CRLF line ends", "Subject: crlf\r\n\r\nline one\r\nline two\r\n", "Subject", "crlf",
      "line one\nline two\n"},
+    {"blank and space-only lines before the headers",
+     "\n   \n\t \r\nSubject: late start\nFrom: a@b.c\n\nbody\n", "Subject", "late start", "body"},
     {"entities and numeric references",
      "Subject: h\nContent-Type: text/html\n\n<p>a&lt;b&gt;c &#233;&#x41;</p>\n", "Subject", "h",
      "a<b>c \xc3\xa9"
