@@ -353,78 +353,66 @@ parse_u64(const char *s, const char **ret_end, uint64_t *ret)
     return 0;
 }
 
-int
-config_parse_size(const char *s, uint64_t *ret)
+struct unit {
+    char suffix;
+    uint64_t mult;
+};
+
+/* A whole number with at most one suffix from units (none: mult 1), no
+ * larger than max once multiplied. Sizes and durations differ only in
+ * their table. */
+static int
+parse_scaled(const char *s, const struct unit *units, uint64_t max, uint64_t *ret)
 {
     const char *end;
     uint64_t v, mult = 1;
-    int r;
 
-    r = parse_u64(s, &end, &v);
-    if (r < 0)
+    if (parse_u64(s, &end, &v) < 0)
         return -EINVAL;
-    switch (*end) {
-    case '\0':
-        break;
-    case 'k':
-    case 'K':
-        mult = 1024;
+    if (*end != '\0') {
+        const struct unit *u = units;
+
+        while (u->suffix != '\0' && u->suffix != *end)
+            u++;
+        if (u->suffix == '\0')
+            return -EINVAL;
+        mult = u->mult;
         end++;
-        break;
-    case 'm':
-    case 'M':
-        mult = 1024ull * 1024;
-        end++;
-        break;
-    case 'g':
-    case 'G':
-        mult = 1024ull * 1024 * 1024;
-        end++;
-        break;
-    default:
-        return -EINVAL;
     }
-    if (*end != '\0' || v > UINT64_MAX / mult)
+    if (*end != '\0' || v > max / mult)
         return -EINVAL;
     *ret = v * mult;
     return 0;
 }
 
 int
+config_parse_size(const char *s, uint64_t *ret)
+{
+    static const struct unit units[] = {
+        {'k', 1024},
+        {'K', 1024},
+        {'m', 1024ull * 1024},
+        {'M', 1024ull * 1024},
+        {'g', 1ull << 30},
+        {'G', 1ull << 30},
+        {'\0', 0},
+    };
+
+    return parse_scaled(s, units, UINT64_MAX, ret);
+}
+
+int
 config_parse_duration(const char *s, uint32_t *ret)
 {
-    const char *end;
-    uint64_t v, mult = 1;
-    int r;
+    static const struct unit units[] = {
+        {'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}, {'\0', 0},
+    };
+    uint64_t v = 0;
+    int r = parse_scaled(s, units, UINT32_MAX, &v);
 
-    r = parse_u64(s, &end, &v);
-    if (r < 0)
-        return -EINVAL;
-    switch (*end) {
-    case '\0':
-        break;
-    case 's':
-        end++;
-        break;
-    case 'm':
-        mult = 60;
-        end++;
-        break;
-    case 'h':
-        mult = 3600;
-        end++;
-        break;
-    case 'd':
-        mult = 86400;
-        end++;
-        break;
-    default:
-        return -EINVAL;
-    }
-    if (*end != '\0' || v > UINT32_MAX / mult)
-        return -EINVAL;
-    *ret = (uint32_t)(v * mult);
-    return 0;
+    if (r == 0)
+        *ret = (uint32_t)v;
+    return r;
 }
 
 static bool
@@ -980,7 +968,7 @@ key_set(struct config *cfg, const struct key *k, const char *value, char *why, s
         return 0;
     }
     case T_DURATION: {
-        uint32_t v;
+        uint32_t v = 0;
 
         if (config_parse_duration(value, &v) < 0) {
             snprintf(why, why_size,
