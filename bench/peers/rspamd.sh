@@ -16,11 +16,7 @@ dir=${2:-}
     exit 64
 }
 
-pid_of() {
-    [ -s "$dir/run/rspamd.pid" ] || return 1
-    p=$(tr -dc '0-9' <"$dir/run/rspamd.pid")
-    [ -n "$p" ] && kill -0 "$p" 2>/dev/null && echo "$p"
-}
+pid_of() { pidfile_pid "$dir/run/rspamd.pid"; }
 
 case "$cmd" in
 start)
@@ -50,10 +46,7 @@ start)
     fi
     ;;
 stop)
-    p=$(pid_of) || exit 0
-    kill -TERM "$p" 2>/dev/null || true
-    poll "! kill -0 $p 2>/dev/null" 10 && exit 0
-    kill -KILL "$p" 2>/dev/null || true
+    pidfile_stop "$dir/run/rspamd.pid"
     ;;
 pid) pid_of ;;
 *)

@@ -15,11 +15,7 @@ dir=${2:-}
     exit 64
 }
 
-pid_of() {
-    [ -s "$dir/spamass-milter.pid" ] || return 1
-    p=$(tr -dc '0-9' <"$dir/spamass-milter.pid")
-    [ -n "$p" ] && kill -0 "$p" 2>/dev/null && echo "$p"
-}
+pid_of() { pidfile_pid "$dir/spamass-milter.pid"; }
 
 case "$cmd" in
 start)
@@ -41,10 +37,7 @@ start)
     chmod 666 "$dir/spamass.sock"
     ;;
 stop)
-    p=$(pid_of) || exit 0
-    kill -TERM "$p" 2>/dev/null || true
-    poll "! kill -0 $p 2>/dev/null" 10 && exit 0
-    kill -KILL "$p" 2>/dev/null || true
+    pidfile_stop "$dir/spamass-milter.pid"
     ;;
 pid) pid_of ;;
 *)

@@ -24,6 +24,21 @@ poll() {
     return 0
 }
 
+# The live process whose id FILE holds, printed; fails when there is none.
+pidfile_pid() {
+    [ -s "$1" ] || return 1
+    _p=$(tr -dc '0-9' <"$1")
+    [ -n "$_p" ] && kill -0 "$_p" 2>/dev/null && echo "$_p"
+}
+
+# Stop the process whose id FILE holds: TERM, up to 10 s, then KILL.
+pidfile_stop() {
+    _p=$(pidfile_pid "$1") || return 0
+    kill -TERM "$_p" 2>/dev/null || true
+    poll "! kill -0 $_p 2>/dev/null" 10 && return 0
+    kill -KILL "$_p" 2>/dev/null || true
+}
+
 # The local delivery agent both MTAs run as nobody: stdin becomes one file.
 # Exit 75 (EX_TEMPFAIL) on any failure so the MTA defers instead of bouncing.
 mta_write_deliver() {
