@@ -18,64 +18,11 @@
 #include <unistd.h>
 
 #include "classifier.h"
-#include "mailbox.h"
+#include "corpus.h"
 
 #define SCAN_TIMER_MAX_MESSAGES 200000
 #define SCAN_TIMER_MAX_BYTES ((size_t)2 << 30) /* all messages together */
 #define SCAN_TIMER_MAX_ROUNDS 1000
-
-struct corpus {
-    char **data;
-    size_t *len;
-    size_t n, cap, bytes;
-};
-
-static uint64_t
-now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int
-collect(void *ctx, const struct mailbox_msg *m)
-{
-    struct corpus *c = ctx;
-
-    if (c->n >= SCAN_TIMER_MAX_MESSAGES || c->bytes + m->len > SCAN_TIMER_MAX_BYTES)
-        return -E2BIG;
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 256;
-        char **d = realloc(c->data, cap * sizeof(*d));
-        size_t *l;
-
-        if (d == NULL)
-            return -ENOMEM;
-        c->data = d;
-        l = realloc(c->len, cap * sizeof(*l));
-        if (l == NULL)
-            return -ENOMEM;
-        c->len = l;
-        c->cap = cap;
-    }
-    c->data[c->n] = malloc(m->len ? m->len : 1);
-    if (c->data[c->n] == NULL)
-        return -ENOMEM;
-    memcpy(c->data[c->n], m->data, m->len);
-    c->len[c->n] = m->len;
-    c->bytes += m->len;
-    c->n++;
-    return 0;
-}
-
-static void
-collect_error(void *ctx, const char *file, size_t index, const char *reason)
-{
-    (void)ctx;
-    fprintf(stderr, "scan-timer: %s[%zu]: %s\n", file, index, reason);
-}
 
 static void
 diag_print(void *ctx, const struct classifier_diag *d)
@@ -101,7 +48,9 @@ pct_ms(const uint64_t *v, size_t n, double p)
 int
 main(int argc, char **argv)
 {
-    struct corpus corpus = {0};
+    struct bench_corpus corpus = {.max_messages = SCAN_TIMER_MAX_MESSAGES,
+                                  .max_bytes = SCAN_TIMER_MAX_BYTES,
+                                  .prog = "scan-timer"};
     struct classifier *c = NULL;
     uint64_t *lat = NULL, t0, load_ns, total = 0;
     unsigned long rounds = 1;
@@ -116,16 +65,16 @@ main(int argc, char **argv)
     if (argc - optind < 2 || rounds == 0 || rounds > SCAN_TIMER_MAX_ROUNDS)
         goto usage;
 
-    t0 = now_ns();
+    t0 = bench_now_ns();
     r = classifier_new(argv[optind], NULL, diag_print, NULL, &c);
-    load_ns = now_ns() - t0;
+    load_ns = bench_now_ns() - t0;
     if (r < 0) {
         fprintf(stderr, "scan-timer: cannot load rules from '%s': %s\n", argv[optind],
                 strerror(-r));
         return 78;
     }
     for (i = (size_t)optind + 1; i < (size_t)argc; i++)
-        if (mailbox_walk(argv[i], collect, collect_error, &corpus) < 0)
+        if (bench_corpus_add_path(&corpus, argv[i]) < 0)
             break;
     if (corpus.n == 0) {
         fprintf(stderr, "scan-timer: no messages\n");
@@ -141,9 +90,9 @@ main(int argc, char **argv)
             struct classifier_result *res = NULL;
             uint64_t t;
 
-            t = now_ns();
+            t = bench_now_ns();
             r = classifier_scan(c, corpus.data[i], corpus.len[i], NULL, &res);
-            t = now_ns() - t;
+            t = bench_now_ns() - t;
             classifier_result_free(res);
             if (r < 0) {
                 fprintf(stderr, "scan-timer: message %zu: %s\n", i, strerror(-r));
@@ -163,10 +112,7 @@ main(int argc, char **argv)
            (double)total / 1e6 / (double)n, (double)load_ns / 1e6);
     status = 0;
 out:
-    for (i = 0; i < corpus.n; i++)
-        free(corpus.data[i]);
-    free(corpus.data);
-    free(corpus.len);
+    bench_corpus_release(&corpus);
     free(lat);
     classifier_free(c);
     return status;

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "classifier.h"
-#include "mailbox.h"
+#include "corpus.h"
 #include "state.h"
 #include "state_db.h"
 
@@ -27,64 +27,11 @@
 #define STATE_TIMER_MAX_BYTES ((size_t)1 << 30)
 #define STATE_TIMER_MAX_ROUNDS 100
 
-struct corpus {
-    char **data;
-    size_t *len;
-    size_t n, cap, bytes;
-};
-
 /* The real lookup, and how many calls went through it. */
 struct counting {
     const struct classifier_lookup *inner;
     uint64_t calls;
 };
-
-static uint64_t
-now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int
-collect(void *ctx, const struct mailbox_msg *m)
-{
-    struct corpus *c = ctx;
-
-    if (c->n >= STATE_TIMER_MAX_MESSAGES || c->bytes + m->len > STATE_TIMER_MAX_BYTES)
-        return -E2BIG;
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 256;
-        char **d = realloc(c->data, cap * sizeof(*d));
-        size_t *l;
-
-        if (d == NULL)
-            return -ENOMEM;
-        c->data = d;
-        l = realloc(c->len, cap * sizeof(*l));
-        if (l == NULL)
-            return -ENOMEM;
-        c->len = l;
-        c->cap = cap;
-    }
-    c->data[c->n] = malloc(m->len ? m->len : 1);
-    if (c->data[c->n] == NULL)
-        return -ENOMEM;
-    memcpy(c->data[c->n], m->data, m->len);
-    c->len[c->n] = m->len;
-    c->bytes += m->len;
-    c->n++;
-    return 0;
-}
-
-static void
-collect_error(void *ctx, const char *file, size_t index, const char *reason)
-{
-    (void)ctx;
-    fprintf(stderr, "state-timer: %s[%zu]: %s\n", file, index, reason);
-}
 
 static bool
 c_label(void *ctx, char *buf, size_t size)
@@ -179,10 +126,10 @@ c_sender(void *ctx, const char *addr)
 
 /* Scan every message once; returns the nanoseconds, or 0 on failure. */
 static uint64_t
-scan_all(const struct classifier *cl, const struct corpus *corpus,
+scan_all(const struct classifier *cl, const struct bench_corpus *corpus,
          const struct classifier_envelope *env)
 {
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
 
     for (size_t i = 0; i < corpus->n; i++) {
         struct classifier_result *res = NULL;
@@ -194,13 +141,15 @@ scan_all(const struct classifier *cl, const struct corpus *corpus,
             return 0;
         }
     }
-    return now_ns() - t0;
+    return bench_now_ns() - t0;
 }
 
 int
 main(int argc, char **argv)
 {
-    struct corpus corpus = {0};
+    struct bench_corpus corpus = {.max_messages = STATE_TIMER_MAX_MESSAGES,
+                                  .max_bytes = STATE_TIMER_MAX_BYTES,
+                                  .prog = "state-timer"};
     struct classifier *cl = NULL;
     struct state *st = NULL;
     struct state_lookup sl;
@@ -248,7 +197,7 @@ main(int argc, char **argv)
     };
     env.lookup = &wrap;
     for (int i = optind + 2; i < argc; i++)
-        if (mailbox_walk(argv[i], collect, collect_error, &corpus) < 0)
+        if (bench_corpus_add_path(&corpus, argv[i]) < 0)
             break;
     if (corpus.n == 0) {
         fprintf(stderr, "state-timer: no messages\n");
@@ -290,10 +239,7 @@ usage:
     fprintf(stderr, "usage: state-timer [-r ROUNDS] RULES_DIR STATE_DIR PATH...\n");
     return 64;
 out:
-    for (size_t i = 0; i < corpus.n; i++)
-        free(corpus.data[i]);
-    free(corpus.data);
-    free(corpus.len);
+    bench_corpus_release(&corpus);
     state_close(st);
     classifier_free(cl);
     return status;

@@ -1,0 +1,28 @@
+/*
+ * corpus.h - messages read into memory once, for the timing programs of
+ * bench/ (scan-timer, state-timer), so that reading files is never part of
+ * what they time. Paths are walked with slopctl's mailbox.c.
+ */
+#ifndef SLOP_BENCH_CORPUS_H
+#define SLOP_BENCH_CORPUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct bench_corpus {
+    char **data; /* owned copies of each message */
+    size_t *len;
+    size_t n, cap, bytes;
+    size_t max_messages, max_bytes; /* caps, set by the caller */
+    const char *prog;               /* name for error lines */
+};
+
+/* Add every message found at path; unreadable files are reported on
+ * stderr and skipped. Returns 0, or a negative errno (-E2BIG past a cap). */
+int bench_corpus_add_path(struct bench_corpus *c, const char *path);
+void bench_corpus_release(struct bench_corpus *c);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t bench_now_ns(void);
+
+#endif
