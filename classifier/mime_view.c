@@ -262,6 +262,16 @@ is_msgid_field(const char *name)
            g_ascii_strcasecmp(name, "References") == 0;
 }
 
+/* True if a raw field value may hold an encoded word or 8-bit text. */
+static bool
+needs_decoding(const char *raw)
+{
+    for (const unsigned char *p = (const unsigned char *)raw; *p != '\0'; p++)
+        if (*p >= 0x80 || (p[0] == '=' && p[1] == '?'))
+            return true;
+    return false;
+}
+
 static char *
 dup_header_value(const char *s, bool *cut)
 {
@@ -778,12 +788,14 @@ view_add_header_list(struct mime_view *v, GMimeHeaderList *hl, size_t *cap,
             *cap = ncap;
         }
         name = g_mime_header_get_name(h);
+        value = g_mime_header_get_raw_value(h);
         /* Message identifiers have no encoded words (RFC 5322 msg-id): take
          * them raw, or a sender could hide another id, or a line break,
-         * in an encoded word that decoding would bring out. */
-        if (name != NULL && is_msgid_field(name))
-            value = g_mime_header_get_raw_value(h);
-        else
+         * in an encoded word that decoding would bring out. Other fields
+         * are decoded, unless they are plain ASCII with no "=?": GMime's
+         * decoding then only unfolds, which dup_header_value() does too,
+         * and skipping it saves a copy and a tokenising pass per field. */
+        if ((name == NULL || !is_msgid_field(name)) && (value == NULL || needs_decoding(value)))
             value = g_mime_header_get_value(h);
         mh = &v->headers[v->n_headers];
         mh->name = dup_text(name ? name : "", name ? strlen(name) : 0, 1024, &v->truncated);
