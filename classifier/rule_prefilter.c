@@ -8,8 +8,8 @@
  * and the pattern then always runs. Bytes of 0x80 and above never appear
  * in a literal, and case is ignored everywhere, so inline (?i) and (?-i)
  * need no tracking; the only ASCII letters that PCRE2 folds to non-ASCII
- * characters (k: U+212A, s: U+017F) are handled by scanning everything
- * when a region contains either.
+ * characters (k: U+212A, s: U+017F) are handled by scanning a copy of a
+ * region that contains either, with them written as k and s.
  *
  * Per message, the first pattern evaluated on a region triggers one pass
  * over that region looking for all literals of all patterns on it (a
@@ -1330,8 +1330,9 @@ static const unsigned char low[256] = {
 #undef L4
 };
 
-/* PCRE2 folds k and s to U+212A and U+017F under caseless matching.
- * memchr() for the lead bytes is far faster than memmem(). */
+/* PCRE2 folds k and s to U+212A (KELVIN SIGN, e2 84 aa) and U+017F (LONG
+ * S, c5 bf) under caseless matching. memchr() for the lead bytes is far
+ * faster than memmem(). */
 static bool
 has_fold_chars(const char *s, size_t len)
 {
@@ -1353,18 +1354,40 @@ has_fold_chars(const char *s, size_t len)
     return false;
 }
 
-static void
-scan_region(const struct pf_region *rg, const struct region *r, uint8_t *possible)
+/* A copy of s with each KELVIN SIGN written as k and each LONG S as s: a
+ * literal occurs in the copy wherever PCRE2 could match it caselessly in
+ * s, and offsets do not matter to the prefilter. NULL without memory. */
+static char *
+unfold_copy(const char *s, size_t len, size_t *ret_len)
 {
-    const char *s = r->text;
-    size_t len = r->text != NULL ? r->len : 0;
+    char *d = malloc(len ? len : 1);
+    size_t j = 0;
+
+    if (d == NULL)
+        return NULL;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+
+        if (c == 0xe2 && len - i >= 3 && (unsigned char)s[i + 1] == 0x84 &&
+            (unsigned char)s[i + 2] == 0xaa) {
+            d[j++] = 'k';
+            i += 2;
+        } else if (c == 0xc5 && len - i >= 2 && (unsigned char)s[i + 1] == 0xbf) {
+            d[j++] = 's';
+            i++;
+        } else {
+            d[j++] = (char)c;
+        }
+    }
+    *ret_len = j;
+    return d;
+}
+
+static void
+scan_text(const struct pf_region *rg, const char *s, size_t len, uint8_t *possible)
+{
     uint32_t left = rg->n_patterns;
 
-    if (has_fold_chars(s, len)) {
-        for (size_t i = 0; i < rg->n; i++)
-            possible[rg->v[i].pattern] = 1;
-        return;
-    }
     for (size_t i = 0; i + 1 < len; i++) {
         uint16_t k = (uint16_t)(low[(unsigned char)s[i]] << 8 | low[(unsigned char)s[i + 1]]);
         unsigned h;
@@ -1400,6 +1423,28 @@ scan_region(const struct pf_region *rg, const struct region *r, uint8_t *possibl
                 return;
         }
     }
+}
+
+static void
+scan_region(const struct pf_region *rg, const struct region *r, uint8_t *possible)
+{
+    const char *s = r->text;
+    size_t len = r->text != NULL ? r->len : 0, n;
+    char *copy;
+
+    if (!has_fold_chars(s, len)) {
+        scan_text(rg, s, len, possible);
+        return;
+    }
+    copy = unfold_copy(s, len, &n);
+    if (copy == NULL) {
+        /* Without memory for the copy, every pattern runs. */
+        for (size_t i = 0; i < rg->n; i++)
+            possible[rg->v[i].pattern] = 1;
+        return;
+    }
+    scan_text(rg, copy, n, possible);
+    free(copy);
 }
 
 void
