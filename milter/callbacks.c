@@ -11,6 +11,25 @@
  * scan recorded (fingerprints, sender count) is written after the verdict
  * and never changes it.
  *
+ * Mail we let through is answered SMFIS_CONTINUE (CB_PASS), never
+ * SMFIS_ACCEPT. After ACCEPT (and REJECT, TEMPFAIL, DISCARD) libmilter's
+ * mi_engine() falls back to its HELO state, from which SMFIC_QUIT_NC and
+ * the SMFIC_CONNECT of the next session on the same socket are not valid
+ * transitions: it drops both without calling us or answering, and the MTA
+ * waits for the CONNECT reply until its timeout. After CONTINUE the state
+ * allows QUIT_NC. At end of message the MTA takes CONTINUE as accept;
+ * earlier it only makes the MTA send the rest, which we do not keep. A
+ * reject or tempfail has no such stand-in and still breaks the next
+ * session of an MTA that reuses the socket.
+ *
+ * The stages that never decide anything (connect, each recipient, each
+ * header, end of headers) are negotiated as "no reply" (SMFIP_NR_*): the
+ * MTA streams them without waiting for an answer, which saves a round
+ * trip per header. libmilter offers these flags even to an MTA that lacks
+ * them and then answers for us, so they are granted on every connection;
+ * a failure found at one of these stages is answered at MAIL or at the
+ * end of the message instead.
+ *
  * Threading: libmilter runs one thread per connection; scans run on a
  * short-lived worker thread so that ScanTimeout can be enforced.
  */
@@ -40,10 +59,19 @@
 #define LOG_FIELD_MAX 200 /* bytes of an address or message id in a log line */
 #define LOG_TESTS_MAX 400 /* bytes of the tests= list in a log line */
 
+#define CB_PASS SMFIS_CONTINUE /* let it through; never SMFIS_ACCEPT (see above) */
+
+/* The stages we do not answer (see above). */
+#define CB_NR_STAGES (SMFIP_NR_CONN | SMFIP_NR_RCPT | SMFIP_NR_HDR | SMFIP_NR_EOH)
+
 static struct state *cb_state;
 static bool cb_record; /* the state may be written (the daemon, not -t) */
 static struct reply_sender *cb_sender;
 static atomic_uint cb_state_users; /* scan jobs that hold a look-up into cb_state */
+/* The NR_* flags of the last negotiation, for a connection whose conn was
+ * made after SMFIC_QUIT_NC (no new negotiation); the same on every
+ * connection, as libmilter grants them whatever the MTA supports. */
+static atomic_ulong cb_nr;
 
 /* libmilter's API takes char * for names it never changes. */
 static char sym_queue_id[] = "i";
@@ -486,7 +514,7 @@ plan_status(const struct verdict_plan *p)
     case VERDICT_TEMPFAIL:
         return SMFIS_TEMPFAIL;
     default:
-        return SMFIS_ACCEPT;
+        return CB_PASS;
     }
 }
 
@@ -555,14 +583,14 @@ static sfsistat
 early_failure(const struct config *cfg)
 {
     if (cfg == NULL || cfg->mode == CONFIG_MODE_MONITOR)
-        return SMFIS_ACCEPT;
+        return CB_PASS;
     switch (cfg->on_internal_error) {
     case CONFIG_FAIL_TEMPFAIL:
         return SMFIS_TEMPFAIL;
     case CONFIG_FAIL_REJECT:
         return SMFIS_REJECT;
     default:
-        return SMFIS_ACCEPT;
+        return CB_PASS;
     }
 }
 
@@ -576,11 +604,19 @@ conn_get(SMFICTX *ctx)
     c = conn_new(snapshot_current());
     if (c == NULL)
         return NULL;
+    c->nr = atomic_load(&cb_nr);
     if (c->snap == NULL || smfi_setpriv(ctx, c) != MI_SUCCESS) {
         log_error("cannot set up a connection context, applying OnInternalError");
         return conn_free(c);
     }
     return c;
+}
+
+/* The answer for a stage that never decides: none, when negotiated so. */
+static sfsistat
+pass_stage(const struct conn *c, unsigned long nr_bit)
+{
+    return c != NULL && (c->nr & nr_bit) != 0 ? SMFIS_NOREPLY : SMFIS_CONTINUE;
 }
 
 /* ---- the callbacks ----------------------------------------------------- */
@@ -600,10 +636,12 @@ cb_negotiate(SMFICTX *ctx, unsigned long f0, unsigned long f1, unsigned long f2,
     if ((f0 & (SMFIF_ADDHDRS | SMFIF_CHGHDRS)) != (SMFIF_ADDHDRS | SMFIF_CHGHDRS))
         log_warning("the MTA does not allow adding and changing headers, tagging will fail");
     *pf0 = f0 & (actions | SMFIF_SETSYMLIST);
-    *pf1 = f1 & (SMFIP_SKIP | SMFIP_NOUNKNOWN | SMFIP_NODATA | SMFIP_NOHELO);
+    *pf1 = f1 & (SMFIP_SKIP | SMFIP_NOUNKNOWN | SMFIP_NODATA | SMFIP_NOHELO | CB_NR_STAGES);
     *pf2 = 0;
     *pf3 = 0;
     c->can_skip = (f1 & SMFIP_SKIP) != 0;
+    c->nr = f1 & CB_NR_STAGES;
+    atomic_store(&cb_nr, c->nr);
     if (f0 & SMFIF_SETSYMLIST) {
         if (smfi_setsymlist(ctx, SMFIM_CONNECT, sym_list_connect) != MI_SUCCESS ||
             smfi_setsymlist(ctx, SMFIM_ENVFROM, sym_list_envfrom) != MI_SUCCESS ||
@@ -644,9 +682,9 @@ cb_connect(SMFICTX *ctx, char *hostname, _SOCK_ADDR *sa)
 
         log_info("connect from '%s' [%s]: in %s, not scanned",
                  log_clean(c->host, host, sizeof(host)), c->addr, c->skip);
-        return SMFIS_ACCEPT;
+        return pass_stage(c, SMFIP_NR_CONN);
     }
-    return SMFIS_CONTINUE;
+    return pass_stage(c, SMFIP_NR_CONN);
 }
 
 static sfsistat
@@ -661,7 +699,7 @@ cb_envfrom(SMFICTX *ctx, char **argv)
         return early_failure(NULL);
     cfg = c->snap->cfg;
     if (c->skip)
-        return SMFIS_ACCEPT;
+        return CB_PASS;
     c->msg = msg_free(c->msg);
     m = msg_new((size_t)cfg->max_message_size);
     if (m == NULL) {
@@ -682,7 +720,7 @@ cb_envfrom(SMFICTX *ctx, char **argv)
         log_info("%s: from=<%s> authenticated, not scanned", m->queue_id,
                  log_clean(m->mail_from, from, sizeof(from)));
         c->msg = msg_free(m);
-        return SMFIS_ACCEPT;
+        return CB_PASS;
     }
     if (m->mail_from && *m->mail_from && config_list_match(&cfg->allow_senders, m->mail_from)) {
         char from[LOG_FIELD_MAX];
@@ -690,7 +728,7 @@ cb_envfrom(SMFICTX *ctx, char **argv)
         log_info("%s: from=<%s> in AllowSenders, not scanned", m->queue_id,
                  log_clean(m->mail_from, from, sizeof(from)));
         c->msg = msg_free(m);
-        return SMFIS_ACCEPT;
+        return CB_PASS;
     }
     return SMFIS_CONTINUE;
 }
@@ -704,12 +742,12 @@ cb_envrcpt(SMFICTX *ctx, char **argv)
     bool protected;
 
     if (c == NULL || c->msg == NULL)
-        return SMFIS_CONTINUE;
+        return pass_stage(c, SMFIP_NR_RCPT);
     cfg = c->snap->cfg;
     conn_addr_strip(argv ? argv[0] : NULL, addr, sizeof(addr));
     protected = config_list_empty(&cfg->recipients) || config_list_match(&cfg->recipients, addr);
     msg_add_rcpt(c->msg, addr, protected);
-    return SMFIS_CONTINUE;
+    return pass_stage(c, SMFIP_NR_RCPT);
 }
 
 static sfsistat
@@ -718,10 +756,10 @@ cb_header(SMFICTX *ctx, char *name, char *value)
     struct conn *c = smfi_getpriv(ctx);
 
     if (c == NULL || c->msg == NULL)
-        return SMFIS_CONTINUE;
+        return pass_stage(c, SMFIP_NR_HDR);
     /* An error is remembered in the message and judged at eom. */
     msg_add_header(c->msg, name, value);
-    return SMFIS_CONTINUE;
+    return pass_stage(c, SMFIP_NR_HDR);
 }
 
 static sfsistat
@@ -731,7 +769,7 @@ cb_eoh(SMFICTX *ctx)
     struct msg *m;
 
     if (c == NULL || c->msg == NULL)
-        return SMFIS_CONTINUE;
+        return pass_stage(c, SMFIP_NR_EOH);
     m = c->msg;
     msg_end_headers(m);
     if (m->n_protected == 0) {
@@ -741,9 +779,9 @@ cb_eoh(SMFICTX *ctx)
         log_info("%s: from=<%s> no recipient in Recipients, not scanned", m->queue_id,
                  log_clean(m->mail_from, from, sizeof(from)));
         c->msg = msg_free(m);
-        return SMFIS_ACCEPT;
+        return pass_stage(c, SMFIP_NR_EOH);
     }
-    return SMFIS_CONTINUE;
+    return pass_stage(c, SMFIP_NR_EOH);
 }
 
 static sfsistat
@@ -751,8 +789,11 @@ cb_body(SMFICTX *ctx, unsigned char *data, size_t len)
 {
     struct conn *c = smfi_getpriv(ctx);
 
-    if (c == NULL || c->msg == NULL)
+    if (c == NULL)
         return SMFIS_CONTINUE;
+    /* A message we pass unscanned: spare the MTA sending its body. */
+    if (c->msg == NULL)
+        return c->can_skip ? SMFIS_SKIP : SMFIS_CONTINUE;
     msg_add_body(c->msg, (const char *)data, len);
     if (c->msg->oversize && c->can_skip)
         return SMFIS_SKIP;
@@ -871,6 +912,9 @@ cb_close(SMFICTX *ctx)
 
     if (c == NULL)
         return SMFIS_CONTINUE;
+    /* Also called for SMFIC_QUIT_NC: the next session's cb_connect builds
+     * a new conn, whose can_skip stays false (there is no new negotiation)
+     * and whose nr comes from cb_nr. */
     if (smfi_setpriv(ctx, NULL) != MI_SUCCESS)
         log_debug("smfi_setpriv failed at close");
     conn_free(c);

@@ -71,6 +71,7 @@ struct conn {
     char addr[64];
     const char *skip; /* why this connection is not scanned; NULL: scan it */
     bool can_skip;    /* the MTA understands SMFIS_SKIP */
+    unsigned long nr; /* SMFIP_NR_* stages negotiated as "no reply" */
     unsigned long n_msgs;
     struct msg *msg;
 };
