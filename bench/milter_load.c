@@ -121,6 +121,7 @@ struct options {
     unsigned conns;
     unsigned long count;
     double seconds;
+    double rate; /* offered messages/s over all connections; 0: as fast as answered */
     bool reconnect;
     bool quit_nc;
     bool nodelay;
@@ -151,6 +152,7 @@ static struct message *messages;
 static size_t n_messages;
 static atomic_ulong next_message;
 static uint64_t deadline_us;
+static uint64_t start_us;
 
 static uint64_t
 now_us(void)
@@ -594,6 +596,25 @@ count_final(struct worker *w, char c)
     }
 }
 
+/* With -p, message seq is due at start + seq / rate whatever the answers
+ * to earlier ones (an open loop, as an MTA's sessions arrive); the
+ * latency measured is still the milter's, end-of-body to reply. */
+static void
+wait_due(unsigned long seq)
+{
+    uint64_t due = start_us + (uint64_t)((double)seq * 1e6 / opt.rate);
+    uint64_t now = now_us();
+
+    while (now < due && now < deadline_us) {
+        uint64_t d = due - now;
+        struct timespec ts = {.tv_sec = (time_t)(d / 1000000),
+                              .tv_nsec = (long)(d % 1000000) * 1000};
+
+        nanosleep(&ts, NULL);
+        now = now_us();
+    }
+}
+
 static bool
 take_message(unsigned long *ret_seq)
 {
@@ -601,6 +622,8 @@ take_message(unsigned long *ret_seq)
 
     if (seq >= opt.count || now_us() >= deadline_us)
         return false;
+    if (opt.rate > 0)
+        wait_due(seq);
     *ret_seq = seq;
     return true;
 }
@@ -833,13 +856,15 @@ static void
 usage(FILE *f)
 {
     fprintf(f,
-            "usage: milter-load [-c CONNS] [-n COUNT] [-t SECONDS] [-r|-q] [-D] [-o FILE] [-v]\n"
-            "                   [-f FROM] [-R RCPT] SOCKET PATH...\n"
+            "usage: milter-load [-c CONNS] [-n COUNT] [-t SECONDS] [-p RATE] [-r|-q] [-D]\n"
+            "                   [-o FILE] [-v] [-f FROM] [-R RCPT] SOCKET PATH...\n"
             "  SOCKET   unix:/path, local:/path or inet:port@host\n"
             "  PATH     message files, directories or mboxes (cycled until COUNT)\n"
             "  -c       concurrent milter connections (default 1, at most %d)\n"
             "  -n       messages in total (default: one pass over PATHs)\n"
             "  -t       stop after this many seconds (default 60)\n"
+            "  -p RATE  offer RATE messages/s over all connections, each on time whatever\n"
+            "           the answers (default: the next as soon as one is answered)\n"
             "  -r       a new milter connection for every message\n"
             "  -q       a new SMTP session (SMFIC_QUIT_NC) for every message\n"
             "  -D       leave Nagle on for our TCP sockets (to show a stall)\n"
@@ -860,7 +885,7 @@ main(int argc, char **argv)
     double secs, sum = 0;
     int c, status = 1;
 
-    while ((c = getopt(argc, argv, "c:n:t:rqDo:f:R:vh")) != -1) {
+    while ((c = getopt(argc, argv, "c:n:t:p:rqDo:f:R:vh")) != -1) {
         switch (c) {
         case 'c':
             opt.conns = (unsigned)strtoul(optarg, NULL, 10);
@@ -870,6 +895,9 @@ main(int argc, char **argv)
             break;
         case 't':
             opt.seconds = strtod(optarg, NULL);
+            break;
+        case 'p':
+            opt.rate = strtod(optarg, NULL);
             break;
         case 'r':
             opt.reconnect = true;
@@ -901,8 +929,8 @@ main(int argc, char **argv)
         }
     }
     if (argc - optind < 2 || opt.conns == 0 || opt.conns > LOAD_MAX_CONNS || opt.seconds <= 0 ||
-        opt.seconds > 86400 || strlen(opt.mail_from) > LOAD_MAX_ADDR ||
-        strlen(opt.rcpt_to) > LOAD_MAX_ADDR) {
+        opt.seconds > 86400 || opt.rate < 0 || opt.rate > 1e6 ||
+        strlen(opt.mail_from) > LOAD_MAX_ADDR || strlen(opt.rcpt_to) > LOAD_MAX_ADDR) {
         usage(stderr);
         return 64;
     }
@@ -922,6 +950,7 @@ main(int argc, char **argv)
     if (workers == NULL)
         goto out;
     t0 = now_us();
+    start_us = t0;
     deadline_us = t0 + (uint64_t)(opt.seconds * 1e6);
     for (i = 0; i < opt.conns; i++) {
         workers[i].id = (unsigned)i;
