@@ -21,28 +21,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 harness=$here/$mta-harness.sh
 msgs=$here/msgs
 passed=0 failed=0
-
-skip() {
-    echo "e2e-$mta: $*"
-    if [ -n "${SLOP_REQUIRE_INTEGRATION:-}" ]; then
-        echo "0 passed, 1 failed"
-        exit 1
-    fi
-    echo "e2e-$mta: skipped (set SLOP_REQUIRE_INTEGRATION to make this a failure)"
-    exit 77
-}
-
-check() {
-    name=$1
-    shift
-    if "$@"; then
-        passed=$((passed + 1))
-        echo "ok: $name"
-    else
-        failed=$((failed + 1))
-        echo "FAIL: $name"
-    fi
-}
+test_name=e2e-$mta
+# shellcheck source-path=SCRIPTDIR source=testlib.sh
+. "$here/testlib.sh"
 
 [ "$(id -u)" -eq 0 ] || skip "needs root (the MTA binds, changes users and owns its queue)"
 command -v swaks >/dev/null 2>&1 || skip "swaks not found (Debian package swaks)"
@@ -72,28 +53,10 @@ h() {
     sh "$harness" "$hc" "$mroot" "$@"
 }
 
-stop_daemon() {
-    if [ -n "$daemon_pid" ]; then
-        kill "$daemon_pid" 2>/dev/null
-        n=0
-        while kill -0 "$daemon_pid" 2>/dev/null && [ "$n" -lt 50 ]; do
-            sleep 0.1
-            n=$((n + 1))
-        done
-        kill -9 "$daemon_pid" 2>/dev/null
-        wait "$daemon_pid" 2>/dev/null
-        daemon_pid=""
-    fi
-}
-
 cleanup() {
     stop_daemon
     h stop >/dev/null 2>&1
-    if [ "$failed" -ne 0 ] || [ -n "${SLOP_KEEP_E2E:-}" ]; then
-        echo "e2e-$mta: logs kept in $root"
-    else
-        rm -rf "$root"
-    fi
+    remove_workdir "$root" "${SLOP_KEEP_E2E:-}"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
@@ -106,19 +69,9 @@ fi
 
 # A free loopback port. ctest runs the two MTA tests under one
 # RESOURCE_LOCK, but other build trees may run this suite at the same time:
-# start the scan at a place that depends on our pid, and retry start-up on
-# another port if the one found was taken in between.
-free_port() {
-    base=${SLOP_E2E_PORT:-$((20025 + ($$ % 1000) * 7))}
-    for p in $(seq "$base" $((base + 200))); do
-        if [ -z "$(ss -Hltn "sport = :$p" 2>/dev/null)" ]; then
-            echo "$p"
-            return 0
-        fi
-    done
-    return 1
-}
-port=$(free_port) || skip "no free port"
+# free_port starts its scan at a place that depends on our pid; start-up is
+# retried on another port if the one found was taken in between.
+port=$(free_port 20025) || skip "no free port"
 
 sock=$root/milter/milter.sock
 conf=$root/milter/slop-milter.conf
@@ -172,18 +125,6 @@ reload_daemon() {
         n=$((n + 1))
     done
     [ "$n" -lt 50 ]
-}
-
-# Variants of the test messages: new Message-ID, extra header lines.
-variant() {
-    src=$1 dst=$2 tag=$3
-    shift 3
-    {
-        for line in "$@"; do
-            printf '%s\n' "$line"
-        done
-        sed "s/^Message-ID: <\([^@]*\)@/Message-ID: <\1.$tag@/" "$src"
-    } >"$dst"
 }
 
 hdr() { # first value of header $2 in message file $1 (unfolded)

@@ -41,16 +41,9 @@ msgs=$here/msgs
 smtp_source=${SMTP_SOURCE:-/usr/sbin/smtp-source}
 passed=0 failed=0
 t_start=$(date +%s)
-
-skip() {
-    echo "load: $*"
-    if [ -n "${SLOP_REQUIRE_INTEGRATION:-}" ]; then
-        echo "0 passed, 1 failed"
-        exit 1
-    fi
-    echo "load: skipped (set SLOP_REQUIRE_INTEGRATION to make this a failure)"
-    exit 77
-}
+test_name=load
+# shellcheck source-path=SCRIPTDIR source=testlib.sh
+. "$here/testlib.sh"
 
 # both [ A ] [ B ]: two test(1) conditions, as one check.
 both() {
@@ -62,18 +55,6 @@ both() {
 
 alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
 not() { ! "$@"; }
-
-check() {
-    name=$1
-    shift
-    if "$@"; then
-        passed=$((passed + 1))
-        echo "ok: $name"
-    else
-        failed=$((failed + 1))
-        echo "FAIL: $name"
-    fi
-}
 
 [ "$(id -u)" -eq 0 ] || skip "needs root (Postfix binds, changes users and owns its queue)"
 [ -x /usr/sbin/postfix ] || skip "postfix not found (Debian package postfix)"
@@ -90,19 +71,6 @@ h() {
     hc=$1
     shift
     sh "$harness" "$hc" "$mroot" "$@"
-}
-
-stop_daemon() {
-    [ -n "$daemon_pid" ] || return 0
-    kill "$daemon_pid" 2>/dev/null
-    n=0
-    while kill -0 "$daemon_pid" 2>/dev/null && [ "$n" -lt 50 ]; do
-        sleep 0.1
-        n=$((n + 1))
-    done
-    kill -9 "$daemon_pid" 2>/dev/null
-    wait "$daemon_pid" 2>/dev/null
-    daemon_pid=""
 }
 
 stop_source() {
@@ -127,26 +95,12 @@ cleanup() {
     [ -n "${fifo_cat_pid:-}" ] && kill "$fifo_cat_pid" 2>/dev/null
     h stop >/dev/null 2>&1
     [ -n "$mounted" ] && umount "$mounted" 2>/dev/null
-    if [ "$failed" -ne 0 ] || [ -n "${SLOP_KEEP_LOAD:-}" ]; then
-        echo "load: logs kept in $root"
-    else
-        rm -rf "$root"
-    fi
+    remove_workdir "$root" "${SLOP_KEEP_LOAD:-}"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-free_port() {
-    base=${SLOP_E2E_PORT:-$((20025 + ($$ % 1000) * 7))}
-    for p in $(seq "$base" $((base + 200))); do
-        if [ -z "$(ss -Hltn "sport = :$p" 2>/dev/null)" ]; then
-            echo "$p"
-            return 0
-        fi
-    done
-    return 1
-}
-port=$(free_port) || skip "no free port"
+port=$(free_port 20025) || skip "no free port"
 
 # ---- the daemon, one instance directory per phase ----------------------------
 # dir/slop-milter.conf, dir/state, dir/daemon.log; the socket is shared so

@@ -28,28 +28,9 @@ src=$(cd "$here/../.." && pwd)
 msgs=$here/msgs
 passed=0 failed=0 skipped=0
 t_start=$(date +%s)
-
-skip() {
-    echo "privilege: $*"
-    if [ -n "${SLOP_REQUIRE_INTEGRATION:-}" ]; then
-        echo "0 passed, 1 failed"
-        exit 1
-    fi
-    echo "privilege: skipped (set SLOP_REQUIRE_INTEGRATION to make this a failure)"
-    exit 77
-}
-
-check() {
-    local name=$1
-    shift
-    if "$@"; then
-        passed=$((passed + 1))
-        echo "ok: $name"
-    else
-        failed=$((failed + 1))
-        echo "FAIL: $name"
-    fi
-}
+test_name=privilege
+# shellcheck source-path=SCRIPTDIR source=testlib.sh
+. "$here/testlib.sh"
 
 [ "$(id -u)" -eq 0 ] || skip "needs root (the daemon must start as root to drop to UserID)"
 [ -x "$bin" ] && [ -x "$load" ] || skip "slop-milter or milter-load not built"
@@ -68,26 +49,10 @@ chmod 755 "$root/run"
 chown nobody:nogroup "$root/lib" "$root/out"
 daemon_pid=""
 
-stop_daemon() {
-    local n=0
-    [ -n "$daemon_pid" ] || return 0
-    kill "$daemon_pid" 2>/dev/null
-    while kill -0 "$daemon_pid" 2>/dev/null && [ "$n" -lt 100 ]; do
-        sleep 0.1
-        n=$((n + 1))
-    done
-    kill -9 "$daemon_pid" 2>/dev/null
-    wait "$daemon_pid" 2>/dev/null
-    daemon_pid=""
-}
-
 cleanup() {
-    stop_daemon
-    if [ "$failed" -ne 0 ] || [ -n "${SLOP_KEEP_E2E:-}" ]; then
-        echo "privilege: logs kept in $root"
-    else
-        rm -rf "$root"
-    fi
+    stop_pid "$daemon_pid" 100
+    daemon_pid=""
+    remove_workdir "$root" "${SLOP_KEEP_E2E:-}"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM

@@ -23,27 +23,9 @@ rules=$(cd "$3" && pwd) || exit 64
 here=$(cd "$(dirname "$0")" && pwd)
 msgs=$here/msgs
 passed=0 failed=0
-
-skip() {
-    echo "quit-nc: $*"
-    if [ -n "${SLOP_REQUIRE_INTEGRATION:-}" ]; then
-        echo "0 passed, 1 failed"
-        exit 1
-    fi
-    exit 77
-}
-
-check() {
-    name=$1
-    shift
-    if "$@"; then
-        passed=$((passed + 1))
-        echo "ok: $name"
-    else
-        failed=$((failed + 1))
-        echo "FAIL: $name"
-    fi
-}
+test_name=quit-nc skip_hint=no
+# shellcheck source-path=SCRIPTDIR source=testlib.sh
+. "$here/testlib.sh"
 
 if [ ! -x "$bin" ] || [ ! -x "$load" ]; then
     skip "slop-milter or milter-load not built"
@@ -54,26 +36,9 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/slop-quitnc.XXXXXX") || exit 1
 sock=$work/milter.sock
 daemon_pid=""
 
-stop_daemon() {
-    [ -n "$daemon_pid" ] || return 0
-    kill "$daemon_pid" 2>/dev/null
-    n=0
-    while kill -0 "$daemon_pid" 2>/dev/null && [ "$n" -lt 50 ]; do
-        sleep 0.1
-        n=$((n + 1))
-    done
-    kill -9 "$daemon_pid" 2>/dev/null
-    wait "$daemon_pid" 2>/dev/null
-    daemon_pid=""
-}
-
 cleanup() {
     stop_daemon
-    if [ "$failed" -ne 0 ]; then
-        echo "quit-nc: logs kept in $work"
-    else
-        rm -rf "$work"
-    fi
+    remove_workdir "$work"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM

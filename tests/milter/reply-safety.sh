@@ -36,28 +36,9 @@ harness=$here/postfix-harness.sh
 msgs=$here/msgs
 passed=0 failed=0
 t_start=$(date +%s)
-
-skip() {
-    echo "reply-safety: $*"
-    if [ -n "${SLOP_REQUIRE_INTEGRATION:-}" ]; then
-        echo "0 passed, 1 failed"
-        exit 1
-    fi
-    echo "reply-safety: skipped (set SLOP_REQUIRE_INTEGRATION to make this a failure)"
-    exit 77
-}
-
-check() {
-    local name=$1
-    shift
-    if "$@"; then
-        passed=$((passed + 1))
-        echo "ok: $name"
-    else
-        failed=$((failed + 1))
-        echo "FAIL: $name"
-    fi
-}
+test_name=reply-safety
+# shellcheck source-path=SCRIPTDIR source=testlib.sh
+. "$here/testlib.sh"
 
 [ "$(id -u)" -eq 0 ] || skip "needs root (Postfix binds, changes users and owns its queue)"
 [ -x /usr/sbin/postfix ] || skip "postfix not found (Debian package postfix)"
@@ -78,45 +59,18 @@ h() {
     sh "$harness" "$hc" "$mroot" "$@"
 }
 
-stop_pid() {
-    local p=$1 n=0
-    [ -n "$p" ] || return 0
-    kill "$p" 2>/dev/null
-    while kill -0 "$p" 2>/dev/null && [ "$n" -lt 50 ]; do
-        sleep 0.1
-        n=$((n + 1))
-    done
-    kill -9 "$p" 2>/dev/null
-    wait "$p" 2>/dev/null
-}
-
 cleanup() {
     stop_pid "$pid_a"
     stop_pid "$pid_b"
     pid_a="" pid_b=""
     h stop >/dev/null 2>&1
-    if [ "$failed" -ne 0 ] || [ -n "${SLOP_KEEP_E2E:-}" ]; then
-        echo "reply-safety: logs kept in $root"
-    else
-        rm -rf "$root"
-    fi
+    remove_workdir "$root" "${SLOP_KEEP_E2E:-}"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-# A free loopback port, starting at a place that depends on our pid (other
-# build trees may run these suites at the same time).
-free_port() {
-    local base=${SLOP_E2E_PORT:-$((23025 + ($$ % 1000) * 7))} p
-    for p in $(seq "$base" $((base + 200))); do
-        if [ -z "$(ss -Hltn "sport = :$p" 2>/dev/null)" ]; then
-            echo "$p"
-            return 0
-        fi
-    done
-    return 1
-}
-port=$(free_port) || skip "no free port"
+# A free loopback port (a scan range apart from e2e.sh's and load.sh's).
+port=$(free_port 23025) || skip "no free port"
 
 # write_conf NAME RECIPIENTS REPLY_FROM THRESHOLD
 write_conf() {
@@ -177,18 +131,6 @@ replies_to() {
 # and recipient).
 all_replies() {
     grep -rlx 'Auto-Submitted: auto-replied' "$mroot/mail" 2>/dev/null | sort
-}
-
-# variant SRC DST TAG [HEADER...]: new Message-ID, extra header lines first.
-variant() {
-    local src=$1 dst=$2 tag=$3
-    shift 3
-    {
-        for line in "$@"; do
-            printf '%s\n' "$line"
-        done
-        sed "s/^Message-ID: <\([^@]*\)@/Message-ID: <\1.$tag@/" "$src"
-    } >"$dst"
 }
 
 # Give the reply sender and Postfix time to deliver (or not) what they
