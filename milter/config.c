@@ -104,7 +104,9 @@ static const struct key config_keys[] = {
      "root with UserID set and the change fails, the daemon refuses to run. Empty: stay as "
      "started."},
     {"PidFile", T_PATH, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(pid_file),
-     "File to write the daemon's process id to. Empty: none."},
+     "File to write the daemon's process id to, written before privileges are dropped and "
+     "removed at exit, for which its directory must be writable by UserID (the systemd unit's "
+     "/run/slop-milter is). Empty: none."},
     {"UMask", T_OCTAL, 0, "0007", NULL, 0, 0777, NULL, NULL, F(umask),
      "File mode creation mask (octal) applied at start-up, before the socket, PID file and "
      "state files are created."},

@@ -523,8 +523,12 @@ daemon_cleanup(bool release)
         return;
     if (rt.sock_path)
         unlink(rt.sock_path);
-    if (rt.pid_file && *rt.pid_file)
-        unlink(rt.pid_file);
+    if (rt.pid_file && *rt.pid_file && unlink(rt.pid_file) < 0 && errno != ENOENT) {
+        char eb[128];
+
+        log_warning("cannot remove PidFile '%s': %s (its directory must be writable by UserID)",
+                    rt.pid_file, log_strerror(errno, eb, sizeof(eb)));
+    }
     if (!release)
         return;
     callbacks_setup(NULL, false, NULL);
