@@ -177,6 +177,49 @@ test_oversize(void **state)
 }
 
 /* An error while collecting becomes the internal-error policy. */
+/* A scan longer than ScanTimeout gets the OnTimeout plan; the late scan
+ * keeps its thread, and the next message on this thread gets a new one
+ * and is judged normally. */
+static void
+test_timeout(void **state)
+{
+    static const char para[] = "The driver keeps the buffer after the device is removed, and "
+                               "a later read through the old file descriptor uses it.\n";
+    struct snapshot *s = snap_from("ScanTimeout 10\nOnTimeout tempfail\nMaxMessageSize 64M\n"
+                                   "MaxPartSize 64M\nMaxLines 10000000\n");
+    struct msg *m = msg_new((size_t)s->cfg->max_message_size);
+    struct decision d;
+
+    (void)state;
+    msg_set_sender(m, "<a@example.com>");
+    msg_add_rcpt(m, "<security@kernel.org>", true);
+    msg_add_header(m, "Subject", "a long report");
+    msg_end_headers(m);
+    /* About 48 MB of prose: several times ScanTimeout on any machine. */
+    for (int n = 0; n < 400000; n++)
+        msg_add_body(m, para, sizeof(para) - 1);
+    assert_false(m->oversize);
+    decision_init(&d);
+    callbacks_decide(s, m, NULL, NULL, &d);
+    assert_int_equal(d.plan.cause, VERDICT_TIMEOUT);
+    assert_int_equal(d.plan.result, VERDICT_TEMPFAIL);
+    assert_null(d.res);
+    decision_release(&d);
+    msg_free(m);
+    snapshot_unref(s);
+
+    s = snap_from("");
+    m = msg_from_fixture("det-genuine-driver-cleanup.eml", (size_t)s->cfg->max_message_size,
+                         "<dev@example.org>");
+    decision_init(&d);
+    callbacks_decide(s, m, NULL, NULL, &d);
+    assert_int_equal(d.plan.cause, VERDICT_SCANNED);
+    assert_non_null(d.res);
+    decision_release(&d);
+    msg_free(m);
+    snapshot_unref(s);
+}
+
 static void
 test_internal_error(void **state)
 {
@@ -404,10 +447,15 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_scan_and_tag),      cmocka_unit_test(test_reply_decision),
-        cmocka_unit_test(test_oversize),          cmocka_unit_test(test_internal_error),
-        cmocka_unit_test(test_snapshot_refcount), cmocka_unit_test(test_snapshot_bad_config),
-        cmocka_unit_test(test_state_duplicate),   cmocka_unit_test(test_state_trusted_no_reply),
+        cmocka_unit_test(test_scan_and_tag),
+        cmocka_unit_test(test_reply_decision),
+        cmocka_unit_test(test_oversize),
+        cmocka_unit_test(test_timeout),
+        cmocka_unit_test(test_internal_error),
+        cmocka_unit_test(test_snapshot_refcount),
+        cmocka_unit_test(test_snapshot_bad_config),
+        cmocka_unit_test(test_state_duplicate),
+        cmocka_unit_test(test_state_trusted_no_reply),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
