@@ -34,7 +34,8 @@
  * about 40 ms (seen with tcpdump: 20 msgs/s on one session).
  *
  * Threading: libmilter runs one thread per connection; scans run on a
- * short-lived worker thread so that ScanTimeout can be enforced.
+ * scan thread of the calling thread's (scanner.c) so that ScanTimeout can
+ * be enforced.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -55,6 +56,7 @@
 #include "conn.h"
 #include "log.h"
 #include "reply.h"
+#include "scanner.h"
 #include "snapshot.h"
 #include "state.h"
 #include "state_db.h"
@@ -186,14 +188,14 @@ job_run(struct scan_job *j)
     pthread_mutex_unlock(&j->lock);
 }
 
-static void *
-job_thread(void *arg)
+/* The scan thread's side: scan, then let go of the job. */
+static void
+job_work(void *arg)
 {
     struct scan_job *j = arg;
 
     job_run(j);
     job_put(j);
-    return NULL;
 }
 
 static struct scan_job *
@@ -252,8 +254,6 @@ scan_with_timeout(struct snapshot *snap, struct msg *m, void (*progress)(void *)
     unsigned timeout_ms = snap->cfg->scan_timeout;
     struct timespec deadline, slice;
     struct scan_job *j;
-    pthread_attr_t attr;
-    pthread_t tid;
     int r;
 
     j = job_new(snap, m);
@@ -261,11 +261,7 @@ scan_with_timeout(struct snapshot *snap, struct msg *m, void (*progress)(void *)
         return -ENOMEM;
 
     j->refs = 2;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    r = pthread_create(&tid, &attr, job_thread, j);
-    pthread_attr_destroy(&attr);
-    if (r != 0) {
+    if (scanner_run(job_work, j) < 0) {
         /* No thread to spare: scan here, without the time limit. */
         j->refs = 1;
         job_run(j);
@@ -304,6 +300,9 @@ scan_with_timeout(struct snapshot *snap, struct msg *m, void (*progress)(void *)
     } else
         r = -ETIMEDOUT;
     pthread_mutex_unlock(&j->lock);
+    /* The scan thread stays with the late job and exits after it. */
+    if (r == -ETIMEDOUT)
+        scanner_abandon();
     job_put(j);
     return r;
 }
