@@ -24,17 +24,11 @@
 #include <gmime/gmime.h>
 
 #include "mime_view.h"
+#include "textbuf.h"
 
 /* Bytes kept of one decoded header value: room for a To: line naming a
  * thousand recipients; the message size bounds the total. */
 #define MIME_VIEW_MAX_HEADER_BYTES 65536
-
-/* A growable byte buffer; every append keeps a NUL after the data. */
-struct buf {
-    char *p;
-    size_t len;
-    size_t cap;
-};
 
 struct walker {
     struct mime_view *v;
@@ -58,61 +52,9 @@ mime_view_global_init(void)
 }
 
 static int
-buf_reserve(struct buf *b, size_t more)
+buf_addc(struct textbuf *b, char c)
 {
-    size_t cap;
-    char *p;
-
-    if (more > SIZE_MAX / 2 - b->len)
-        return -ENOMEM;
-    if (b->len + more + 1 <= b->cap)
-        return 0;
-    cap = b->cap ? b->cap : 256;
-    while (cap < b->len + more + 1)
-        cap *= 2;
-    p = realloc(b->p, cap);
-    if (p == NULL)
-        return -ENOMEM;
-    b->p = p;
-    b->cap = cap;
-    return 0;
-}
-
-static int
-buf_add(struct buf *b, const void *s, size_t n)
-{
-    int r = buf_reserve(b, n);
-
-    if (r < 0)
-        return r;
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-    return 0;
-}
-
-static int
-buf_addc(struct buf *b, char c)
-{
-    return buf_add(b, &c, 1);
-}
-
-/* Ensure b holds a string (possibly empty) and hand it over. */
-static char *
-buf_steal(struct buf *b, size_t *ret_len)
-{
-    char *p;
-
-    if (b->p == NULL && buf_reserve(b, 0) < 0)
-        return NULL;
-    /* p is NULL only while cap is 0, so buf_reserve() allocated it. */
-    if (b->len == 0)
-        b->p[0] = '\0'; // NOLINT(clang-analyzer-core.NullDereference)
-    p = b->p;
-    if (ret_len)
-        *ret_len = b->len;
-    memset(b, 0, sizeof(*b));
-    return p;
+    return textbuf_add(b, &c, 1);
 }
 
 /* Length of the valid UTF-8 sequence at s[0..n), or 0 if it is invalid. */
@@ -172,14 +114,14 @@ utf8_valid(const char *s, size_t n)
  * bytes, on a character boundary; returns 1 when it stopped early.
  */
 static int
-buf_add_text(struct buf *b, const char *s, size_t n, bool latin1, size_t max)
+buf_add_text(struct textbuf *b, const char *s, size_t n, bool latin1, size_t max)
 {
     static const char repl[] = "\xef\xbf\xbd";
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0, k;
     int r;
 
-    r = buf_reserve(b, n < max ? n : max);
+    r = textbuf_reserve(b, n < max ? n : max);
     if (r < 0)
         return r;
     while (i < n) {
@@ -192,7 +134,7 @@ buf_add_text(struct buf *b, const char *s, size_t n, bool latin1, size_t max)
         if (j > i) {
             size_t room = b->len < max ? max - b->len : 0;
 
-            r = buf_add(b, s + i, j - i < room ? j - i : room);
+            r = textbuf_add(b, s + i, j - i < room ? j - i : room);
             if (r < 0)
                 return r;
             if (j - i > room)
@@ -226,7 +168,7 @@ buf_add_text(struct buf *b, const char *s, size_t n, bool latin1, size_t max)
         }
         if (b->len + tlen > max)
             return 1;
-        r = buf_add(b, tmp, tlen);
+        r = textbuf_add(b, tmp, tlen);
         if (r < 0)
             return r;
         i += k;
@@ -238,7 +180,7 @@ buf_add_text(struct buf *b, const char *s, size_t n, bool latin1, size_t max)
 static char *
 dup_text(const char *s, size_t n, size_t max, bool *cut)
 {
-    struct buf b = {0};
+    struct textbuf b = {0};
     int r;
 
     if (s == NULL)
@@ -250,7 +192,7 @@ dup_text(const char *s, size_t n, size_t max, bool *cut)
     }
     if (r == 1 && cut != NULL)
         *cut = true;
-    return buf_steal(&b, NULL);
+    return textbuf_steal(&b, NULL);
 }
 
 /* Header values: unfold (CR/LF and the white space after become one space). */
@@ -336,9 +278,9 @@ charset_is_utf8ish(const char *cs)
  * conversion that fails midway, falls back to the byte-level repair.
  */
 static int
-convert_text(const char *raw, size_t n, const char *cs, size_t max, struct buf *out)
+convert_text(const char *raw, size_t n, const char *cs, size_t max, struct textbuf *out)
 {
-    struct buf conv = {0};
+    struct textbuf conv = {0};
     iconv_t cd = (iconv_t)-1;
     int r;
 
@@ -351,14 +293,14 @@ convert_text(const char *raw, size_t n, const char *cs, size_t max, struct buf *
         size_t inleft = n;
         bool failed = false;
 
-        r = buf_reserve(&conv, n + n / 2 + 16);
+        r = textbuf_reserve(&conv, n + n / 2 + 16);
         if (r < 0)
             goto out;
         while (inleft > 0 && conv.len < max) {
             char *o;
             size_t oleft, rc;
 
-            r = buf_reserve(&conv, inleft + 16);
+            r = textbuf_reserve(&conv, inleft + 16);
             if (r < 0)
                 goto out;
             o = conv.p + conv.len;
@@ -371,7 +313,7 @@ convert_text(const char *raw, size_t n, const char *cs, size_t max, struct buf *
                 continue;
             if (errno == EILSEQ || errno == EINVAL) {
                 /* Skip the bad byte and mark it; EINVAL is a cut sequence. */
-                r = buf_add(&conv, "\xef\xbf\xbd", 3);
+                r = textbuf_add(&conv, "\xef\xbf\xbd", 3);
                 if (r < 0)
                     goto out;
                 in++;
@@ -399,7 +341,7 @@ out:
 
 /* Strip tags, turn block tags into line breaks and decode common entities. */
 static int
-html_to_text(const char *s, size_t n, struct buf *out)
+html_to_text(const char *s, size_t n, struct textbuf *out)
 {
     static const char *const blocks[] = {"br", "p",  "div", "li", "tr",  "h1",         "h2",
                                          "h3", "h4", "h5",  "h6", "pre", "blockquote", "table"};
@@ -458,7 +400,7 @@ html_to_text(const char *s, size_t n, struct buf *out)
                 size_t el = strlen(ents[e].name);
 
                 if (n - i - 1 >= el && strncasecmp(s + i + 1, ents[e].name, el) == 0) {
-                    r = buf_add(out, ents[e].text, strlen(ents[e].text));
+                    r = textbuf_add(out, ents[e].text, strlen(ents[e].text));
                     if (r < 0)
                         return r;
                     i += 1 + el;
@@ -505,7 +447,7 @@ html_to_text(const char *s, size_t n, struct buf *out)
                         u[3] = (char)(0x80 | (cp & 0x3f));
                         ul = 4;
                     }
-                    r = buf_add(out, u, ul);
+                    r = textbuf_add(out, u, ul);
                     if (r < 0)
                         return r;
                     i = j + 1;
@@ -633,10 +575,10 @@ walk_leaf(struct walker *w, GMimePart *gp)
     if (is_text) {
         GByteArray *arr = part_decode(gp);
         const char *cs = ct ? g_mime_content_type_get_parameter(ct, "charset") : NULL;
-        struct buf out = {0};
+        struct textbuf out = {0};
 
         if (p.is_html) {
-            struct buf utf = {0};
+            struct textbuf utf = {0};
 
             r = convert_text((const char *)arr->data, arr->len, cs, w->limits->max_part_bytes,
                              &utf);
@@ -656,7 +598,7 @@ walk_leaf(struct walker *w, GMimePart *gp)
             free(out.p);
             goto out;
         }
-        p.text = buf_steal(&out, &p.len);
+        p.text = textbuf_steal(&out, &p.len);
         if (p.text == NULL) {
             r = -ENOMEM;
             goto out;
@@ -830,7 +772,7 @@ static int
 view_add_raw(struct walker *w, const char *msg, size_t len)
 {
     struct mime_part p = {0};
-    struct buf b = {0};
+    struct textbuf b = {0};
     int r;
 
     p.role = MIME_PART_BODY;
@@ -844,7 +786,7 @@ view_add_raw(struct walker *w, const char *msg, size_t len)
     }
     p.truncated = r == 1;
     w->v->truncated |= p.truncated;
-    p.text = buf_steal(&b, &p.len);
+    p.text = textbuf_steal(&b, &p.len);
     if (p.text == NULL) {
         r = -ENOMEM;
         goto out;

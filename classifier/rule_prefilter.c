@@ -792,6 +792,22 @@ same_set(const struct pf_info *a, const struct pf_info *b)
     return true;
 }
 
+/* Parse the pattern in ps into x and reduce it to a required set: 1 when
+ * that set can filter, 0 when the pattern must always run, -ENOMEM. */
+static int
+parse_required(struct pf_parser *ps, uint32_t options, struct pf_info *x)
+{
+    if ((options & (PCRE2_EXTENDED | PCRE2_LITERAL)) != 0)
+        return 0;
+    parse_alt(ps, x);
+    if (ps->nomem)
+        return -ENOMEM;
+    if (ps->fail || ps->p != ps->end)
+        return 0;
+    info_to_req(x);
+    return x->kind == PF_REQ && min_len(x) >= PF_LIT_MIN;
+}
+
 int
 rule_prefilter_literal_sets(const char *src, size_t len, uint32_t options,
                             struct strv ret[RULE_PF_SETS], size_t *n)
@@ -804,17 +820,8 @@ rule_prefilter_literal_sets(const char *src, size_t len, uint32_t options,
 
     *n = 0;
     memset(ret, 0, RULE_PF_SETS * sizeof(*ret));
-    if ((options & (PCRE2_EXTENDED | PCRE2_LITERAL)) != 0)
-        return 0;
-    parse_alt(&ps, &x);
-    if (ps.nomem) {
-        r = -ENOMEM;
-        goto out;
-    }
-    if (ps.fail || ps.p != ps.end)
-        goto out;
-    info_to_req(&x);
-    if (x.kind != PF_REQ || min_len(&x) < PF_LIT_MIN)
+    r = parse_required(&ps, options, &x);
+    if (r <= 0)
         goto out;
     chosen[0] = &x;
     r = finish_set(&x, &ret[(*n)++]);
@@ -854,18 +861,10 @@ rule_prefilter_literals(const char *src, size_t len, uint32_t options, struct st
     int r = 0;
 
     memset(ret, 0, sizeof(*ret));
-    if ((options & (PCRE2_EXTENDED | PCRE2_LITERAL)) != 0)
-        return 0;
-    parse_alt(&ps, &x);
-    if (ps.nomem) {
-        r = -ENOMEM;
+    r = parse_required(&ps, options, &x);
+    if (r <= 0)
         goto out;
-    }
-    if (ps.fail || ps.p != ps.end)
-        goto out;
-    info_to_req(&x);
-    if (x.kind != PF_REQ || min_len(&x) < PF_LIT_MIN)
-        goto out;
+    r = 0;
     for (size_t i = 0; i < x.s.n; i++) {
         if (redundant(&x.s, i))
             continue;

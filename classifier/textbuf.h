@@ -16,12 +16,17 @@ struct textbuf {
     size_t cap;
 };
 
+/* Room for more bytes and a NUL without another allocation. 0 or -ENOMEM. */
+int textbuf_reserve(struct textbuf *b, size_t more);
 /* Append s[0..n); keeps p NUL-terminated. 0 or -ENOMEM. */
 int textbuf_add(struct textbuf *b, const char *s, size_t n);
 /* Append s[0..n) and a '\n'. 0 or -ENOMEM. */
 int textbuf_line(struct textbuf *b, const char *s, size_t n);
 /* The text so far, "" before the first add; borrowed from b. */
 const char *textbuf_str(const struct textbuf *b);
+/* Hand the text (possibly empty, never NULL but on -ENOMEM) and its
+ * length over to the caller, and reset b. */
+char *textbuf_steal(struct textbuf *b, size_t *ret_len);
 void textbuf_release(struct textbuf *b);
 
 #endif
