@@ -73,7 +73,8 @@ struct config {
     int syslog_facility; /* LOG_MAIL, ... */
     char *rules_dir;
     char *state_dir;
-    uint32_t duplicate_window; /* seconds */
+    uint32_t state_sync_interval; /* seconds; 0: LMDB syncs every commit */
+    uint32_t duplicate_window;    /* seconds */
     bool trust_maintainers;
     bool record_state;
     struct config_list recipients;

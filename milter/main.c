@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sysexits.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <libmilter/mfapi.h>
@@ -101,7 +102,8 @@ static struct {
     atomic_flag cleaned;
     pthread_mutex_t lock;
     pthread_cond_t cv;
-    bool main_done; /* smfi_main() returned */
+    bool main_done;    /* smfi_main() returned */
+    bool state_nosync; /* StateSyncInterval was not 0 at start: the signal thread syncs */
 } rt = {
     .cleaned = ATOMIC_FLAG_INIT, .lock = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
@@ -484,9 +486,11 @@ warn_restart_keys(const struct config *old, const struct config *new)
         old->umask != new->umask || str_changed(old->state_dir, new->state_dir) ||
         old->reply_transport != new->reply_transport ||
         str_changed(old->sendmail_path, new->sendmail_path) ||
-        str_changed(old->smtp_server, new->smtp_server))
+        str_changed(old->smtp_server, new->smtp_server) ||
+        (old->state_sync_interval == 0) != (new->state_sync_interval == 0))
         log_warning("reload: Socket, SocketMode, UserID, PidFile, UMask, StateDir, "
-                    "ReplyTransport, SendmailPath and SMTPServer take effect on restart only");
+                    "ReplyTransport, SendmailPath, SMTPServer and whether StateSyncInterval is 0 "
+                    "take effect on restart only");
 }
 
 static void
@@ -529,6 +533,10 @@ daemon_cleanup(bool release)
         log_warning("cannot remove PidFile '%s': %s (its directory must be writable by UserID)",
                     rt.pid_file, log_strerror(errno, eb, sizeof(eb)));
     }
+    /* Whether or not the state is closed below: the page cache would
+     * keep its writes past our exit, but not past a power loss. */
+    if (rt.st != NULL && rt.state_nosync)
+        (void)state_sync(rt.st);
     if (!release)
         return;
     callbacks_setup(NULL, false, NULL);
@@ -589,17 +597,50 @@ extern int mi_stop(void) __attribute__((weak));
 
 #define SIGNAL_POLL_MS 200
 
+/*
+ * Under StateSyncInterval the state's commits skip their fsync; flush
+ * them here, off the path of any message. A failed flush is retried at
+ * the next tick: the writes stay in the page cache meanwhile.
+ */
+static void
+state_sync_tick(struct timespec *last)
+{
+    struct snapshot *snap;
+    struct timespec now;
+    uint32_t interval;
+    int r;
+
+    if (!rt.state_nosync || rt.st == NULL)
+        return;
+    snap = snapshot_current();
+    interval = snap != NULL ? snap->cfg->state_sync_interval : 0;
+    snapshot_unref(snap);
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (now.tv_sec - last->tv_sec < (time_t)interval)
+        return;
+    *last = now;
+    r = state_sync(rt.st);
+    if (r < 0) {
+        char eb[128];
+
+        log_error("cannot flush StateDir to disk: %s", log_strerror(r, eb, sizeof(eb)));
+    }
+}
+
 static void *
 signal_thread(void *arg)
 {
     const struct timespec poll = {0, SIGNAL_POLL_MS * 1000000L};
+    struct timespec last_sync;
     sigset_t *set = arg;
 
+    clock_gettime(CLOCK_MONOTONIC, &last_sync);
     for (;;) {
         int sig = sigtimedwait(set, NULL, &poll);
 
         if (atomic_load(&stopping))
             return NULL;
+        state_sync_tick(&last_sync);
         if (sig == SIGUSR1) {
             reload();
             continue;
@@ -713,7 +754,8 @@ run_daemon(struct snapshot *snap)
         goto out;
     }
 
-    r = state_open(cfg->state_dir, 0, 0, &rt.st);
+    rt.state_nosync = cfg->state_sync_interval > 0;
+    r = state_open(cfg->state_dir, rt.state_nosync ? STATE_NOSYNC : 0, 0, &rt.st);
     if (r < 0) {
         log_error("cannot open StateDir '%s': %s", cfg->state_dir, log_strerror(r, eb, sizeof(eb)));
         status = EX_CANTCREAT;

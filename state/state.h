@@ -20,6 +20,7 @@
 
 enum state_flags {
     STATE_READONLY = 1 << 0, /* open for reading only (slopctl db stats) */
+    STATE_NOSYNC = 1 << 1,   /* commits skip the fsync: the owner calls state_sync() */
 };
 
 struct state;
@@ -33,6 +34,14 @@ struct state;
 int state_open(const char *dir, unsigned flags, size_t map_size, struct state **ret);
 
 struct state *state_close(struct state *st);
+
+/*
+ * Flush every commit so far to disk. Under STATE_NOSYNC a commit reaches
+ * the page cache only, which survives the process but not a power loss
+ * or a kernel crash: the owner calls this on a timer. A reply claim is
+ * flushed by state_reply_claim() itself. Returns 0 or a negative errno.
+ */
+int state_sync(struct state *st);
 
 enum state_claim {
     STATE_CLAIM_GRANTED = 0, /* recorded: the caller may send one reply */

@@ -43,6 +43,7 @@ struct state {
     MDB_dbi ledger;
     MDB_dbi hourly;
     bool readonly;
+    bool nosync; /* STATE_NOSYNC: the owner calls state_sync() */
     pthread_rwlock_t resize_lock;
     MDB_dbi tables[STATE_T__COUNT];
     bool have[STATE_T__COUNT];

@@ -1,7 +1,8 @@
 /*
  * test_state.c - the LMDB state: ledger claims, hourly cap, release,
  * prune, stats, growth of a tiny map, threads and processes racing for
- * one claim, and recovery after a writer is killed mid-loop.
+ * one claim, recovery after a writer is killed mid-loop, and what a
+ * STATE_NOSYNC writer's commits are worth when it is killed unsynced.
  *
  * Each test works in its own mkdtemp() directory, removed afterwards.
  */
@@ -25,6 +26,7 @@
 #include <lmdb.h>
 
 #include "state.h"
+#include "state_db.h"
 
 #define T0 ((time_t)1700000000) /* a fixed, hour-aligned-enough start */
 #define WEEK (7u * 24 * 3600)
@@ -488,6 +490,83 @@ test_killed_writer(void **pstate)
     }
 }
 
+/*
+ * STATE_NOSYNC leaves commits to the page cache: a writer killed before
+ * any state_sync() must still have every commit it made, because the
+ * kernel, not the process, holds them.
+ */
+#define NOSYNC_WRITES 200
+
+static void
+test_nosync_killed_writer(void **pstate)
+{
+    struct fixture *f = *pstate;
+    struct state *st;
+    int status, fds[2];
+    char done = 0;
+    pid_t pid;
+
+    assert_int_equal(pipe(fds), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct state *cst = NULL;
+        char addr[64];
+
+        close(fds[0]);
+        if (state_open(f->sub, STATE_NOSYNC, 0, &cst) < 0)
+            _exit(1);
+        for (int i = 0; i < NOSYNC_WRITES; i++) {
+            snprintf(addr, sizeof(addr), "s%d@example.org", i);
+            if (state_sender_add(cst, addr, T0) < 0)
+                _exit(2);
+        }
+        if (write(fds[1], "x", 1) != 1)
+            _exit(3);
+        /* Bounded: the parent kills us long before. */
+        for (int i = 0; i < 600; i++)
+            sleep(1);
+        _exit(0);
+    }
+    close(fds[1]);
+    assert_int_equal(read(fds[0], &done, 1), 1);
+    close(fds[0]);
+    assert_int_equal(kill(pid, SIGKILL), 0);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status));
+
+    assert_int_equal(state_open(f->sub, STATE_READONLY, 0, &st), 0);
+    for (int i = 0; i < NOSYNC_WRITES; i++) {
+        char addr[64];
+
+        snprintf(addr, sizeof(addr), "s%d@example.org", i);
+        assert_int_equal(state_sender_count(st, addr, T0), 1);
+    }
+    assert_int_equal(state_sync(st), 0); /* nothing to flush read-only */
+    state_close(st);
+}
+
+static void
+test_nosync_claim_and_sync(void **pstate)
+{
+    struct fixture *f = *pstate;
+    struct state *st = NULL;
+
+    assert_int_equal(state_sync(NULL), -EINVAL);
+    assert_int_equal(state_open(f->sub, STATE_NOSYNC, 0, &st), 0);
+    assert_int_equal(claim(st, "a@example.org", T0, WEEK, 0), STATE_CLAIM_GRANTED);
+    assert_int_equal(claim(st, "a@example.org", T0 + 1, WEEK, 0), STATE_CLAIM_RECENT);
+    assert_int_equal(state_sender_add(st, "a@example.org", T0), 0);
+    assert_int_equal(state_sync(st), 0);
+    state_close(st);
+
+    /* A later open without the flag sees the same data. */
+    st = open_rw(f, 0);
+    assert_int_equal(claim(st, "a@example.org", T0 + 2, WEEK, 0), STATE_CLAIM_RECENT);
+    assert_int_equal(state_sender_count(st, "a@example.org", T0), 1);
+    state_close(st);
+}
+
 int
 main(void)
 {
@@ -503,6 +582,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_map_growth, setup, teardown),
         cmocka_unit_test_setup_teardown(test_readonly, setup, teardown),
         cmocka_unit_test_setup_teardown(test_killed_writer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nosync_killed_writer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nosync_claim_and_sync, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
