@@ -13,9 +13,6 @@
  * are read-only afterwards.
  */
 #include <errno.h>
-#include <sys/socket.h>
-#include <netinet/tcp.h>
-#include <netinet/in.h>
 #include <getopt.h>
 #include <grp.h>
 #include <fcntl.h>
@@ -41,6 +38,7 @@
 #include "log.h"
 #include "reply.h"
 #include "snapshot.h"
+#include "sockopt.h"
 #include "state.h"
 
 #ifndef SLOP_VERSION
@@ -668,31 +666,6 @@ signal_thread(void *arg)
     }
 }
 
-/*
- * libmilter never sets TCP_NODELAY. At end of message we answer with
- * several small packets (header changes, then accept), and the MTA's
- * delayed ACK then holds the last one back by about 40 ms per message
- * (the stall rspamd issue 1790 describes). smfi_opensocket() does not
- * hand out its descriptor, so find the listening TCP socket among ours;
- * accepted sockets inherit the option on Linux.
- */
-static void
-listen_nodelay(void)
-{
-    for (int fd = 3; fd < 1024; fd++) {
-        int listening = 0, domain = 0, one = 1;
-        socklen_t len = sizeof(listening);
-
-        if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) < 0 || !listening)
-            continue;
-        len = sizeof(domain);
-        if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0)
-            continue;
-        if (domain == AF_INET || domain == AF_INET6)
-            (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    }
-}
-
 static int
 run_daemon(struct snapshot *snap)
 {
@@ -723,7 +696,7 @@ run_daemon(struct snapshot *snap)
         free(conn_spec);
         return EX_UNAVAILABLE;
     }
-    listen_nodelay();
+    sockopt_listen_nodelay();
     sock_path = socket_path(cfg->socket);
     rt.sock_path = sock_path;
     rt.pid_file = cfg->pid_file;
