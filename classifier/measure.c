@@ -237,18 +237,61 @@ is_word_cp(uint32_t c)
     return !is_emoji(c);
 }
 
+/* is_word_cp() of each ASCII byte. */
+static const bool ascii_word[128] = {
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
+    ['8'] = 1, ['9'] = 1, ['_'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1,
+    ['f'] = 1, ['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1,
+    ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1, ['u'] = 1,
+    ['v'] = 1, ['w'] = 1, ['x'] = 1, ['y'] = 1, ['z'] = 1, ['A'] = 1, ['B'] = 1, ['C'] = 1,
+    ['D'] = 1, ['E'] = 1, ['F'] = 1, ['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1,
+    ['L'] = 1, ['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1, ['S'] = 1,
+    ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1, ['Y'] = 1, ['Z'] = 1,
+};
+
+struct prose_stats {
+    size_t words, lines, sections, facts_line, em_dashes, curly, emoji;
+    size_t markdown, md_lines;
+};
+
+/* Em dashes, curly quotes and emoji: all multi-byte code points. */
+static void
+prose_char(struct prose_stats *st, uint32_t c)
+{
+    if (c == 0x2014 || c == 0x2013)
+        st->em_dashes++;
+    else if (c >= 0x2018 && c <= 0x201D && c != 0x201A && c != 0x201B)
+        st->curly++;
+    else if (is_emoji(c))
+        st->emoji++;
+}
+
 /* Words: runs of letters, digits and '_'; an apostrophe inside a word
- * ("don't", "kernel’s") does not split it. */
+ * ("don't", "kernel’s") does not split it. With st, prose_char() of each
+ * code point on the way, so prose is decoded once, not twice. */
 static size_t
-count_words(const char *p, size_t len)
+count_words_in(const char *p, size_t len, struct prose_stats *st)
 {
     const char *end = p + len;
     bool in = false;
     size_t n = 0;
 
     while (p < end) {
-        uint32_t c = (unsigned char)*p < 0x80 ? (unsigned char)*p++ : utf8_next(&p, end);
+        uint32_t c;
 
+        /* ASCII needs no decoding: most prose is all of it. Without
+         * branches, since word boundaries come every few bytes. */
+        if ((unsigned char)*p < 0x80) {
+            unsigned char a = (unsigned char)*p++;
+            bool w = ascii_word[a];
+
+            n += (size_t)(w & !in);
+            in = w | (in & (a == '\''));
+            continue;
+        }
+        c = utf8_next(&p, end);
+        if (st != NULL)
+            prose_char(st, c);
         if (is_word_cp(c)) {
             if (!in)
                 n++;
@@ -258,6 +301,12 @@ count_words(const char *p, size_t len)
         }
     }
     return n;
+}
+
+static size_t
+count_words(const char *p, size_t len)
+{
+    return count_words_in(p, len, NULL);
 }
 
 /* ---- prose line classifiers ---- */
@@ -348,12 +397,23 @@ is_trace_line(const char *p, size_t len)
         "</IRQ>",
         "Workqueue: ",
     };
+    /* The first bytes of the marks. */
+    static const bool mark_first[256] = {
+        ['C'] = 1, ['R'] = 1, ['<'] = 1, ['B'] = 1, ['W'] = 1, ['K'] = 1,
+        ['U'] = 1, ['O'] = 1, ['g'] = 1, ['M'] = 1, ['H'] = 1,
+    };
 
     if (has_timestamp(p, len) || has_offset(p, len))
         return true;
-    for (size_t k = 0; k < sizeof(marks) / sizeof(marks[0]); k++)
-        if (has(p, len, marks[k]))
-            return true;
+    /* One pass over the line, comparing only where a mark's first byte
+     * is, instead of one search per mark. */
+    for (size_t i = 0; i < len; i++) {
+        if (!mark_first[(unsigned char)p[i]])
+            continue;
+        for (size_t k = 0; k < sizeof(marks) / sizeof(marks[0]); k++)
+            if (marks[k][0] == p[i] && starts(p + i, len - i, marks[k]))
+                return true;
+    }
     return false;
 }
 
@@ -398,6 +458,21 @@ is_md_heading(const char *p, size_t len)
     return i < tl && (isupper((unsigned char)t[i]) || isdigit((unsigned char)t[i]));
 }
 
+/* The first "cc" in p[0..len), or NULL: memchr() per candidate, since on
+ * the short lines measured here memmem()'s set-up costs more. */
+static const char *
+find_double(const char *p, size_t len, char c)
+{
+    const char *e = p + len, *q = p;
+
+    while (q + 1 < e && (q = memchr(q, c, (size_t)(e - q - 1))) != NULL) {
+        if (q[1] == c)
+            return q;
+        q++;
+    }
+    return NULL;
+}
+
 /* "**x**", or "__x y__" (identifiers like __func__ or "__a(), __b" are
  * not bold) */
 static bool
@@ -405,18 +480,18 @@ has_bold(const char *p, size_t len)
 {
     const char *e = p + len, *a, *b;
 
-    a = memmem(p, len, "**", 2);
+    a = find_double(p, len, '*');
     if (a != NULL && a + 2 < e && !isspace((unsigned char)a[2])) {
-        b = memmem(a + 2, (size_t)(e - a - 2), "**", 2);
+        b = find_double(a + 2, (size_t)(e - a - 2), '*');
         if (b != NULL && b > a + 2)
             return true;
     }
-    a = memmem(p, len, "__", 2);
+    a = find_double(p, len, '_');
     if (a != NULL && (a == p || isspace((unsigned char)a[-1])) && a + 2 < e &&
         isalpha((unsigned char)a[2])) {
         size_t n;
 
-        b = memmem(a + 2, (size_t)(e - a - 2), "__", 2);
+        b = find_double(a + 2, (size_t)(e - a - 2), '_');
         if (b == NULL || (b + 2 < e && isalnum((unsigned char)b[2])))
             return false;
         n = (size_t)(b - a - 2);
@@ -548,6 +623,10 @@ has_version(const char *p, size_t len)
     for (const char *q = p; q < e; q++) {
         const char *r = q;
 
+        /* Only a 'v' or a major of 2 to 7 can start one: test that
+         * before the word boundary, which costs more. */
+        if (*r != 'v' && (*r < '2' || *r > '7'))
+            continue;
         if (!word_boundary_before(p, q))
             continue;
         if (*r == 'v' && r + 1 < e && isdigit((unsigned char)r[1])) {
@@ -615,13 +694,10 @@ has_function(const char *p, size_t len)
 
 /* ---- prose ---- */
 
-struct prose_stats {
-    size_t words, lines, sections, facts_line, em_dashes, curly, emoji;
-    size_t markdown, md_lines;
-};
-
+/* The prose measures of r; words are counted only when words is set
+ * (the caller has them already when r is the changelog). */
 static void
-prose_measure(struct prose_stats *st, const struct region *r)
+prose_measure(struct prose_stats *st, const struct region *r, bool words)
 {
     struct text t = region_text(r);
     const char *line;
@@ -631,22 +707,28 @@ prose_measure(struct prose_stats *st, const struct region *r)
         const char *q = line, *e = line + len;
 
         n++;
-        st->words += count_words(line, len);
-        while (q < e) {
+        if (words)
+            st->words += count_words_in(line, len, st);
+        /* Counting the words saw every code point already. */
+        while (!words && q < e) {
             uint32_t c;
 
-            /* Dashes, quotes and emoji are all multi-byte. */
+            /* Dashes, quotes and emoji are all multi-byte: skip ASCII,
+             * eight bytes at a time where it runs on. */
             if ((unsigned char)*q < 0x80) {
                 q++;
+                while (e - q >= 8) {
+                    uint64_t x;
+
+                    memcpy(&x, q, 8);
+                    if ((x & UINT64_C(0x8080808080808080)) != 0)
+                        break;
+                    q += 8;
+                }
                 continue;
             }
             c = utf8_next(&q, e);
-            if (c == 0x2014 || c == 0x2013)
-                st->em_dashes++;
-            else if (c >= 0x2018 && c <= 0x201D && c != 0x201A && c != 0x201B)
-                st->curly++;
-            else if (is_emoji(c))
-                st->emoji++;
+            prose_char(st, c);
         }
         if (blank(line, len))
             continue;
@@ -993,7 +1075,8 @@ starts_stack_dump(const char *p, size_t len)
     return has_timestamp(p, len) || has_offset(p, len);
 }
 
-static void
+/* The changelog measures; returns its word count. */
+static size_t
 changelog_measure(double *ms, const struct region *r)
 {
     struct text t = region_text(r);
@@ -1015,6 +1098,7 @@ changelog_measure(double *ms, const struct region *r)
     ms[MEASURE_CHANGELOG_WORDS] = (double)words;
     ms[MEASURE_CHANGELOG_LINES] = (double)lines;
     ms[MEASURE_CHANGELOG_LONG_LINES] = (double)longl;
+    return words;
 }
 
 void
@@ -1023,13 +1107,15 @@ measure_compute(struct message *m)
     double *ms = m->measures;
     struct prose_stats ps = {0};
     struct diff_stats ds = {0};
-    size_t added = 0, removed = 0, quoted, own;
+    size_t added = 0, removed = 0, quoted, own, log_words;
+    const struct region *prose = prose_region(m);
+    bool prose_is_log = prose == &m->regions[REGION_CHANGELOG];
 
     /* The measures after MEASURE_PATCH_VERSION come from look-ups made
      * elsewhere (facts.c) and are left alone. */
     memset(m->measures, 0, (MEASURE_PATCH_VERSION + 1) * sizeof(m->measures[0]));
 
-    changelog_measure(ms, &m->regions[REGION_CHANGELOG]);
+    log_words = changelog_measure(ms, &m->regions[REGION_CHANGELOG]);
     for (size_t i = 0; i < m->n_files; i++) {
         added += m->files[i].added;
         removed += m->files[i].removed;
@@ -1049,8 +1135,11 @@ measure_compute(struct message *m)
         ms[MEASURE_COMMENT_RATIO] = (double)ds.comment / (double)(ds.comment + ds.code);
     ms[MEASURE_RESTATING_COMMENTS] = (double)ds.restating;
 
-    prose_measure(&ps, prose_region(m));
-    markdown_measure(&ps, prose_region(m));
+    /* A patch's prose is its changelog, whose words are counted already. */
+    prose_measure(&ps, prose, !prose_is_log);
+    if (prose_is_log)
+        ps.words = log_words;
+    markdown_measure(&ps, prose);
     if (m->kind == CLASSIFIER_KIND_PATCH)
         markdown_measure(&ps, &m->regions[REGION_NOTES]);
     ms[MEASURE_MARKDOWN_LINES] = (double)ps.markdown;

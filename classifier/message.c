@@ -48,10 +48,35 @@ region_take(struct region *rg, struct textbuf *b)
     return 0;
 }
 
+/* ASCII letters and digits; what is_alnum() tests, as a table for the
+ * scans that run over every byte of a text. */
+static const bool alnum_tab[256] = {
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
+    ['8'] = 1, ['9'] = 1, ['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1,
+    ['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1,
+    ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1,
+    ['W'] = 1, ['X'] = 1, ['Y'] = 1, ['Z'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1,
+    ['e'] = 1, ['f'] = 1, ['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1,
+    ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1,
+    ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1, ['y'] = 1, ['z'] = 1,
+};
+
 static bool
 is_alnum(unsigned char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    return alnum_tab[c];
+}
+
+/* The next place after i where a word can start: one past the first byte
+ * at or after i that is not a letter or digit. The keyword scans below
+ * only look at word starts, and skipping the rest of each word is the
+ * bulk of their work. */
+static size_t
+next_word_start(const unsigned char *u, size_t i, size_t n)
+{
+    while (i < n && alnum_tab[u[i]])
+        i++;
+    return i + 1;
 }
 
 static bool
@@ -610,37 +635,48 @@ looks_like_report(const char *text, size_t len)
         "segfault",
         "denial of service",
     };
-    unsigned char first[256] = {0};
+    /* Per byte, the words (strong ones in the low bits, weak ones above)
+     * whose first, and whose second, byte it is: one AND leaves the few
+     * words worth comparing at a position. */
+    uint64_t by_first[256] = {0}, by_second[256] = {0};
+    const size_t n_strong = sizeof(strong) / sizeof(strong[0]);
+    const size_t n_weak = sizeof(weak) / sizeof(weak[0]);
     uint32_t weak_seen = 0;
 
     _Static_assert(sizeof(weak) / sizeof(weak[0]) <= 32, "weak_seen has a bit per word");
-    /* One pass over the word starts instead of one search per word. */
-    for (size_t k = 0; k < sizeof(strong) / sizeof(strong[0]); k++)
-        first[(unsigned char)strong[k][0]] = 1;
-    for (size_t k = 0; k < sizeof(weak) / sizeof(weak[0]); k++)
-        first[(unsigned char)weak[k][0]] = 1;
-    for (size_t i = 0; i < len; i++) {
+    _Static_assert(sizeof(strong) / sizeof(strong[0]) + sizeof(weak) / sizeof(weak[0]) <= 64,
+                   "a word mask has a bit per word");
+    for (size_t k = 0; k < n_strong + n_weak; k++) {
+        const char *w = k < n_strong ? strong[k] : weak[k - n_strong];
+
+        by_first[(unsigned char)w[0]] |= (uint64_t)1 << k;
+        by_second[(unsigned char)w[1]] |= (uint64_t)1 << k;
+    }
+    /* Words must start at a word boundary: only those positions count. */
+    for (size_t i = 0; i + 1 < len; i = next_word_start((const unsigned char *)text, i, len)) {
         unsigned char c = (unsigned char)text[i], c2;
+        uint64_t cand;
 
         if (c >= 'A' && c <= 'Z')
             c = (unsigned char)(c - 'A' + 'a');
-        if (!first[c] || (i > 0 && is_alnum((unsigned char)text[i - 1])))
+        if (by_first[c] == 0)
             continue;
-        /* Every word is at least two bytes: testing the second byte too
-         * keeps strncasecmp() off nearly every candidate. */
-        if (i + 1 >= len)
-            continue;
+        /* Every word is at least two bytes long. */
         c2 = (unsigned char)text[i + 1];
         if (c2 >= 'A' && c2 <= 'Z')
             c2 = (unsigned char)(c2 - 'A' + 'a');
-        for (size_t k = 0; k < sizeof(strong) / sizeof(strong[0]); k++)
-            if ((unsigned char)strong[k][0] == c && (unsigned char)strong[k][1] == c2 &&
-                starts_ci(text + i, len - i, strong[k]))
-                return true;
-        for (size_t k = 0; k < sizeof(weak) / sizeof(weak[0]); k++)
-            if ((unsigned char)weak[k][0] == c && (unsigned char)weak[k][1] == c2 &&
-                starts_ci(text + i, len - i, weak[k]))
-                weak_seen |= 1u << k;
+        for (cand = by_first[c] & by_second[c2]; cand != 0; cand &= cand - 1) {
+            size_t k = (size_t)__builtin_ctzll(cand);
+
+            if (k < n_strong) {
+                if (starts_ci(text + i, len - i, strong[k]))
+                    return true;
+            } else if (starts_ci(text + i, len - i, weak[k - n_strong])) {
+                weak_seen |= 1u << (k - n_strong);
+                if (__builtin_popcount(weak_seen) >= 2)
+                    return true;
+            }
+        }
     }
     return __builtin_popcount(weak_seen) >= 2;
 }
@@ -689,48 +725,101 @@ names_ai_tool(const char *s, size_t n)
 }
 
 /*
- * A disclosed AI origin: an Assisted-by:/Generated-by:/AI-assisted-by:
- * trailer, a Co-authored-by: or Co-developed-by: naming an AI tool,
- * "generated with/by/using <tool>" or "I used (an) AI".
+ * Whether line s (trimmed) discloses an AI origin: an Assisted-by:/
+ * Generated-by:/AI-assisted-by: trailer, a Co-authored-by: or
+ * Co-developed-by: naming an AI tool, "generated with/by/using <tool>" or
+ * "I used (an) AI".
+ */
+static bool
+line_discloses(struct span s)
+{
+    static const char *const verbs[] = {"with", "by", "using"};
+    const char *p;
+
+    span_trim(&s);
+    if (starts_ci(s.p, s.n, "assisted-by:") || starts_ci(s.p, s.n, "generated-by:") ||
+        starts_ci(s.p, s.n, "ai-assisted-by:"))
+        return true;
+    if ((starts_ci(s.p, s.n, "co-authored-by:") && names_ai_tool(s.p + 15, s.n - 15)) ||
+        (starts_ci(s.p, s.n, "co-developed-by:") && names_ai_tool(s.p + 16, s.n - 16)))
+        return true;
+    for (p = s.p; (p = find_word_ci(p, s.n - (size_t)(p - s.p), "generated ")) != NULL;) {
+        const char *q = p + 10;
+        size_t rest = s.n - (size_t)(q - s.p);
+
+        for (size_t v = 0; v < 3; v++) {
+            size_t k = strlen(verbs[v]);
+
+            if (word_at_ci(q, rest, verbs[v]) && names_ai(q + k, rest - k))
+                return true;
+        }
+        p = q;
+    }
+    if ((p = find_word_ci(s.p, s.n, "i used ")) != NULL) {
+        const char *q = p + 7;
+        size_t rest = s.n - (size_t)(q - s.p);
+
+        if (word_at_ci(q, rest, "ai") || word_at_ci(q, rest, "an ai"))
+            return true;
+    }
+    return false;
+}
+
+/*
+ * A disclosed AI origin on any line of text[0..len) (line_discloses()).
+ * Each way to disclose needs one of "assisted-by:", "generated",
+ * "co-authored-by:", "co-developed-by:" or "i used " (any case) in its
+ * line, so one pass looks for those and only their lines are read in
+ * full: most mail has none, and "generated" alone is common in patches.
  */
 static bool
 has_disclosure(const char *text, size_t len)
 {
-    static const char *const verbs[] = {"with", "by", "using"};
-    size_t i = 0;
+    /* The second byte (lower case) of the word a first byte may start. */
+    static const char second_of[256] = {
+        ['a'] = 's', ['A'] = 's', ['g'] = 'e', ['G'] = 'e',
+        ['c'] = 'o', ['C'] = 'o', ['i'] = ' ', ['I'] = ' ',
+    };
+    const unsigned char *u = (const unsigned char *)text;
 
-    while (i < len) {
-        const char *nl = memchr(text + i, '\n', len - i);
-        struct span s = {text + i, nl ? (size_t)(nl - (text + i)) : len - i};
-        const char *p;
+    /* Each of the words starts a line or follows a byte that is not a
+     * letter or digit ("ai-assisted-by:", find_word_ci()), so only word
+     * starts are looked at. */
+    for (size_t i = 0; i + 7 <= len; i = next_word_start(u, i, len)) {
+        char c2 = second_of[u[i]];
+        const char *w, *nl;
+        size_t start;
 
-        i += s.n + 1;
-        span_trim(&s);
-        if (starts_ci(s.p, s.n, "assisted-by:") || starts_ci(s.p, s.n, "generated-by:") ||
-            starts_ci(s.p, s.n, "ai-assisted-by:"))
-            return true;
-        if ((starts_ci(s.p, s.n, "co-authored-by:") && names_ai_tool(s.p + 15, s.n - 15)) ||
-            (starts_ci(s.p, s.n, "co-developed-by:") && names_ai_tool(s.p + 16, s.n - 16)))
-            return true;
-        for (p = s.p; (p = find_word_ci(p, s.n - (size_t)(p - s.p), "generated ")) != NULL;) {
-            const char *q = p + 10;
-            size_t rest = s.n - (size_t)(q - s.p);
-
-            for (size_t v = 0; v < 3; v++) {
-                size_t k = strlen(verbs[v]);
-
-                if (word_at_ci(q, rest, verbs[v]) && names_ai(q + k, rest - k))
-                    return true;
-            }
-            p = q;
+        /* | 0x20 lower-cases a letter and keeps a space a space. */
+        if (c2 == 0 || (char)(u[i + 1] | 0x20) != c2)
+            continue;
+        switch (c2) {
+        case 's':
+            w = "assisted-by:";
+            break;
+        case 'e':
+            w = "generated";
+            break;
+        case 'o':
+            w = (u[i + 3] | 0x20) == 'a' ? "co-authored-by:" : "co-developed-by:";
+            break;
+        default:
+            w = "i used ";
+            break;
         }
-        if ((p = find_word_ci(s.p, s.n, "i used ")) != NULL) {
-            const char *q = p + 7;
-            size_t rest = s.n - (size_t)(q - s.p);
-
-            if (word_at_ci(q, rest, "ai") || word_at_ci(q, rest, "an ai"))
-                return true;
-        }
+        if (!starts_ci(text + i, len - i, w))
+            continue;
+        start = i;
+        while (start > 0 && text[start - 1] != '\n')
+            start--;
+        nl = memchr(text + i, '\n', len - i);
+        if (line_discloses(
+                (struct span){text + start, nl ? (size_t)(nl - (text + start)) : len - start}))
+            return true;
+        if (nl == NULL)
+            break;
+        /* The rest of this line was just read. */
+        i = (size_t)(nl - text);
     }
     return false;
 }

@@ -93,28 +93,49 @@ utf8_seq_len(const unsigned char *s, size_t n)
     return len;
 }
 
-static bool
-utf8_valid(const char *s, size_t n)
-{
-    size_t i = 0, k;
+/* How buf_add_text() writes a byte that is not valid UTF-8. */
+enum invalid_bytes {
+    INVALID_REPLACE, /* U+FFFD */
+    /* Latin-1 when the text holds any invalid sequence, which is known
+     * at the first one met: before it there was nothing to convert, so
+     * this equals deciding up front from a validating pass over all of
+     * s, without that pass. */
+    INVALID_LATIN1_IF_ANY,
+};
 
-    while (i < n) {
-        k = utf8_seq_len((const unsigned char *)s + i, n - i);
-        if (k == 0)
-            return false;
-        i += k;
+/* End of the run of plain ASCII (no CR, no NUL) in u[i..n). Eight bytes
+ * at a time: this runs over every byte of every text part and header. */
+static size_t
+ascii_run(const unsigned char *u, size_t i, size_t n)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    const uint64_t cr = 0x0d0d0d0d0d0d0d0du;
+
+    while (n - i >= 8) {
+        uint64_t x, y;
+
+        memcpy(&x, u + i, 8);
+        y = x ^ cr;
+        /* A high bit flags a byte >= 0x80, a zero byte or a CR (with
+         * possible false flags above a real one, so the byte loop below
+         * finds the exact end). */
+        if (((x | ((x - ones) & ~x) | ((y - ones) & ~y)) & highs) != 0)
+            break;
+        i += 8;
     }
-    return true;
+    while (i < n && u[i] < 0x80 && u[i] != '\r' && u[i] != '\0')
+        i++;
+    return i;
 }
 
 /*
  * Append s[0..n) to b as valid UTF-8 without CRs before LF and without NUL
- * bytes (a NUL would end the C string early). Invalid bytes become U+FFFD,
- * or their Latin-1 reading when latin1 is set. Stops once b reaches max
- * bytes, on a character boundary; returns 1 when it stopped early.
+ * bytes (a NUL would end the C string early). Invalid bytes are written
+ * as inv says. Stops once b reaches max bytes, on a character boundary;
+ * returns 1 when it stopped early.
  */
 static int
-buf_add_text(struct textbuf *b, const char *s, size_t n, bool latin1, size_t max)
+buf_add_text(struct textbuf *b, const char *s, size_t n, enum invalid_bytes inv, size_t max)
 {
     static const char repl[] = "\xef\xbf\xbd";
     const unsigned char *u = (const unsigned char *)s;
@@ -126,11 +147,10 @@ buf_add_text(struct textbuf *b, const char *s, size_t n, bool latin1, size_t max
         return r;
     while (i < n) {
         char tmp[4];
-        size_t tlen, j = i;
+        size_t tlen, j;
 
         /* Runs of plain ASCII are copied whole: this is most text. */
-        while (j < n && u[j] < 0x80 && u[j] != '\r' && u[j] != '\0')
-            j++;
+        j = ascii_run(u, i, n);
         if (j > i) {
             size_t room = b->len < max ? max - b->len : 0;
 
@@ -156,7 +176,7 @@ buf_add_text(struct textbuf *b, const char *s, size_t n, bool latin1, size_t max
         } else if ((k = utf8_seq_len(u + i, n - i)) > 0) {
             memcpy(tmp, s + i, k);
             tlen = k;
-        } else if (latin1) {
+        } else if (inv == INVALID_LATIN1_IF_ANY) {
             tmp[0] = (char)(0xc0 | (u[i] >> 6));
             tmp[1] = (char)(0x80 | (u[i] & 0x3f));
             tlen = 2;
@@ -185,7 +205,7 @@ dup_text(const char *s, size_t n, size_t max, bool *cut)
 
     if (s == NULL)
         s = "";
-    r = buf_add_text(&b, s, n, false, max);
+    r = buf_add_text(&b, s, n, INVALID_REPLACE, max);
     if (r < 0) {
         free(b.p);
         return NULL;
@@ -199,33 +219,58 @@ dup_text(const char *s, size_t n, size_t max, bool *cut)
 static bool
 is_msgid_field(const char *name)
 {
-    return g_ascii_strcasecmp(name, "Message-ID") == 0 ||
-           g_ascii_strcasecmp(name, "In-Reply-To") == 0 ||
-           g_ascii_strcasecmp(name, "References") == 0;
+    /* The first letter rules out nearly every field before the compares. */
+    switch (name[0]) {
+    case 'M':
+    case 'm':
+        return g_ascii_strcasecmp(name, "Message-ID") == 0;
+    case 'I':
+    case 'i':
+        return g_ascii_strcasecmp(name, "In-Reply-To") == 0;
+    case 'R':
+    case 'r':
+        return g_ascii_strcasecmp(name, "References") == 0;
+    default:
+        return false;
+    }
+}
+
+/* No byte of s[0..n) is 0x80 or above; eight at a time. */
+static bool
+all_ascii(const char *s, size_t n)
+{
+    const uint64_t highs = 0x8080808080808080u;
+    uint64_t acc = 0;
+    size_t i = 0;
+
+    for (; n - i >= 8; i += 8) {
+        uint64_t x;
+
+        memcpy(&x, s + i, 8);
+        acc |= x;
+    }
+    for (; i < n; i++)
+        acc |= (unsigned char)s[i];
+    return (acc & highs) == 0;
 }
 
 /* True if a raw field value may hold an encoded word or 8-bit text. */
 static bool
 needs_decoding(const char *raw)
 {
-    for (const unsigned char *p = (const unsigned char *)raw; *p != '\0'; p++)
-        if (*p >= 0x80 || (p[0] == '=' && p[1] == '?'))
-            return true;
-    return false;
+    return !all_ascii(raw, strlen(raw)) || strstr(raw, "=?") != NULL;
 }
 
-static char *
-dup_header_value(const char *s, bool *cut)
+/* Unfold src into dst (which may be src): CR, LF and tab become spaces,
+ * runs of spaces one, none at either end. */
+static void
+unfold(char *dst, const char *src)
 {
-    char *raw;
     size_t i, j = 0;
     bool space = false;
 
-    raw = dup_text(s, strlen(s), MIME_VIEW_MAX_HEADER_BYTES, cut);
-    if (raw == NULL)
-        return NULL;
-    for (i = 0; raw[i] != '\0'; i++) {
-        char c = raw[i];
+    for (i = 0; src[i] != '\0'; i++) {
+        char c = src[i];
 
         if (c == '\n' || c == '\r' || c == '\t')
             c = ' ';
@@ -236,11 +281,31 @@ dup_header_value(const char *s, bool *cut)
         } else {
             space = false;
         }
-        raw[j++] = c;
+        dst[j++] = c;
     }
-    while (j > 0 && raw[j - 1] == ' ')
+    while (j > 0 && dst[j - 1] == ' ')
         j--;
-    raw[j] = '\0';
+    dst[j] = '\0';
+}
+
+static char *
+dup_header_value(const char *s, bool *cut)
+{
+    size_t n = strlen(s);
+    char *raw;
+
+    /* Plain ASCII under the cap comes out of dup_text() unchanged but
+     * for CRs before LFs, which unfolding turns into spaces anyway; so
+     * unfold straight from s and skip the copy. */
+    if (n <= MIME_VIEW_MAX_HEADER_BYTES && all_ascii(s, n)) {
+        raw = malloc(n + 1);
+        if (raw != NULL)
+            unfold(raw, s);
+        return raw;
+    }
+    raw = dup_text(s, n, MIME_VIEW_MAX_HEADER_BYTES, cut);
+    if (raw != NULL)
+        unfold(raw, raw);
     return raw;
 }
 
@@ -324,14 +389,14 @@ convert_text(const char *raw, size_t n, const char *cs, size_t max, struct textb
             break;
         }
         if (!failed) {
-            r = buf_add_text(out, conv.p ? conv.p : "", conv.len, false, max);
+            r = buf_add_text(out, conv.p ? conv.p : "", conv.len, INVALID_REPLACE, max);
             if (r == 0 && inleft > 0)
                 r = 1;
             goto out;
         }
     }
     /* Unknown or unusable charset: UTF-8 if it validates, else Latin-1. */
-    r = buf_add_text(out, raw, n, !utf8_valid(raw, n), max);
+    r = buf_add_text(out, raw, n, INVALID_LATIN1_IF_ANY, max);
 out:
     if (cd != (iconv_t)-1)
         g_mime_iconv_close(cd);
@@ -779,7 +844,7 @@ view_add_raw(struct walker *w, const char *msg, size_t len)
     p.content_type = strdup("text/plain");
     if (p.content_type == NULL)
         return -ENOMEM;
-    r = buf_add_text(&b, msg, len, !utf8_valid(msg, len), w->limits->max_part_bytes);
+    r = buf_add_text(&b, msg, len, INVALID_LATIN1_IF_ANY, w->limits->max_part_bytes);
     if (r < 0) {
         free(b.p);
         goto out;

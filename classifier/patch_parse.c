@@ -187,9 +187,16 @@ rbuf_add(struct rbuf *rb, const char *p, size_t len, const char *file, uint32_t 
         rb->lines[rb->n].line = line;
     }
     rb->n++;
-    /* A NUL inside a region would end it early for every regex. */
-    for (size_t i = 0; i < len; i++)
-        rb->text[rb->len++] = p[i] == '\0' ? ' ' : p[i];
+    /* A NUL inside a region would end it early for every regex. Copy
+     * first and mend the (rare) NULs after: memchr() beats a byte loop. */
+    if (len > 0) {
+        char *d = rb->text + rb->len, *z = d;
+
+        memcpy(d, p, len);
+        while ((z = memchr(z, '\0', len - (size_t)(z - d))) != NULL)
+            *z++ = ' ';
+        rb->len += len;
+    }
     rb->text[rb->len++] = '\n';
     rb->text[rb->len] = '\0';
     return 0;

@@ -10,9 +10,12 @@
  *
  * Limits: max_lines lines, each cut at max_line_bytes; every list is capped
  * (REPORT_MAX_*), and a full list silently stops growing. Ownership: the
- * regions and lists belong to the message. Threading: no shared state.
+ * regions and lists belong to the message. Threading: the only shared
+ * state is the trace markers' filter, built once under pthread_once()
+ * and read-only after.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,28 +36,61 @@ struct span {
     size_t n;
 };
 
+/* Character classes of ASCII bytes: these tests run on every byte of
+ * every line, and a table look-up is cheaper than the range tests. */
+enum {
+    CC_DIGIT = 1,
+    CC_ALPHA = 2,
+    CC_HEX = 4,
+    CC_UNDER = 8,
+};
+
+static const unsigned char char_class[256] = {
+    ['0'] = CC_DIGIT | CC_HEX, ['1'] = CC_DIGIT | CC_HEX, ['2'] = CC_DIGIT | CC_HEX,
+    ['3'] = CC_DIGIT | CC_HEX, ['4'] = CC_DIGIT | CC_HEX, ['5'] = CC_DIGIT | CC_HEX,
+    ['6'] = CC_DIGIT | CC_HEX, ['7'] = CC_DIGIT | CC_HEX, ['8'] = CC_DIGIT | CC_HEX,
+    ['9'] = CC_DIGIT | CC_HEX, ['A'] = CC_ALPHA | CC_HEX, ['B'] = CC_ALPHA | CC_HEX,
+    ['C'] = CC_ALPHA | CC_HEX, ['D'] = CC_ALPHA | CC_HEX, ['E'] = CC_ALPHA | CC_HEX,
+    ['F'] = CC_ALPHA | CC_HEX, ['G'] = CC_ALPHA,          ['H'] = CC_ALPHA,
+    ['I'] = CC_ALPHA,          ['J'] = CC_ALPHA,          ['K'] = CC_ALPHA,
+    ['L'] = CC_ALPHA,          ['M'] = CC_ALPHA,          ['N'] = CC_ALPHA,
+    ['O'] = CC_ALPHA,          ['P'] = CC_ALPHA,          ['Q'] = CC_ALPHA,
+    ['R'] = CC_ALPHA,          ['S'] = CC_ALPHA,          ['T'] = CC_ALPHA,
+    ['U'] = CC_ALPHA,          ['V'] = CC_ALPHA,          ['W'] = CC_ALPHA,
+    ['X'] = CC_ALPHA,          ['Y'] = CC_ALPHA,          ['Z'] = CC_ALPHA,
+    ['_'] = CC_UNDER,          ['a'] = CC_ALPHA | CC_HEX, ['b'] = CC_ALPHA | CC_HEX,
+    ['c'] = CC_ALPHA | CC_HEX, ['d'] = CC_ALPHA | CC_HEX, ['e'] = CC_ALPHA | CC_HEX,
+    ['f'] = CC_ALPHA | CC_HEX, ['g'] = CC_ALPHA,          ['h'] = CC_ALPHA,
+    ['i'] = CC_ALPHA,          ['j'] = CC_ALPHA,          ['k'] = CC_ALPHA,
+    ['l'] = CC_ALPHA,          ['m'] = CC_ALPHA,          ['n'] = CC_ALPHA,
+    ['o'] = CC_ALPHA,          ['p'] = CC_ALPHA,          ['q'] = CC_ALPHA,
+    ['r'] = CC_ALPHA,          ['s'] = CC_ALPHA,          ['t'] = CC_ALPHA,
+    ['u'] = CC_ALPHA,          ['v'] = CC_ALPHA,          ['w'] = CC_ALPHA,
+    ['x'] = CC_ALPHA,          ['y'] = CC_ALPHA,          ['z'] = CC_ALPHA,
+};
+
 static bool
 is_digit(char c)
 {
-    return c >= '0' && c <= '9';
+    return (char_class[(unsigned char)c] & CC_DIGIT) != 0;
 }
 
 static bool
 is_hex(char c)
 {
-    return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+    return (char_class[(unsigned char)c] & CC_HEX) != 0;
 }
 
 static bool
 is_alnum(char c)
 {
-    return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    return (char_class[(unsigned char)c] & (CC_DIGIT | CC_ALPHA)) != 0;
 }
 
 static bool
 is_ident(char c)
 {
-    return is_alnum(c) || c == '_';
+    return (char_class[(unsigned char)c] & (CC_DIGIT | CC_ALPHA | CC_UNDER)) != 0;
 }
 
 static bool
@@ -94,36 +130,65 @@ struct needle {
         lit, sizeof(lit) - 1                                                                       \
     }
 
-/* Bit of a 1024-bit filter for the two bytes starting a candidate. */
+/* Needles one pair_filter serves at most. */
+#define PAIR_FILTER_MAX 32
+
+/* A filter on the first two bytes of a set of needles: one bit per pair
+ * of bytes, so a position costs one look-up and no hashing; and the
+ * needles grouped by first byte, so a position that passes (a run of
+ * dashes passes at every byte) is compared with few of them. */
+struct pair_filter {
+    uint64_t bits[65536 / 64];
+    const struct needle *v[PAIR_FILTER_MAX]; /* sorted by first byte */
+    uint8_t first[256], count[256];          /* v[first[c] .. + count[c]) */
+};
+
 static unsigned
-pair_bit(unsigned char a, unsigned char b)
+pair_index(unsigned char a, unsigned char b)
 {
-    return (((unsigned)a << 8 | b) * 40503u >> 6) & 1023u;
+    return (unsigned)a << 8 | b;
 }
 
-/* Whether any of needles[0..n) (each at least two bytes) occurs in
- * s[0..len): one pass over s instead of one search per needle, since this
- * runs on every line of a message. The filter on a position's first two
- * bytes is rebuilt per call (it is small) so no state is shared. */
-static bool
-find_any(const char *s, size_t len, const struct needle *needles, size_t n)
+/* needles[0..n), n <= PAIR_FILTER_MAX, each at least two bytes, must
+ * outlive f. */
+static void
+pair_filter_init(struct pair_filter *f, const struct needle *needles, size_t n)
 {
-    uint64_t pair[1024 / 64] = {0};
+    size_t m = 0;
 
+    memset(f, 0, sizeof(*f));
     for (size_t k = 0; k < n; k++) {
-        unsigned b = pair_bit((unsigned char)needles[k].s[0], (unsigned char)needles[k].s[1]);
+        unsigned b = pair_index((unsigned char)needles[k].s[0], (unsigned char)needles[k].s[1]);
 
-        pair[b >> 6] |= (uint64_t)1 << (b & 63);
+        f->bits[b >> 6] |= (uint64_t)1 << (b & 63);
     }
-    for (size_t i = 0; i + 1 < len; i++) {
-        unsigned b = pair_bit((unsigned char)s[i], (unsigned char)s[i + 1]);
-
-        if ((pair[b >> 6] & ((uint64_t)1 << (b & 63))) == 0)
-            continue;
+    for (unsigned c = 0; c < 256; c++) {
+        f->first[c] = (uint8_t)m;
         for (size_t k = 0; k < n; k++) {
-            const struct needle *e = &needles[k];
+            if ((unsigned char)needles[k].s[0] == c) {
+                f->v[m++] = &needles[k];
+                f->count[c]++;
+            }
+        }
+    }
+}
 
-            if (e->s[0] == s[i] && e->s[1] == s[i + 1] && e->n <= len - i &&
+/* Whether any needle of f occurs in s[0..len): one pass over s instead
+ * of one search per needle, since this runs on every line of a message. */
+static bool
+find_any(const char *s, size_t len, const struct pair_filter *f)
+{
+    for (size_t i = 0; i + 1 < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        unsigned b = pair_index(c, (unsigned char)s[i + 1]);
+
+        if ((f->bits[b >> 6] & ((uint64_t)1 << (b & 63))) == 0)
+            continue;
+        for (size_t k = f->first[c]; k < (size_t)f->first[c] + f->count[c]; k++) {
+            const struct needle *e = f->v[k];
+
+            /* The last byte before the rest rules out most near misses. */
+            if (e->s[1] == s[i + 1] && e->n <= len - i && e->s[e->n - 1] == s[i + e->n - 1] &&
                 memcmp(s + i, e->s, e->n) == 0)
                 return true;
         }
@@ -245,39 +310,55 @@ is_sanitizer_line(struct span s)
     return false;
 }
 
+/* Markers that open a trace anywhere in a line; their pair filter is
+ * built once (trace_markers_init()) and only read after that. */
+static const struct needle trace_markers[] = {
+    NEEDLE("BUG: "),
+    NEEDLE("KASAN:"),
+    NEEDLE("UBSAN:"),
+    NEEDLE("KCSAN:"),
+    NEEDLE("KMSAN:"),
+    NEEDLE("Oops:"),
+    NEEDLE("Oops -"),
+    NEEDLE("general protection fault"),
+    NEEDLE("Call Trace:"),
+    NEEDLE("Call trace:"),
+    NEEDLE("WARNING: CPU:"),
+    NEEDLE("Kernel panic"),
+    NEEDLE("AddressSanitizer"),
+    NEEDLE("LeakSanitizer"),
+    NEEDLE("UndefinedBehaviorSanitizer"),
+    NEEDLE("------------[ cut here ]"),
+    NEEDLE("Unable to handle kernel"),
+    NEEDLE("Modules linked in:"),
+    NEEDLE("---[ end trace"),
+    NEEDLE("Hardware name:"),
+    NEEDLE("INFO: task "),
+    NEEDLE("rcu: INFO:"),
+    NEEDLE("WARNING: possible"),
+    NEEDLE("unreferenced object 0x"),
+};
+static struct pair_filter trace_markers_filter;
+static pthread_once_t trace_markers_once = PTHREAD_ONCE_INIT;
+
+_Static_assert(sizeof(trace_markers) / sizeof(trace_markers[0]) <= PAIR_FILTER_MAX,
+               "the markers fit one pair filter");
+
+static void
+trace_markers_init(void)
+{
+    pair_filter_init(&trace_markers_filter, trace_markers,
+                     sizeof(trace_markers) / sizeof(trace_markers[0]));
+}
+
 /* A line that opens (or by itself is) a kernel or sanitizer trace. */
 static bool
 is_trace_start(struct span s)
 {
-    static const struct needle markers[] = {
-        NEEDLE("BUG: "),
-        NEEDLE("KASAN:"),
-        NEEDLE("UBSAN:"),
-        NEEDLE("KCSAN:"),
-        NEEDLE("KMSAN:"),
-        NEEDLE("Oops:"),
-        NEEDLE("Oops -"),
-        NEEDLE("general protection fault"),
-        NEEDLE("Call Trace:"),
-        NEEDLE("Call trace:"),
-        NEEDLE("WARNING: CPU:"),
-        NEEDLE("Kernel panic"),
-        NEEDLE("AddressSanitizer"),
-        NEEDLE("LeakSanitizer"),
-        NEEDLE("UndefinedBehaviorSanitizer"),
-        NEEDLE("------------[ cut here ]"),
-        NEEDLE("Unable to handle kernel"),
-        NEEDLE("Modules linked in:"),
-        NEEDLE("---[ end trace"),
-        NEEDLE("Hardware name:"),
-        NEEDLE("INFO: task "),
-        NEEDLE("rcu: INFO:"),
-        NEEDLE("WARNING: possible"),
-        NEEDLE("unreferenced object 0x"),
-    };
     struct span t = trim_left(s);
 
-    if (find_any(s.p, s.n, markers, sizeof(markers) / sizeof(markers[0])))
+    pthread_once(&trace_markers_once, trace_markers_init);
+    if (find_any(s.p, s.n, &trace_markers_filter))
         return true;
     if (starts(t.p, t.n, "RIP: ") || starts(t.p, t.n, "Code: ") || starts(t.p, t.n, "pc : ") ||
         starts(t.p, t.n, "lr : ") || starts(t.p, t.n, "<TASK>") || starts(t.p, t.n, "</TASK>") ||
@@ -520,6 +601,9 @@ extract_urls(struct message *m, char *s, size_t n)
     size_t i = 0;
     int r;
 
+    /* Every URL taken has "://": most lines have no ':' at all. */
+    if (memchr(s, ':', n) == NULL)
+        return 0;
     while (i < n) {
         size_t start, end;
 
@@ -577,12 +661,15 @@ extract_configs(struct message *m, const char *s, size_t n)
 static int
 extract_functions(struct message *m, const char *s, size_t n)
 {
+    const char *p = s + 1, *end = s + n;
     int r;
 
-    for (size_t i = 1; i + 1 < n; i++) {
-        size_t b;
+    /* memchr() to each '(' (from the second byte, with one after it). */
+    while (n >= 2 && p < end - 1 && (p = memchr(p, '(', (size_t)(end - 1 - p))) != NULL) {
+        size_t i = (size_t)(p - s), b;
 
-        if (s[i] != '(' || s[i + 1] != ')' || !is_ident(s[i - 1]))
+        p++;
+        if (s[i + 1] != ')' || !is_ident(s[i - 1]))
             continue;
         b = i;
         while (b > 0 && is_ident(s[b - 1]))
@@ -644,6 +731,9 @@ extract_paths(struct message *m, const char *s, size_t n)
     size_t i = 0;
     int r;
 
+    /* Every path taken has a '/' (is_tree_path()). */
+    if (memchr(s, '/', n) == NULL)
+        return 0;
     while (i < n) {
         size_t b, e;
         const char *t;
