@@ -1,7 +1,8 @@
 /*
  * gmime_parse.c - the floor a scan is measured against: walk the same
- * paths as slopctl (mailbox.c), parse each message with GMime, and decode
- * every leaf part to a null stream. Prints one line:
+ * paths as slopctl (mailbox.c), parse each message with GMime from where
+ * the scan's parse starts (mime_view_header_start()), and decode every
+ * leaf part to a null stream. Prints one line:
  *   messages=N bytes=N seconds=S
  * where seconds covers the whole walk (reading, parsing, decoding), as a
  * slopctl scan over the same paths would.
@@ -14,6 +15,7 @@
 #include <gmime/gmime.h>
 
 #include "mailbox.h"
+#include "mime_view.h"
 
 /* message/rfc822 parts nest; GMime's foreach does not descend into them. */
 #define GMIME_PARSE_MAX_DEPTH 32
@@ -63,8 +65,13 @@ parse_one(void *ctx, const struct mailbox_msg *m)
     GMimeStream *stream;
     GMimeParser *parser;
     GMimeMessage *msg;
+    size_t skip;
 
-    stream = g_mime_stream_mem_new_with_buffer(m->data, m->len);
+    /* Where the scan's own parse starts (an mbox From_ line or blank
+     * lines before the header would make GMime give up on the rest), so
+     * both parse the same bytes. */
+    skip = mime_view_header_start(m->data, m->len);
+    stream = g_mime_stream_mem_new_with_buffer(m->data + skip, m->len - skip);
     parser = g_mime_parser_new_with_stream(stream);
     g_mime_parser_set_format(parser, GMIME_FORMAT_MESSAGE);
     msg = g_mime_parser_construct_message(parser, NULL);

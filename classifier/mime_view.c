@@ -864,6 +864,34 @@ out:
     return r;
 }
 
+size_t
+mime_view_header_start(const char *msg, size_t len)
+{
+    size_t off = 0;
+
+    if (msg == NULL)
+        return 0;
+    /* An mbox "From " envelope line is not a header; GMime would stop at it. */
+    if (len >= 5 && memcmp(msg, "From ", 5) == 0) {
+        const char *nl = memchr(msg, '\n', len);
+
+        off = nl ? (size_t)(nl - msg) + 1 : len;
+    }
+    /* A header block cannot begin with white space (that is folding), but
+     * some mailers and archives put blank or space-only lines first; GMime
+     * then gives up and the whole message would be scanned as raw text. */
+    while (off < len) {
+        size_t i = off;
+
+        while (i < len && (msg[i] == ' ' || msg[i] == '\t' || msg[i] == '\r'))
+            i++;
+        if (i == len || msg[i] != '\n')
+            break;
+        off = i + 1;
+    }
+    return off;
+}
+
 int
 mime_view_parse(const char *msg, size_t len, const struct classifier_limits *limits,
                 struct mime_view **ret)
@@ -888,26 +916,11 @@ mime_view_parse(const char *msg, size_t len, const struct classifier_limits *lim
         len = limits->max_message_bytes < G_MAXUINT ? limits->max_message_bytes : G_MAXUINT;
         view_note_limit(v, "max_message_bytes", len);
     }
-    /* An mbox "From " envelope line is not a header; GMime would stop at it. */
-    if (len >= 5 && memcmp(msg, "From ", 5) == 0) {
-        const char *nl = memchr(msg, '\n', len);
-        size_t skip = nl ? (size_t)(nl - msg) + 1 : len;
+    if (msg != NULL) {
+        size_t skip = mime_view_header_start(msg, len);
 
         msg += skip;
         len -= skip;
-    }
-    /* A header block cannot begin with white space (that is folding), but
-     * some mailers and archives put blank or space-only lines first; GMime
-     * then gives up and the whole message would be scanned as raw text. */
-    while (len > 0) {
-        size_t i = 0;
-
-        while (i < len && (msg[i] == ' ' || msg[i] == '\t' || msg[i] == '\r'))
-            i++;
-        if (i == len || msg[i] != '\n')
-            break;
-        msg += i + 1;
-        len -= i + 1;
     }
 
     if (len > 0) {

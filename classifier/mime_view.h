@@ -56,6 +56,14 @@ void mime_view_global_init(void);
  * mime_view_free(). Malformed mail still yields a view (with malformed set
  * and the raw text as one body part). Returns -ENOMEM on allocation failure.
  */
+/*
+ * Where the header block of msg[0..len) starts: past an mbox "From " line
+ * and any blank or space-only lines before the first field. The parse
+ * begins there; bench/gmime-parse too, so that its floor parses the same
+ * bytes.
+ */
+size_t mime_view_header_start(const char *msg, size_t len);
+
 int mime_view_parse(const char *msg, size_t len, const struct classifier_limits *limits,
                     struct mime_view **ret);
 

@@ -225,6 +225,34 @@ test_strings(void **state)
     }
 }
 
+/* Where the parse starts: what mime_view_header_start() skips. */
+static const struct {
+    const char *raw;
+    size_t start;
+} start_cases[] = {
+    {"Subject: x\n\nbody\n", 0},
+    {"From a@b.c Mon Jan  1 00:00:00 2024\nSubject: x\n", 36},
+    {"\n\nSubject: x\n", 2},
+    {" \t\r\n\r\nSubject: x\n", 6},
+    {"From x\n\nSubject: y\n", 8},
+    {"   Subject: folded, not blank\n", 0},
+    {"\n \n", 3},
+    {"From no newline", 15},
+    {"", 0},
+};
+
+static void
+test_header_start(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(start_cases) / sizeof(start_cases[0]); i++) {
+        print_message("case %zu\n", i);
+        assert_int_equal(mime_view_header_start(start_cases[i].raw, strlen(start_cases[i].raw)),
+                         start_cases[i].start);
+    }
+    assert_int_equal(mime_view_header_start(NULL, 10), 0);
+}
+
 static void
 test_limits(void **state)
 {
@@ -302,7 +330,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixtures),      cmocka_unit_test(test_attachment_details),
         cmocka_unit_test(test_strings),       cmocka_unit_test(test_limits),
-        cmocka_unit_test(test_header_lookup),
+        cmocka_unit_test(test_header_lookup), cmocka_unit_test(test_header_start),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
