@@ -11,11 +11,19 @@
  * characters (k: U+212A, s: U+017F) are handled by scanning a copy of a
  * region that contains either, with them written as k and s.
  *
+ * A literal may also carry tests on the byte before and after it: a word
+ * boundary (from \b) or white space (from \s, which without PCRE2_UCP is
+ * ASCII only). They let "\bAI\b" filter on "ai" as a word, and "\s+of\s+"
+ * on " of ", without putting " o" and "\to" into the table. A test only
+ * ever drops a literal occurrence the pattern could not use.
+ *
  * Per message, the first pattern evaluated on a region triggers one pass
  * over that region looking for all literals of all patterns on it (a
  * filter on three bytes, then a table bucketed by them); a pattern none of whose
  * literals occur cannot match, so rule_eval.c skips pcre2_match() and
  * takes the result PCRE2 would have given: no match.
+ * The report is often the body's very text, and a patch's report its
+ * changelog's: such a pair is scanned once, with both regions' tables.
  *
  * A literal set is only as good as its weakest alternative: "\bCONFIG_\w+|
  * \b(?:root|user)\b|--?[a-z]\w+" has none, and PCRE2 tries every
@@ -53,6 +61,24 @@
  * sets cost the scan more than the regex runs they save. The analyser
  * still reports them (rule_prefilter_literal_sets()). */
 #define PF_AND_LIT_MIN 3u
+
+/* In the analyser's strings, a \b: such a literal occurs only where the
+ * word boundary holds too. Without PCRE2_UCP a word character is an ASCII
+ * letter, digit or '_' (every other character, multi-byte ones included,
+ * is not), so the test needs one byte of context. A boundary the table
+ * can use sits at either end of a literal, next to a word character;
+ * others are dropped, which only lets more text through. The byte itself
+ * is never taken as a literal character. */
+#define PF_WB '\x01'
+
+/* What \s matches: without PCRE2_UCP (RULE_PCRE2_OPTIONS has none, and
+ * no rule flag sets it) only the "C" locale's white space, all ASCII. */
+static const char pf_space[] = " \t\n\v\f\r";
+
+_Static_assert((RULE_PCRE2_OPTIONS & PCRE2_UCP) == 0, "\\s is ASCII white space only");
+
+static size_t lit_strip(const char *lit, char *out, unsigned *flags);
+static bool is_space(unsigned char c);
 
 /* What the analyser knows about a piece of pattern: either the exact set
  * of strings it matches, or a set of which one is a substring of every
@@ -99,6 +125,8 @@ info_exact_char(struct pf_parser *ps, struct pf_info *x, char c)
 {
     char s = lower(c);
 
+    if (s == PF_WB)
+        return;
     x->kind = PF_EXACT;
     if (strv_add(&x->s, &s, 1, PF_SET_MAX) < 0)
         ps->nomem = true;
@@ -112,6 +140,15 @@ info_empty(struct pf_parser *ps, struct pf_info *x)
         ps->nomem = true;
 }
 
+/* True when s has no character, only word boundaries if anything. */
+static bool
+lit_empty(const char *s)
+{
+    while (*s == PF_WB)
+        s++;
+    return *s == '\0';
+}
+
 /* An exact set turned into a required one; "" in it means no requirement. */
 static void
 info_to_req(struct pf_info *x)
@@ -119,7 +156,7 @@ info_to_req(struct pf_info *x)
     if (x->kind != PF_EXACT)
         return;
     for (size_t i = 0; i < x->s.n; i++) {
-        if (x->s.v[i][0] == '\0') {
+        if (lit_empty(x->s.v[i])) {
             info_release(x);
             return;
         }
@@ -127,18 +164,51 @@ info_to_req(struct pf_info *x)
     x->kind = PF_REQ;
 }
 
+/* Length of the shortest core (lit_strip()) of x: boundaries and white
+ * space only narrow a literal, and choosing by them picked worse sets. */
 static size_t
 min_len(const struct pf_info *x)
 {
     size_t m = SIZE_MAX;
 
     for (size_t i = 0; i < x->s.n; i++) {
-        size_t n = strlen(x->s.v[i]);
+        const char *v = x->s.v[i];
+        size_t a = 0, b = strlen(v), n = 0;
 
+        /* lit_strip()'s length, without the copy: this runs often. */
+        while (a < b && (v[a] == PF_WB || is_space((unsigned char)v[a])))
+            a++;
+        while (b > a && (v[b - 1] == PF_WB || is_space((unsigned char)v[b - 1])))
+            b--;
+        for (size_t k = a; k < b; k++)
+            n += v[k] != PF_WB;
         if (n < m)
             m = n;
     }
     return m;
+}
+
+/* Strings of x, each core counted once: \s makes six strings of one, all
+ * alike but for the white space at their ends, and the one with ' '
+ * there stands for them all. */
+static size_t
+set_count(const struct pf_info *x)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < x->s.n; i++) {
+        const char *v = x->s.v[i];
+        size_t a = 0, b = strlen(v), k;
+
+        for (k = 0; k < b && (v[k] == PF_WB || is_space((unsigned char)v[k])); k++)
+            a |= v[k] != PF_WB && v[k] != ' ';
+        while (b > k && (v[b - 1] == PF_WB || is_space((unsigned char)v[b - 1]))) {
+            a |= v[b - 1] != PF_WB && v[b - 1] != ' ';
+            b--;
+        }
+        n += a == 0;
+    }
+    return n;
 }
 
 /* True when a filters better than b: longer shortest literal, then fewer. */
@@ -155,7 +225,7 @@ req_better(const struct pf_info *a, const struct pf_info *b)
     mb = min_len(b) < 6 ? min_len(b) : 6;
     if (ma != mb)
         return ma > mb;
-    return a->s.n < b->s.n;
+    return set_count(a) < set_count(b);
 }
 
 /* a = a followed by b when both are exact and the product fits; b is
@@ -276,8 +346,9 @@ parse_hex(struct pf_parser *ps)
 }
 
 /* One escape after '\'. Sets *lit to the literal byte and returns 1, or
- * returns 0 for a zero-width assertion, 2 for a class of characters (any
- * as far as literals go); fails on what it does not know. */
+ * returns 0 for a zero-width assertion, 3 for \b, 4 for \s, 2 for another
+ * class of characters (any as far as literals go); fails on what it does
+ * not know. */
 static int
 parse_escape(struct pf_parser *ps, char *lit, bool in_class)
 {
@@ -300,7 +371,7 @@ parse_escape(struct pf_parser *ps, char *lit, bool in_class)
             *lit = '\b';
             return 1;
         }
-        return 0;
+        return 3;
     case 'B':
     case 'A':
     case 'z':
@@ -310,11 +381,12 @@ parse_escape(struct pf_parser *ps, char *lit, bool in_class)
         if (in_class)
             ps->fail = true;
         return 0;
+    case 's':
+        return in_class ? 2 : 4;
     case 'd':
     case 'D':
     case 'w':
     case 'W':
-    case 's':
     case 'S':
     case 'h':
     case 'H':
@@ -447,7 +519,7 @@ parse_class(struct pf_parser *ps, struct pf_info *x)
         set[(unsigned char)lower((char)c)] = 1;
         prev = c;
     }
-    if (negate || any)
+    if (negate || any || set[(unsigned char)PF_WB])
         return;
     for (unsigned k = 0; k < 128; k++)
         n += set[k];
@@ -603,14 +675,33 @@ parse_quant(struct pf_parser *ps, unsigned *min, unsigned *max)
     return true;
 }
 
-/* One atom and its quantifier; false at the end of a sequence. */
+/* *dst = a copy of exact set *src. */
+static void
+info_copy(struct pf_parser *ps, struct pf_info *dst, const struct pf_info *src)
+{
+    memset(dst, 0, sizeof(*dst));
+    dst->kind = src->kind;
+    for (size_t i = 0; i < src->s.n; i++) {
+        if (strv_add(&dst->s, src->s.v[i], strlen(src->s.v[i]), SIZE_MAX) < 0) {
+            ps->nomem = true;
+            info_release(dst);
+            return;
+        }
+    }
+}
+
+/* One atom and its quantifier; false at the end of a sequence. An exact
+ * atom repeated at least once (\s+, (?:ab|cd){2,}) is no longer exact,
+ * but each of its first and last repetitions is one of its strings: that
+ * set goes to *tail, so the sequence can join it to its neighbours. */
 static bool
-parse_atom(struct pf_parser *ps, struct pf_info *x)
+parse_atom(struct pf_parser *ps, struct pf_info *x, struct pf_info *tail)
 {
     unsigned min, max;
     char c, lit;
 
     memset(x, 0, sizeof(*x));
+    info_release(tail);
     if (ps->p >= ps->end || *ps->p == '|' || *ps->p == ')')
         return false;
     c = *ps->p++;
@@ -628,6 +719,18 @@ parse_atom(struct pf_parser *ps, struct pf_info *x)
             break;
         case 1:
             info_exact_char(ps, x, lit);
+            break;
+        case 3: {
+            char wb = PF_WB;
+
+            x->kind = PF_EXACT;
+            if (strv_add(&x->s, &wb, 1, PF_SET_MAX) < 0)
+                ps->nomem = true;
+            break;
+        }
+        case 4:
+            for (const char *sp = pf_space; *sp != '\0'; sp++)
+                info_exact_char(ps, x, *sp);
             break;
         default:
             break;
@@ -665,7 +768,10 @@ parse_atom(struct pf_parser *ps, struct pf_info *x)
             }
         } else if (min == 0) {
             info_release(x);
+            info_release(tail);
         } else if (!(min == 1 && max == 1)) {
+            if (x->kind == PF_EXACT && tail->kind == PF_ANY)
+                info_copy(ps, tail, x);
             info_to_req(x);
         }
     }
@@ -705,15 +811,23 @@ collect(struct pf_parser *ps, const struct pf_info *x)
 static void
 parse_seq(struct pf_parser *ps, struct pf_info *ret)
 {
-    struct pf_info atom = {0}, cur = {0};
+    struct pf_info atom = {0}, cur = {0}, tail = {0};
     bool exact = true;
 
     memset(ret, 0, sizeof(*ret));
     info_empty(ps, &cur);
-    while (!ps->fail && parse_atom(ps, &atom)) {
+    while (!ps->fail && parse_atom(ps, &atom, &tail)) {
         if (exact_concat(ps, &cur, &atom))
             continue;
         exact = false;
+        if (tail.kind == PF_EXACT) {
+            /* The first repetition follows cur. */
+            struct pf_info head;
+
+            info_copy(ps, &head, &tail);
+            if (!exact_concat(ps, &cur, &head))
+                info_release(&head);
+        }
         collect(ps, &cur);
         keep_better(ret, &cur);
         if (atom.kind == PF_EXACT) {
@@ -722,10 +836,17 @@ parse_seq(struct pf_parser *ps, struct pf_info *ret)
         } else {
             collect(ps, &atom);
             keep_better(ret, &atom);
-            info_empty(ps, &cur);
+            if (tail.kind == PF_EXACT) {
+                /* What follows follows the last repetition. */
+                cur = tail;
+                memset(&tail, 0, sizeof(tail));
+            } else {
+                info_empty(ps, &cur);
+            }
         }
     }
     info_release(&atom);
+    info_release(&tail);
     if (exact) {
         info_release(ret);
         *ret = cur;
@@ -816,9 +937,11 @@ parse_required(struct pf_parser *ps, uint32_t options, struct pf_info *x)
     return x->kind == PF_REQ && min_len(x) >= PF_LIT_MIN;
 }
 
-int
-rule_prefilter_literal_sets(const char *src, size_t len, uint32_t options,
-                            struct strv ret[RULE_PF_SETS], size_t *n)
+/* rule_prefilter_literal_sets() with the word boundaries and the white
+ * space at the ends still in (lit_strip() takes them out). */
+static int
+literal_sets(const char *src, size_t len, uint32_t options, struct strv ret[RULE_PF_SETS],
+             size_t *n)
 {
     struct pf_info cand[PF_COLLECT_MAX], x = {0};
     struct pf_parser ps = {.p = src, .end = src + len, .cand = cand};
@@ -861,6 +984,150 @@ out:
     return r;
 }
 
+/* What the scan tests next to a literal: a word boundary, or white space
+ * (which the analyser's strings carry at their ends after \s+; taken
+ * off, the table keys on letters, not on " o" and "\to"). */
+enum {
+    PF_WB_START = 1,
+    PF_WB_END = 2,
+    PF_WS_START = 4,
+    PF_WS_END = 8,
+};
+
+static bool
+is_word(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit((char)c) || c == '_';
+}
+
+static bool
+is_space(unsigned char c)
+{
+    /* pf_space: ' ', '\t', '\n', '\v', '\f', '\r' */
+    return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+/* The core of lit into out (PF_LIT_MAX + 1 bytes): without its word
+ * boundaries and the white space at its ends. *flags gets the PF_* tests
+ * that stand for them: white space at an end needs a white space byte
+ * there; a boundary before a word character needs a non-word byte (or
+ * the start) before it, and likewise at the end. Returns the length. */
+static size_t
+lit_strip(const char *lit, char *out, unsigned *flags)
+{
+    char tmp[PF_LIT_MAX + 1];
+    size_t n = 0, len = strlen(lit), lead = 0;
+
+    *flags = 0;
+    out[0] = '\0';
+    /* Longer than the analyser makes them: no literal, never a cut one. */
+    if (len > PF_LIT_MAX)
+        return 0;
+    for (size_t i = 0; i < len; i++)
+        if (lit[i] != PF_WB)
+            tmp[n++] = lit[i];
+    while (lead < n && is_space((unsigned char)tmp[lead]))
+        lead++;
+    while (n > lead && is_space((unsigned char)tmp[n - 1])) {
+        n--;
+        *flags |= PF_WS_END;
+    }
+    if (lead > 0)
+        *flags |= PF_WS_START;
+    n -= lead;
+    memcpy(out, tmp + lead, n);
+    out[n] = '\0';
+    if (n > 0 && lead == 0 && lit[0] == PF_WB && is_word((unsigned char)out[0]))
+        *flags |= PF_WB_START;
+    if (n > 0 && (*flags & PF_WS_END) == 0 && lit[len - 1] == PF_WB &&
+        is_word((unsigned char)out[n - 1]))
+        *flags |= PF_WB_END;
+    return n;
+}
+
+/* Strength of a literal: the length of its core, one more per test. */
+static size_t
+lit_strength(const char *lit)
+{
+    char buf[PF_LIT_MAX + 1];
+    unsigned flags;
+    size_t n = lit_strip(lit, buf, &flags);
+
+    for (; flags != 0; flags &= flags - 1)
+        n++;
+    return n;
+}
+
+/* True when every literal of v keeps at least PF_LIT_MIN characters once
+ * its boundaries are taken out: the table needs them. */
+static bool
+set_usable(const struct strv *v)
+{
+    char buf[PF_LIT_MAX + 1];
+    unsigned flags;
+
+    for (size_t i = 0; i < v->n; i++)
+        if (lit_strip(v->v[i], buf, &flags) < PF_LIT_MIN)
+            return false;
+    return v->n > 0;
+}
+
+/* v with its boundaries taken out, as the public functions give it. */
+static int
+set_strip(struct strv *v)
+{
+    struct strv out = {0};
+    char buf[PF_LIT_MAX + 1];
+    unsigned flags;
+    int r = 0;
+
+    for (size_t i = 0; i < v->n && r == 0; i++) {
+        size_t n = lit_strip(v->v[i], buf, &flags);
+
+        r = strv_add_unique(&out, buf, n, PF_REQ_MAX);
+    }
+    strv_release(v);
+    if (r < 0) {
+        strv_release(&out);
+        return r;
+    }
+    *v = out;
+    return 0;
+}
+
+int
+rule_prefilter_literal_sets(const char *src, size_t len, uint32_t options,
+                            struct strv ret[RULE_PF_SETS], size_t *n)
+{
+    size_t k = 0;
+    int r;
+
+    r = literal_sets(src, len, options, ret, n);
+    if (r < 0)
+        return r;
+    /* Keep the usable sets in order; none when the first is not. */
+    for (size_t i = 0; i < *n; i++) {
+        if (!set_usable(&ret[i]) || (i > 0 && k == 0)) {
+            strv_release(&ret[i]);
+            continue;
+        }
+        if (r == 0)
+            r = set_strip(&ret[i]);
+        if (k != i) {
+            ret[k] = ret[i];
+            memset(&ret[i], 0, sizeof(ret[i]));
+        }
+        k++;
+    }
+    *n = k;
+    if (r < 0) {
+        for (size_t i = 0; i < RULE_PF_SETS; i++)
+            strv_release(&ret[i]);
+        *n = 0;
+    }
+    return r;
+}
+
 int
 rule_prefilter_literals(const char *src, size_t len, uint32_t options, struct strv *ret)
 {
@@ -882,6 +1149,10 @@ rule_prefilter_literals(const char *src, size_t len, uint32_t options, struct st
             goto out;
         }
     }
+    if (!set_usable(ret))
+        strv_release(ret);
+    else
+        r = set_strip(ret);
 out:
     info_release(&x);
     return r;
@@ -891,8 +1162,9 @@ struct pf_entry {
     uint16_t key; /* first two bytes */
     uint8_t len;  /* at most PF_LIT_MAX */
     uint8_t c3;   /* third byte, or 0 for a literal of two bytes */
-    uint32_t pattern;
-    const char *lit; /* borrowed from the pattern */
+    uint32_t pattern : 28;
+    uint32_t tests : 4; /* PF_WB_*, PF_WS_*: what to test around the literal */
+    const char *lit;    /* borrowed from the pattern */
 };
 
 _Static_assert(PF_LIT_MAX <= UINT8_MAX, "a literal's length fits pf_entry.len");
@@ -920,9 +1192,22 @@ struct pf_split {
     size_t n;
 };
 
+/* Regions often built from one text: the report is the body when a mail
+ * has no code, quotes or attachment, and a patch's changelog when its log
+ * has no code. A scan with both tables at once then serves both. */
+static const struct {
+    enum region_id a, b;
+} pf_pairs[] = {
+    {REGION_BODY, REGION_REPORT},
+    {REGION_CHANGELOG, REGION_REPORT},
+};
+
+#define PF_PAIRS (sizeof(pf_pairs) / sizeof(pf_pairs[0]))
+
 struct rule_prefilter {
     struct pf_region *regions[REGION__COUNT];
-    struct strv lits; /* every literal, owned here */
+    struct pf_region *pairs[PF_PAIRS]; /* the entries of both regions */
+    struct strv lits;                  /* every literal, owned here */
     uint32_t n_patterns;
     struct pf_split *splits;
     uint32_t n_splits;
@@ -970,14 +1255,15 @@ entry_cmp(const void *a, const void *b)
 _Static_assert(sizeof(((struct rule_pattern *)0)->pf_and) / sizeof(uint32_t) == RULE_PF_SETS - 1,
                "pf_and holds every set after the first");
 
-/* Length of the shortest string of v. */
+/* Strength of the weakest literal of v (a two-byte word "ai" filters like
+ * a literal of three bytes, far better than "ai" inside words). */
 static size_t
 shortest(const struct strv *v)
 {
     size_t m = SIZE_MAX;
 
     for (size_t i = 0; i < v->n; i++) {
-        size_t n = strlen(v->v[i]);
+        size_t n = lit_strength(v->v[i]);
 
         if (n < m)
             m = n;
@@ -989,36 +1275,66 @@ shortest(const struct strv *v)
 static int
 add_set(struct rule_prefilter *pf, struct pf_region *rg, const struct strv *lits, uint32_t *ret_id)
 {
+    struct strv keys = {0};
     struct pf_entry *v;
     size_t first;
     uint32_t id;
     int r;
 
-    v = realloc(rg->v, (rg->n + lits->n) * sizeof(*v));
+    /* Cores with their tests, each once: "found " and "found\t" are one
+     * entry. The first byte of a key is its PF_* tests. */
+    for (size_t i = 0; i < lits->n; i++) {
+        char buf[PF_LIT_MAX + 2];
+        unsigned flags;
+        size_t n = lit_strip(lits->v[i], buf + 1, &flags);
+
+        if (n < PF_LIT_MIN) {
+            r = 0;
+            goto out;
+        }
+        buf[0] = (char)('@' + flags);
+        r = strv_add_unique(&keys, buf, n + 1, PF_REQ_MAX);
+        if (r < 0)
+            goto out;
+    }
+    r = -ENOMEM;
+    v = realloc(rg->v, (rg->n + keys.n) * sizeof(*v));
     if (v == NULL)
-        return -ENOMEM;
+        goto out;
     rg->v = v;
     first = pf->lits.n;
-    for (size_t i = 0; i < lits->n; i++) {
-        r = strv_add(&pf->lits, lits->v[i], strlen(lits->v[i]), SIZE_MAX);
+    for (size_t i = 0; i < keys.n; i++) {
+        r = strv_add(&pf->lits, keys.v[i] + 1, strlen(keys.v[i] + 1), SIZE_MAX);
         if (r < 0)
-            return r;
+            goto out;
     }
+    r = 0;
+    if (pf->n_patterns >= (1u << 28))
+        goto out;
     id = pf->n_patterns++;
     rg->n_patterns++;
     for (size_t i = first; i < pf->lits.n; i++) {
         struct pf_entry *e = &rg->v[rg->n++];
+        unsigned flags = (unsigned)(keys.v[i - first][0] - '@');
 
         e->lit = pf->lits.v[i];
         e->len = (uint8_t)strlen(e->lit);
         e->c3 = (uint8_t)e->lit[2];
         e->key = key2(e->lit);
         e->pattern = id;
+        e->tests = flags & 15u;
         if (e->len == 2) {
             rg->bits[e->key >> 3] |= (uint8_t)(1u << (e->key & 7));
             for (unsigned c = 0; c < 256; c++) {
                 uint32_t h = hash3(e->key, (unsigned char)c);
 
+                /* The byte after the literal must be white space, or a
+                 * non-word byte; in an unfolded copy, where the tests
+                 * are off, a k or an s may stand for a non-word one. */
+                if ((flags & PF_WS_END) != 0 && !is_space((unsigned char)c))
+                    continue;
+                if ((flags & PF_WB_END) != 0 && is_word((unsigned char)c) && c != 'k' && c != 's')
+                    continue;
                 rg->bits3[h >> 3] |= (uint8_t)(1u << (h & 7));
             }
         } else {
@@ -1028,7 +1344,9 @@ add_set(struct rule_prefilter *pf, struct pf_region *rg, const struct strv *lits
         }
     }
     *ret_id = id;
-    return 0;
+out:
+    strv_release(&keys);
+    return r;
 }
 
 static int
@@ -1045,9 +1363,11 @@ add_pattern(struct rule_prefilter *pf, struct rule_pattern *pat, enum region_id 
         pat->pf_and[k] = UINT32_MAX;
     if (pat->code == NULL || (unsigned)region >= REGION__COUNT)
         return 0;
-    r = rule_prefilter_literal_sets(pat->source, pat->len, pat->options, sets, &n_sets);
+    r = literal_sets(pat->source, pat->len, pat->options, sets, &n_sets);
     if (r < 0 || n_sets == 0)
         return r;
+    if (!set_usable(&sets[0]))
+        goto out;
     rg = pf->regions[region];
     if (rg == NULL) {
         rg = calloc(1, sizeof(*rg));
@@ -1058,7 +1378,7 @@ add_pattern(struct rule_prefilter *pf, struct rule_pattern *pat, enum region_id 
         pf->regions[region] = rg;
     }
     for (size_t k = 0, a = 0; k < n_sets && r == 0; k++) {
-        if (k > 0 && shortest(&sets[k]) < PF_AND_LIT_MIN)
+        if (k > 0 && (!set_usable(&sets[k]) || shortest(&sets[k]) < PF_AND_LIT_MIN))
             continue;
         r = add_set(pf, rg, &sets[k], k == 0 ? &pat->pf_id : &pat->pf_and[a++]);
     }
@@ -1252,6 +1572,52 @@ rule_prefilter_alternatives_of(const struct rule_set *set, const struct rule_pat
     return set->pf->splits[pat->pf_split].v;
 }
 
+/* The table of pair k: the entries and filters of both its regions. */
+static int
+pair_build(struct rule_prefilter *pf, size_t k)
+{
+    const struct pf_region *a = pf->regions[pf_pairs[k].a], *b = pf->regions[pf_pairs[k].b];
+    struct pf_region *rg;
+
+    if (a == NULL || b == NULL)
+        return 0;
+    rg = calloc(1, sizeof(*rg));
+    if (rg == NULL)
+        return -ENOMEM;
+    rg->v = malloc((a->n + b->n) * sizeof(*rg->v));
+    if (rg->v == NULL) {
+        free(rg);
+        return -ENOMEM;
+    }
+    memcpy(rg->v, a->v, a->n * sizeof(*rg->v));
+    memcpy(rg->v + a->n, b->v, b->n * sizeof(*rg->v));
+    rg->n = a->n + b->n;
+    for (size_t i = 0; i < sizeof(rg->bits); i++)
+        rg->bits[i] = a->bits[i] | b->bits[i];
+    for (size_t i = 0; i < sizeof(rg->bits3); i++)
+        rg->bits3[i] = a->bits3[i] | b->bits3[i];
+    rg->n_patterns = a->n_patterns + b->n_patterns;
+    pf->pairs[k] = rg;
+    return 0;
+}
+
+/* Sort rg's entries into their buckets. */
+static void
+region_finish(struct pf_region *rg)
+{
+    size_t e = 0;
+
+    if (rg == NULL)
+        return;
+    if (rg->n > 1)
+        qsort(rg->v, rg->n, sizeof(struct pf_entry), entry_cmp);
+    for (unsigned h = 0; h <= 2 * PF_BUCKETS; h++) {
+        while (e < rg->n && entry_bucket(&rg->v[e]) < h)
+            e++;
+        rg->start[h] = (uint32_t)e;
+    }
+}
+
 int
 rule_prefilter_build(struct rule_set *set)
 {
@@ -1287,20 +1653,12 @@ rule_prefilter_build(struct rule_set *set)
             }
         }
     }
-    for (unsigned k = 0; k < REGION__COUNT; k++) {
-        struct pf_region *rg = pf->regions[k];
-        size_t e = 0;
-
-        if (rg == NULL)
-            continue;
-        if (rg->n > 1)
-            qsort(rg->v, rg->n, sizeof(struct pf_entry), entry_cmp);
-        for (unsigned h = 0; h <= 2 * PF_BUCKETS; h++) {
-            while (e < rg->n && entry_bucket(&rg->v[e]) < h)
-                e++;
-            rg->start[h] = (uint32_t)e;
-        }
-    }
+    for (size_t k = 0; k < PF_PAIRS && r == 0; k++)
+        r = pair_build(pf, k);
+    for (unsigned k = 0; k < REGION__COUNT; k++)
+        region_finish(pf->regions[k]);
+    for (size_t k = 0; k < PF_PAIRS; k++)
+        region_finish(pf->pairs[k]);
     set->pf = pf;
     if (r < 0)
         set->pf = rule_prefilter_free(pf);
@@ -1316,6 +1674,11 @@ rule_prefilter_free(struct rule_prefilter *pf)
         if (pf->regions[k] != NULL)
             free(pf->regions[k]->v);
         free(pf->regions[k]);
+    }
+    for (size_t k = 0; k < PF_PAIRS; k++) {
+        if (pf->pairs[k] != NULL)
+            free(pf->pairs[k]->v);
+        free(pf->pairs[k]);
     }
     strv_release(&pf->lits);
     for (uint32_t i = 0; i < pf->n_splits; i++) {
@@ -1408,8 +1771,29 @@ unfold_copy(const char *s, size_t len, size_t *ret_len)
     return d;
 }
 
+/* True when the tests of e hold around s[i..i + e->len). */
+static bool
+wb_ok(const struct pf_entry *e, const char *s, size_t len, size_t i)
+{
+    size_t end = i + e->len;
+
+    if (e->tests == 0)
+        return true;
+    if ((e->tests & PF_WB_START) != 0 && i > 0 && is_word((unsigned char)s[i - 1]))
+        return false;
+    if ((e->tests & PF_WB_END) != 0 && end < len && is_word((unsigned char)s[end]))
+        return false;
+    if ((e->tests & PF_WS_START) != 0 && (i == 0 || !is_space((unsigned char)s[i - 1])))
+        return false;
+    if ((e->tests & PF_WS_END) != 0 && (end >= len || !is_space((unsigned char)s[end])))
+        return false;
+    return true;
+}
+
+/* wb: test word boundaries; off for an unfolded copy, where a k or an s
+ * stands for a character that is no word character. */
 static void
-scan_text(const struct pf_region *rg, const char *s, size_t len, uint8_t *possible)
+scan_text(const struct pf_region *rg, const char *s, size_t len, bool wb, uint8_t *possible)
 {
     uint32_t left = rg->n_patterns;
 
@@ -1428,7 +1812,7 @@ scan_text(const struct pf_region *rg, const char *s, size_t len, uint8_t *possib
                 const struct pf_entry *e = &rg->v[x];
 
                 if (e->key != k || e->c3 != c || possible[e->pattern] || e->len > len - i ||
-                    !eq_ci(s + i + 3, e->lit + 3, e->len - 3u))
+                    !eq_ci(s + i + 3, e->lit + 3, e->len - 3u) || (wb && !wb_ok(e, s, len, i)))
                     continue;
                 possible[e->pattern] = 1;
                 if (--left == 0)
@@ -1441,7 +1825,7 @@ scan_text(const struct pf_region *rg, const char *s, size_t len, uint8_t *possib
         for (size_t x = rg->start[h]; x < rg->start[h + 1]; x++) {
             const struct pf_entry *e = &rg->v[x];
 
-            if (e->key != k || possible[e->pattern])
+            if (e->key != k || possible[e->pattern] || (wb && !wb_ok(e, s, len, i)))
                 continue;
             possible[e->pattern] = 1;
             if (--left == 0)
@@ -1458,7 +1842,7 @@ scan_region(const struct pf_region *rg, const struct region *r, uint8_t *possibl
     char *copy;
 
     if (!has_fold_chars(s, len)) {
-        scan_text(rg, s, len, possible);
+        scan_text(rg, s, len, true, possible);
         return;
     }
     copy = unfold_copy(s, len, &n);
@@ -1468,8 +1852,32 @@ scan_region(const struct pf_region *rg, const struct region *r, uint8_t *possibl
             possible[rg->v[i].pattern] = 1;
         return;
     }
-    scan_text(rg, copy, n, possible);
+    scan_text(rg, copy, n, false, possible);
     free(copy);
+}
+
+/* Scan region id of m, together with its pair when that has the same
+ * text and is still to be scanned. */
+static void
+scan_once(const struct rule_prefilter *pf, struct rule_prefilter_state *st, const struct message *m,
+          enum region_id id)
+{
+    const struct region *x = &m->regions[id];
+
+    for (size_t k = 0; k < PF_PAIRS; k++) {
+        enum region_id other = pf_pairs[k].a == id ? pf_pairs[k].b : pf_pairs[k].a;
+        const struct region *y = &m->regions[other];
+
+        if (pf->pairs[k] == NULL || (pf_pairs[k].a != id && pf_pairs[k].b != id) ||
+            (st->scanned & (1u << other)) != 0 || x->text == NULL || y->text == NULL ||
+            x->len != y->len || memcmp(x->text, y->text, x->len) != 0)
+            continue;
+        scan_region(pf->pairs[k], x, st->possible);
+        st->scanned |= 1u << id | 1u << other;
+        return;
+    }
+    scan_region(pf->regions[id], x, st->possible);
+    st->scanned |= 1u << id;
 }
 
 void
@@ -1484,11 +1892,9 @@ rule_prefilter_possible(struct rule_prefilter_state *st, const struct rule_set *
                         const struct message *m, const struct rule_pattern *pat)
 {
     const struct rule_prefilter *pf = set->pf;
-    const struct pf_region *rg;
 
     if (pf == NULL || pat->pf_id == UINT32_MAX)
         return true;
-    rg = pf->regions[pat->pf_region];
     if ((st->scanned & (1u << pat->pf_region)) == 0) {
         if (st->possible == NULL) {
             st->possible = calloc(pf->n_patterns, 1);
@@ -1496,8 +1902,7 @@ rule_prefilter_possible(struct rule_prefilter_state *st, const struct rule_set *
             if (st->possible == NULL)
                 return true;
         }
-        scan_region(rg, &m->regions[pat->pf_region], st->possible);
-        st->scanned |= 1u << pat->pf_region;
+        scan_once(pf, st, m, pat->pf_region);
     }
     if (st->possible[pat->pf_id] == 0)
         return false;

@@ -68,6 +68,14 @@ test_literals(void **state)
         {"foo\\d+bar", 0, {"foo"}},
         {"[Aa]bc", 0, {"abc"}},
         {"ab?c", 0, {"abc", "ac"}},
+        /* Word boundaries and white space at the ends are tests around
+         * a literal, not part of it. */
+        {"\\bai\\b", 0, {"ai"}},
+        {"x\\s+yz", 0, {"yz"}},
+        {"(?:foo|ba)\\s", 0, {"foo", "ba"}},
+        /* 0x01 stands for \b inside the analyser: never a literal byte. */
+        {"\\x01ab", 0, {"ab"}},
+        {"[\\x00-\\x02]bc", 0, {"bc"}},
         /* Give up: back references, quoting, x mode, a branch with no
          * literal, too short, nothing required. */
         {"(ab)\\1", 0, {NULL}},
@@ -76,6 +84,8 @@ test_literals(void **state)
         {"foo|x", 0, {NULL}},
         {"foo|\\w+", 0, {NULL}},
         {"k", 0, {NULL}},
+        {"\\bk\\b", 0, {NULL}},
+        {"\\s+k\\s+", 0, {NULL}},
         {"(?:foo)?bar?", 0, {"ba"}},
         {"(?:foo)?b?", 0, {NULL}},
         {".*", 0, {NULL}},
@@ -108,6 +118,8 @@ test_literal_sets(void **state)
         {"foo\\s+bar|baz", {{"foo", "baz"}}},
         {"foo|x\\s+bar", {{"foo", "bar"}}},
         {"(?:foo)?x", {{NULL}}},
+        /* \s+ joins its neighbours; the tests leave the literals. */
+        {"\\bfoo\\s+of\\s+barbaz\\b", {{"barbaz"}, {"foo"}, {"of"}}},
     };
     (void)state;
 
@@ -216,6 +228,8 @@ static const struct {
     {"\\w+\\.config|--?[a-z]+", ""},
     {"\\bfoo\\b[^\\n]*\\bbar\\b", "i"},
     {"(?:ab|de)\\s*(?:root|user)[^\\n]{0,20}(?:baz|kelvin)", "i"},
+    {"\\bai\\b|x\\s+of\\s+y|\\bsk\\b", "i"},
+    {"(?:bytes?)\\s+of\\b|\\s+cd\\s+|\\b(?:ab|de)\\s|\\bof\\scd", ""},
 };
 
 #define N_PATTERNS (sizeof(patterns) / sizeof(patterns[0]))
@@ -269,6 +283,20 @@ static const char *const tokens[] = {
     "\xe2\x80\x99",
     "ks",
     "ROOT",
+    "ai",
+    "said",
+    "AI",
+    "_ai",
+    "of",
+    "byte",
+    "bytes",
+    "cd",
+    "\xc2\xa0",
+    "\v",
+    "\r",
+    "s\xe2\x84\xaa",
+    "of\vcd",
+    "of\fcd",
 };
 
 /* Evidence as rule_eval.c writes it: control characters as spaces, cut
