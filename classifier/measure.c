@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ascii.h"
 #include "measure.h"
 #include "message.h"
 
@@ -237,18 +238,6 @@ is_word_cp(uint32_t c)
     return !is_emoji(c);
 }
 
-/* is_word_cp() of each ASCII byte. */
-static const bool ascii_word[128] = {
-    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
-    ['8'] = 1, ['9'] = 1, ['_'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1,
-    ['f'] = 1, ['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1,
-    ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1, ['u'] = 1,
-    ['v'] = 1, ['w'] = 1, ['x'] = 1, ['y'] = 1, ['z'] = 1, ['A'] = 1, ['B'] = 1, ['C'] = 1,
-    ['D'] = 1, ['E'] = 1, ['F'] = 1, ['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1,
-    ['L'] = 1, ['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1, ['S'] = 1,
-    ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1, ['Y'] = 1, ['Z'] = 1,
-};
-
 struct prose_stats {
     size_t words, lines, sections, facts_line, em_dashes, curly, emoji;
     size_t markdown, md_lines;
@@ -283,7 +272,7 @@ count_words_in(const char *p, size_t len, struct prose_stats *st)
          * branches, since word boundaries come every few bytes. */
         if ((unsigned char)*p < 0x80) {
             unsigned char a = (unsigned char)*p++;
-            bool w = ascii_word[a];
+            bool w = ascii_is_word(a);
 
             n += (size_t)(w & !in);
             in = w | (in & (a == '\''));

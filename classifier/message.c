@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ascii.h"
 #include "message.h"
 #include "textbuf.h"
 
@@ -48,23 +49,10 @@ region_take(struct region *rg, struct textbuf *b)
     return 0;
 }
 
-/* ASCII letters and digits; what is_alnum() tests, as a table for the
- * scans that run over every byte of a text. */
-static const bool alnum_tab[256] = {
-    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
-    ['8'] = 1, ['9'] = 1, ['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1,
-    ['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1,
-    ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1,
-    ['W'] = 1, ['X'] = 1, ['Y'] = 1, ['Z'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1,
-    ['e'] = 1, ['f'] = 1, ['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1,
-    ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1,
-    ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1, ['y'] = 1, ['z'] = 1,
-};
-
 static bool
 is_alnum(unsigned char c)
 {
-    return alnum_tab[c];
+    return ascii_is_alnum(c);
 }
 
 /* The next place after i where a word can start: one past the first byte
@@ -74,7 +62,7 @@ is_alnum(unsigned char c)
 static size_t
 next_word_start(const unsigned char *u, size_t i, size_t n)
 {
-    while (i < n && alnum_tab[u[i]])
+    while (i < n && ascii_is_alnum(u[i]))
         i++;
     return i + 1;
 }

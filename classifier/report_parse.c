@@ -21,6 +21,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ascii.h"
 #include "message.h"
 #include "textbuf.h"
 
@@ -36,61 +37,28 @@ struct span {
     size_t n;
 };
 
-/* Character classes of ASCII bytes: these tests run on every byte of
- * every line, and a table look-up is cheaper than the range tests. */
-enum {
-    CC_DIGIT = 1,
-    CC_ALPHA = 2,
-    CC_HEX = 4,
-    CC_UNDER = 8,
-};
-
-static const unsigned char char_class[256] = {
-    ['0'] = CC_DIGIT | CC_HEX, ['1'] = CC_DIGIT | CC_HEX, ['2'] = CC_DIGIT | CC_HEX,
-    ['3'] = CC_DIGIT | CC_HEX, ['4'] = CC_DIGIT | CC_HEX, ['5'] = CC_DIGIT | CC_HEX,
-    ['6'] = CC_DIGIT | CC_HEX, ['7'] = CC_DIGIT | CC_HEX, ['8'] = CC_DIGIT | CC_HEX,
-    ['9'] = CC_DIGIT | CC_HEX, ['A'] = CC_ALPHA | CC_HEX, ['B'] = CC_ALPHA | CC_HEX,
-    ['C'] = CC_ALPHA | CC_HEX, ['D'] = CC_ALPHA | CC_HEX, ['E'] = CC_ALPHA | CC_HEX,
-    ['F'] = CC_ALPHA | CC_HEX, ['G'] = CC_ALPHA,          ['H'] = CC_ALPHA,
-    ['I'] = CC_ALPHA,          ['J'] = CC_ALPHA,          ['K'] = CC_ALPHA,
-    ['L'] = CC_ALPHA,          ['M'] = CC_ALPHA,          ['N'] = CC_ALPHA,
-    ['O'] = CC_ALPHA,          ['P'] = CC_ALPHA,          ['Q'] = CC_ALPHA,
-    ['R'] = CC_ALPHA,          ['S'] = CC_ALPHA,          ['T'] = CC_ALPHA,
-    ['U'] = CC_ALPHA,          ['V'] = CC_ALPHA,          ['W'] = CC_ALPHA,
-    ['X'] = CC_ALPHA,          ['Y'] = CC_ALPHA,          ['Z'] = CC_ALPHA,
-    ['_'] = CC_UNDER,          ['a'] = CC_ALPHA | CC_HEX, ['b'] = CC_ALPHA | CC_HEX,
-    ['c'] = CC_ALPHA | CC_HEX, ['d'] = CC_ALPHA | CC_HEX, ['e'] = CC_ALPHA | CC_HEX,
-    ['f'] = CC_ALPHA | CC_HEX, ['g'] = CC_ALPHA,          ['h'] = CC_ALPHA,
-    ['i'] = CC_ALPHA,          ['j'] = CC_ALPHA,          ['k'] = CC_ALPHA,
-    ['l'] = CC_ALPHA,          ['m'] = CC_ALPHA,          ['n'] = CC_ALPHA,
-    ['o'] = CC_ALPHA,          ['p'] = CC_ALPHA,          ['q'] = CC_ALPHA,
-    ['r'] = CC_ALPHA,          ['s'] = CC_ALPHA,          ['t'] = CC_ALPHA,
-    ['u'] = CC_ALPHA,          ['v'] = CC_ALPHA,          ['w'] = CC_ALPHA,
-    ['x'] = CC_ALPHA,          ['y'] = CC_ALPHA,          ['z'] = CC_ALPHA,
-};
-
 static bool
 is_digit(char c)
 {
-    return (char_class[(unsigned char)c] & CC_DIGIT) != 0;
+    return ascii_is_digit((unsigned char)c);
 }
 
 static bool
 is_hex(char c)
 {
-    return (char_class[(unsigned char)c] & CC_HEX) != 0;
+    return ascii_is_hex((unsigned char)c);
 }
 
 static bool
 is_alnum(char c)
 {
-    return (char_class[(unsigned char)c] & (CC_DIGIT | CC_ALPHA)) != 0;
+    return ascii_is_alnum((unsigned char)c);
 }
 
 static bool
 is_ident(char c)
 {
-    return (char_class[(unsigned char)c] & (CC_DIGIT | CC_ALPHA | CC_UNDER)) != 0;
+    return ascii_is_word((unsigned char)c);
 }
 
 static bool

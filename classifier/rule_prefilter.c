@@ -164,8 +164,31 @@ info_to_req(struct pf_info *x)
     x->kind = PF_REQ;
 }
 
-/* Length of the shortest core (lit_strip()) of x: boundaries and white
- * space only narrow a literal, and choosing by them picked worse sets. */
+/* The core of analyser string v: [*start, *end) without the word
+ * boundaries and white space at either end, as lit_strip() cuts it but
+ * without the copy (this runs often). *odd_space: a white space cut off
+ * at an end is not ' '. */
+static void
+core_span(const char *v, size_t *start, size_t *end, bool *odd_space)
+{
+    size_t a = 0, b = strlen(v);
+    bool odd = false;
+
+    while (a < b && (v[a] == PF_WB || is_space((unsigned char)v[a]))) {
+        odd |= v[a] != PF_WB && v[a] != ' ';
+        a++;
+    }
+    while (b > a && (v[b - 1] == PF_WB || is_space((unsigned char)v[b - 1]))) {
+        odd |= v[b - 1] != PF_WB && v[b - 1] != ' ';
+        b--;
+    }
+    *start = a;
+    *end = b;
+    *odd_space = odd;
+}
+
+/* Length of the shortest core of x: boundaries and white space only
+ * narrow a literal, and choosing by them picked worse sets. */
 static size_t
 min_len(const struct pf_info *x)
 {
@@ -173,13 +196,10 @@ min_len(const struct pf_info *x)
 
     for (size_t i = 0; i < x->s.n; i++) {
         const char *v = x->s.v[i];
-        size_t a = 0, b = strlen(v), n = 0;
+        size_t a, b, n = 0;
+        bool odd;
 
-        /* lit_strip()'s length, without the copy: this runs often. */
-        while (a < b && (v[a] == PF_WB || is_space((unsigned char)v[a])))
-            a++;
-        while (b > a && (v[b - 1] == PF_WB || is_space((unsigned char)v[b - 1])))
-            b--;
+        core_span(v, &a, &b, &odd);
         for (size_t k = a; k < b; k++)
             n += v[k] != PF_WB;
         if (n < m)
@@ -197,16 +217,11 @@ set_count(const struct pf_info *x)
     size_t n = 0;
 
     for (size_t i = 0; i < x->s.n; i++) {
-        const char *v = x->s.v[i];
-        size_t a = 0, b = strlen(v), k;
+        size_t a, b;
+        bool odd;
 
-        for (k = 0; k < b && (v[k] == PF_WB || is_space((unsigned char)v[k])); k++)
-            a |= v[k] != PF_WB && v[k] != ' ';
-        while (b > k && (v[b - 1] == PF_WB || is_space((unsigned char)v[b - 1]))) {
-            a |= v[b - 1] != PF_WB && v[b - 1] != ' ';
-            b--;
-        }
-        n += a == 0;
+        core_span(x->s.v[i], &a, &b, &odd);
+        n += !odd;
     }
     return n;
 }

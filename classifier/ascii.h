@@ -1,0 +1,47 @@
+/*
+ * ascii.h - character classes of ASCII bytes, for the scans that run over
+ * every byte of a text (report_parse.c, message.c, measure.c): a table
+ * look-up is cheaper than range tests, and one table keeps them agreeing.
+ * Bytes of 0x80 and above belong to no class. Read-only; thread-safe.
+ */
+#ifndef SLOP_ASCII_H
+#define SLOP_ASCII_H
+
+#include <stdbool.h>
+
+enum {
+    ASCII_DIGIT = 1,
+    ASCII_ALPHA = 2,
+    ASCII_HEX = 4,
+    ASCII_UNDER = 8,
+};
+
+extern const unsigned char ascii_class[256];
+
+static inline bool
+ascii_is_digit(unsigned char c)
+{
+    return (ascii_class[c] & ASCII_DIGIT) != 0;
+}
+
+static inline bool
+ascii_is_hex(unsigned char c)
+{
+    return (ascii_class[c] & ASCII_HEX) != 0;
+}
+
+/* Letters and digits. */
+static inline bool
+ascii_is_alnum(unsigned char c)
+{
+    return (ascii_class[c] & (ASCII_DIGIT | ASCII_ALPHA)) != 0;
+}
+
+/* Letters, digits and '_': a C identifier's characters, PCRE2's \w. */
+static inline bool
+ascii_is_word(unsigned char c)
+{
+    return (ascii_class[c] & (ASCII_DIGIT | ASCII_ALPHA | ASCII_UNDER)) != 0;
+}
+
+#endif
