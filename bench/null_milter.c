@@ -9,11 +9,10 @@
  * kernel's, which any libmilter filter pays. Through Postfix it gives the
  * throughput no milter can beat on the same machine.
  *
- *   null-milter [-t] SOCKET
- *     SOCKET  unix:/path or inet:port@host (libmilter syntax)
- *     -t      answer every command, as slop-milter does on TCP (no
- *             SMFIP_NR_* stages); the default follows the socket: no-reply
- *             stages on a UNIX socket, as slop-milter.
+ *   null-milter SOCKET
+ *     SOCKET  unix:/path or inet:port@host (libmilter syntax). As
+ *             slop-milter, it negotiates no-reply stages (SMFIP_NR_*) on a
+ *             UNIX socket and answers every command on TCP.
  *
  * A UNIX socket is made writable by every user, for the MTA's. It
  * stops on SIGTERM or SIGINT (libmilter's own signal handling). Not
@@ -142,34 +141,27 @@ main(int argc, char **argv)
         .xxfi_abort = null_abort,
         .xxfi_negotiate = null_negotiate,
     };
-    char *sock;
-    bool force_all = false;
-    int c;
+    char *sock, *path = NULL;
 
-    while ((c = getopt(argc, argv, "t")) != -1) {
-        if (c != 't') {
-            fprintf(stderr, "usage: null-milter [-t] SOCKET\n");
-            return 2;
-        }
-        force_all = true;
-    }
-    if (argc - optind != 1) {
-        fprintf(stderr, "usage: null-milter [-t] SOCKET\n");
+    if (argc != 2) {
+        fprintf(stderr, "usage: null-milter SOCKET\n");
         return 2;
     }
-    sock = argv[optind];
-    /* On TCP slop-milter answers every command; so does its floor. */
-    answer_all = force_all || strncmp(sock, "inet", 4) == 0;
+    sock = argv[1];
     if (strncmp(sock, "unix:", 5) == 0 || strncmp(sock, "local:", 6) == 0)
-        (void)unlink(strchr(sock, ':') + 1);
+        path = strchr(sock, ':') + 1;
+    /* On TCP slop-milter answers every command; so does its floor. */
+    answer_all = path == NULL;
+    if (path != NULL)
+        (void)unlink(path);
     if (smfi_setconn(sock) != MI_SUCCESS || smfi_register(desc) != MI_SUCCESS ||
         smfi_opensocket(true) != MI_SUCCESS) {
         fprintf(stderr, "null-milter: cannot listen on %s\n", sock);
         return 1;
     }
     /* The MTA runs as another user (postfix); any user may connect. */
-    if (strncmp(sock, "unix:", 5) == 0 || strncmp(sock, "local:", 6) == 0)
-        (void)chmod(strchr(sock, ':') + 1, 0666);
+    if (path != NULL)
+        (void)chmod(path, 0666);
     sockopt_listen_nodelay();
     return smfi_main() == MI_SUCCESS ? 0 : 1;
 }
