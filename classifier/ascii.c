@@ -1,6 +1,10 @@
 /*
- * ascii.c - the table behind ascii.h.
+ * ascii.c - the table behind ascii.h, and the scan for the first byte
+ * that is not ASCII.
  */
+#include <stdint.h>
+#include <string.h>
+
 #include "ascii.h"
 
 const unsigned char ascii_class[256] = {
@@ -68,3 +72,21 @@ const unsigned char ascii_class[256] = {
     ['y'] = ASCII_ALPHA,
     ['z'] = ASCII_ALPHA,
 };
+
+size_t
+ascii_prefix(const char *s, size_t n)
+{
+    size_t i = 0;
+
+    while (n - i >= 8) {
+        uint64_t x;
+
+        memcpy(&x, s + i, 8);
+        if ((x & UINT64_C(0x8080808080808080)) != 0)
+            break;
+        i += 8;
+    }
+    while (i < n && (unsigned char)s[i] < 0x80)
+        i++;
+    return i;
+}

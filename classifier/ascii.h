@@ -8,6 +8,7 @@
 #define SLOP_ASCII_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 enum {
     ASCII_DIGIT = 1,
@@ -17,6 +18,10 @@ enum {
 };
 
 extern const unsigned char ascii_class[256];
+
+/* How many bytes of s[0..n) come before the first one of 0x80 or above
+ * (n when there is none); eight bytes at a time. */
+size_t ascii_prefix(const char *s, size_t n);
 
 static inline bool
 ascii_is_digit(unsigned char c)

@@ -705,15 +705,7 @@ prose_measure(struct prose_stats *st, const struct region *r, bool words)
             /* Dashes, quotes and emoji are all multi-byte: skip ASCII,
              * eight bytes at a time where it runs on. */
             if ((unsigned char)*q < 0x80) {
-                q++;
-                while (e - q >= 8) {
-                    uint64_t x;
-
-                    memcpy(&x, q, 8);
-                    if ((x & UINT64_C(0x8080808080808080)) != 0)
-                        break;
-                    q += 8;
-                }
+                q += ascii_prefix(q, (size_t)(e - q));
                 continue;
             }
             c = utf8_next(&q, e);

@@ -23,6 +23,7 @@
 
 #include <gmime/gmime.h>
 
+#include "ascii.h"
 #include "mime_view.h"
 #include "textbuf.h"
 
@@ -235,30 +236,13 @@ is_msgid_field(const char *name)
     }
 }
 
-/* No byte of s[0..n) is 0x80 or above; eight at a time. */
-static bool
-all_ascii(const char *s, size_t n)
-{
-    const uint64_t highs = 0x8080808080808080u;
-    uint64_t acc = 0;
-    size_t i = 0;
-
-    for (; n - i >= 8; i += 8) {
-        uint64_t x;
-
-        memcpy(&x, s + i, 8);
-        acc |= x;
-    }
-    for (; i < n; i++)
-        acc |= (unsigned char)s[i];
-    return (acc & highs) == 0;
-}
-
 /* True if a raw field value may hold an encoded word or 8-bit text. */
 static bool
 needs_decoding(const char *raw)
 {
-    return !all_ascii(raw, strlen(raw)) || strstr(raw, "=?") != NULL;
+    size_t n = strlen(raw);
+
+    return ascii_prefix(raw, n) != n || strstr(raw, "=?") != NULL;
 }
 
 /* Unfold src into dst (which may be src): CR, LF and tab become spaces,
@@ -297,7 +281,7 @@ dup_header_value(const char *s, bool *cut)
     /* Plain ASCII under the cap comes out of dup_text() unchanged but
      * for CRs before LFs, which unfolding turns into spaces anyway; so
      * unfold straight from s and skip the copy. */
-    if (n <= MIME_VIEW_MAX_HEADER_BYTES && all_ascii(s, n)) {
+    if (n <= MIME_VIEW_MAX_HEADER_BYTES && ascii_prefix(s, n) == n) {
         raw = malloc(n + 1);
         if (raw != NULL)
             unfold(raw, s);
