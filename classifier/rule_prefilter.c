@@ -1174,15 +1174,19 @@ out:
 }
 
 struct pf_entry {
-    uint16_t key; /* first two bytes */
-    uint8_t len;  /* at most PF_LIT_MAX */
-    uint8_t c3;   /* third byte, or 0 for a literal of two bytes */
-    uint32_t pattern : 28;
+    /* The first four bytes (fewer when shorter, then zero-padded), the
+     * first one highest: one compare rejects most entries of a bucket,
+     * which share their first three bytes ("con" starts dozens). */
+    uint32_t head;
+    uint32_t pattern : 21;
     uint32_t tests : 4; /* PF_WB_*, PF_WS_*: what to test around the literal */
+    uint32_t len : 7;   /* at most PF_LIT_MAX */
     const char *lit;    /* borrowed from the pattern */
 };
 
-_Static_assert(PF_LIT_MAX <= UINT8_MAX, "a literal's length fits pf_entry.len");
+#define PF_PATTERN_MAX (1u << 21)
+
+_Static_assert(PF_LIT_MAX < (1u << 7), "a literal's length fits pf_entry.len");
 
 #define PF_BUCKETS 4096u
 /* Bits of the three-byte filter: common English pairs ("th", "us") start
@@ -1193,7 +1197,7 @@ struct pf_region {
     uint8_t bits[65536 / 8]; /* keys of literals of two bytes */
     /* Hashed first three bytes of longer literals, and every third byte
      * after the key of a two-byte one, so that one test serves both. */
-    uint8_t bits3[PF_BITS3 / 8];
+    uint32_t bits3[PF_BITS3 / 32];
     struct pf_entry *v; /* sorted by bucket */
     size_t n;
     /* v[start[h]..start[h + 1]): bucket h (entry_bucket()) */
@@ -1234,10 +1238,17 @@ key2(const char *s)
     return (uint16_t)((unsigned char)lower(s[0]) << 8 | (unsigned char)lower(s[1]));
 }
 
+/* Hash of three bytes, b0 << 16 | b1 << 8 | b2, to PF_BITS3 bits. */
+static uint32_t
+hash24(uint32_t w)
+{
+    return (w * 2654435761u) >> (32 - 18);
+}
+
 static uint32_t
 hash3(uint16_t key, unsigned char c)
 {
-    return (((uint32_t)key << 8 | c) * 2654435761u) >> (32 - 18);
+    return hash24((uint32_t)key << 8 | c);
 }
 
 static unsigned
@@ -1246,14 +1257,31 @@ bucket(uint16_t key)
     return (unsigned)((key * 40503u) >> 4) & (PF_BUCKETS - 1);
 }
 
+/* The bits of a head that an entry of len bytes sets. */
+static uint32_t
+head_mask(unsigned len)
+{
+    return len >= 4 ? UINT32_MAX : UINT32_MAX << (8 * (4 - len));
+}
+
+static uint32_t
+head_of(const char *lit, size_t len)
+{
+    uint32_t h = 0;
+
+    for (size_t i = 0; i < 4; i++)
+        h = h << 8 | (i < len ? (unsigned char)lower(lit[i]) : 0u);
+    return h;
+}
+
 /* Longer literals are bucketed by their first three bytes, which keeps
  * the entries a candidate position walks few; two-byte ones follow. */
 static unsigned
 entry_bucket(const struct pf_entry *e)
 {
     if (e->len == 2)
-        return PF_BUCKETS + bucket(e->key);
-    return hash3(e->key, e->c3) >> 6;
+        return PF_BUCKETS + bucket((uint16_t)(e->head >> 16));
+    return hash24(e->head >> 8) >> 6;
 }
 
 static int
@@ -1264,7 +1292,7 @@ entry_cmp(const void *a, const void *b)
 
     if (hx != hy)
         return hx < hy ? -1 : 1;
-    return x->key < y->key ? -1 : x->key > y->key;
+    return x->head < y->head ? -1 : x->head > y->head;
 }
 
 _Static_assert(sizeof(((struct rule_pattern *)0)->pf_and) / sizeof(uint32_t) == RULE_PF_SETS - 1,
@@ -1324,24 +1352,24 @@ add_set(struct rule_prefilter *pf, struct pf_region *rg, const struct strv *lits
             goto out;
     }
     r = 0;
-    if (pf->n_patterns >= (1u << 28))
+    if (pf->n_patterns >= PF_PATTERN_MAX)
         goto out;
     id = pf->n_patterns++;
     rg->n_patterns++;
     for (size_t i = first; i < pf->lits.n; i++) {
         struct pf_entry *e = &rg->v[rg->n++];
         unsigned flags = (unsigned)(keys.v[i - first][0] - '@');
+        uint16_t key = key2(pf->lits.v[i]);
 
         e->lit = pf->lits.v[i];
-        e->len = (uint8_t)strlen(e->lit);
-        e->c3 = (uint8_t)e->lit[2];
-        e->key = key2(e->lit);
+        e->len = strlen(e->lit) & 127u;
+        e->head = head_of(e->lit, e->len);
         e->pattern = id;
         e->tests = flags & 15u;
         if (e->len == 2) {
-            rg->bits[e->key >> 3] |= (uint8_t)(1u << (e->key & 7));
+            rg->bits[key >> 3] |= (uint8_t)(1u << (key & 7));
             for (unsigned c = 0; c < 256; c++) {
-                uint32_t h = hash3(e->key, (unsigned char)c);
+                uint32_t h = hash3(key, (unsigned char)c);
 
                 /* The byte after the literal must be white space, or a
                  * non-word byte; in an unfolded copy, where the tests
@@ -1350,12 +1378,12 @@ add_set(struct rule_prefilter *pf, struct pf_region *rg, const struct strv *lits
                     continue;
                 if ((flags & PF_WB_END) != 0 && is_word((unsigned char)c) && c != 'k' && c != 's')
                     continue;
-                rg->bits3[h >> 3] |= (uint8_t)(1u << (h & 7));
+                rg->bits3[h >> 5] |= 1u << (h & 31);
             }
         } else {
-            uint32_t h = hash3(e->key, (unsigned char)e->lit[2]);
+            uint32_t h = hash3(key, (unsigned char)e->lit[2]);
 
-            rg->bits3[h >> 3] |= (uint8_t)(1u << (h & 7));
+            rg->bits3[h >> 5] |= 1u << (h & 31);
         }
     }
     *ret_id = id;
@@ -1609,7 +1637,7 @@ pair_build(struct rule_prefilter *pf, size_t k)
     rg->n = a->n + b->n;
     for (size_t i = 0; i < sizeof(rg->bits); i++)
         rg->bits[i] = a->bits[i] | b->bits[i];
-    for (size_t i = 0; i < sizeof(rg->bits3); i++)
+    for (size_t i = 0; i < PF_BITS3 / 32; i++)
         rg->bits3[i] = a->bits3[i] | b->bits3[i];
     rg->n_patterns = a->n_patterns + b->n_patterns;
     pf->pairs[k] = rg;
@@ -1805,48 +1833,86 @@ wb_ok(const struct pf_entry *e, const char *s, size_t len, size_t i)
     return true;
 }
 
+/* Mark the patterns of the entries in rg's bucket h that occur at s[i];
+ * w4 is the head of s[i..], zero-padded past its end (no literal holds a
+ * NUL). Returns true once every pattern of rg is marked. */
+static inline bool
+probe(const struct pf_region *rg, unsigned h, const char *s, size_t len, size_t i, uint32_t w4,
+      bool wb, uint8_t *possible, uint32_t *left)
+{
+    for (size_t x = rg->start[h]; x < rg->start[h + 1]; x++) {
+        const struct pf_entry *e = &rg->v[x];
+
+        /* A bucket is sorted by head, and a head that fits is w4 or w4
+         * with its last bytes zeroed: none past w4 fits. */
+        if (e->head > w4)
+            break;
+        if ((w4 & head_mask(e->len)) != e->head || possible[e->pattern])
+            continue;
+        if (e->len > 4 && (e->len > len - i || !eq_ci(s + i + 4, e->lit + 4, e->len - 4u)))
+            continue;
+        if (wb && !wb_ok(e, s, len, i))
+            continue;
+        possible[e->pattern] = 1;
+        if (--*left == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The first position from i on, before end, whose three bytes pass the
+ * filter bits3 (two-byte entries set the bits of every third byte they
+ * allow), or end. *w ends with the lowered bytes s[i..i + 2) on entry,
+ * and holds s[j..j + 3) of the position j returned in its low 24 bits on
+ * return. Kept apart from the probes so that this loop, which sees every
+ * byte, has the registers to itself. */
+static size_t
+next_candidate(const uint32_t *bits3, const char *s, size_t i, size_t end, uint32_t *w)
+{
+    uint32_t x = *w;
+
+    for (; i < end; i++) {
+        uint32_t h;
+
+        x = (x << 8 | low[(unsigned char)s[i + 2]]) & 0xffffffu;
+        h = hash24(x);
+        if ((bits3[h >> 5] & (1u << (h & 31))) != 0)
+            break;
+    }
+    *w = x;
+    return i;
+}
+
 /* wb: test word boundaries; off for an unfolded copy, where a k or an s
  * stands for a character that is no word character. */
 static void
 scan_text(const struct pf_region *rg, const char *s, size_t len, bool wb, uint8_t *possible)
 {
     uint32_t left = rg->n_patterns;
+    /* The lowered bytes s[i..i + 3) in the low 24 bits, one more byte
+     * shifted in per position. */
+    uint32_t w;
+    size_t i;
 
-    for (size_t i = 0; i + 1 < len; i++) {
-        uint16_t k = (uint16_t)(low[(unsigned char)s[i]] << 8 | low[(unsigned char)s[i + 1]]);
-        unsigned h;
+    if (len < 2 || left == 0)
+        return;
+    w = (uint32_t)low[(unsigned char)s[0]] << 8 | low[(unsigned char)s[1]];
+    for (i = 0; (i = next_candidate(rg->bits3, s, i, len - 2, &w)) < len - 2; i++) {
+        uint32_t h3 = hash24(w), w4;
+        uint16_t k;
 
-        if (i + 2 < len) {
-            unsigned char c = low[(unsigned char)s[i + 2]];
-            uint32_t h3 = hash3(k, c);
-
-            if ((rg->bits3[h3 >> 3] & (1u << (h3 & 7))) == 0)
-                continue;
-            h = h3 >> 6;
-            for (size_t x = rg->start[h]; x < rg->start[h + 1]; x++) {
-                const struct pf_entry *e = &rg->v[x];
-
-                if (e->key != k || e->c3 != c || possible[e->pattern] || e->len > len - i ||
-                    !eq_ci(s + i + 3, e->lit + 3, e->len - 3u) || (wb && !wb_ok(e, s, len, i)))
-                    continue;
-                possible[e->pattern] = 1;
-                if (--left == 0)
-                    return;
-            }
-        }
-        if ((rg->bits[k >> 3] & (1u << (k & 7))) == 0)
-            continue;
-        h = PF_BUCKETS + bucket(k);
-        for (size_t x = rg->start[h]; x < rg->start[h + 1]; x++) {
-            const struct pf_entry *e = &rg->v[x];
-
-            if (e->key != k || possible[e->pattern] || (wb && !wb_ok(e, s, len, i)))
-                continue;
-            possible[e->pattern] = 1;
-            if (--left == 0)
-                return;
-        }
+        w4 = w << 8 | (i + 3 < len ? low[(unsigned char)s[i + 3]] : 0u);
+        if (probe(rg, h3 >> 6, s, len, i, w4, wb, possible, &left))
+            return;
+        k = (uint16_t)(w >> 8);
+        if ((rg->bits[k >> 3] & (1u << (k & 7))) != 0 &&
+            probe(rg, PF_BUCKETS + bucket(k), s, len, i, w4, wb, possible, &left))
+            return;
     }
+    /* The last two bytes can only hold a two-byte literal. */
+    w &= 0xffffu;
+    if ((rg->bits[w >> 3] & (1u << (w & 7))) != 0)
+        probe(rg, PF_BUCKETS + bucket((uint16_t)w), s, len, i, w << 16, wb, possible, &left);
 }
 
 static void

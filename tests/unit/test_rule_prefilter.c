@@ -230,6 +230,12 @@ static const struct {
     {"(?:ab|de)\\s*(?:root|user)[^\\n]{0,20}(?:baz|kelvin)", "i"},
     {"\\bai\\b|x\\s+of\\s+y|\\bsk\\b", "i"},
     {"(?:bytes?)\\s+of\\b|\\s+cd\\s+|\\b(?:ab|de)\\s|\\bof\\scd", ""},
+    /* Literals sharing their first three bytes fill one bucket, sorted by
+     * their first four: shorter and longer ones, and a fourth byte on
+     * either side of the text's. */
+    {"\\bcon\\b|confirm|contro|conf(?:ig)?_x|\\bco\\b", "i"},
+    {"(?:conn|cona|config_x)\\d", "i"},
+    {"\\bconb\\b", ""},
 };
 
 #define N_PATTERNS (sizeof(patterns) / sizeof(patterns[0]))
@@ -297,6 +303,16 @@ static const char *const tokens[] = {
     "s\xe2\x84\xaa",
     "of\vcd",
     "of\fcd",
+    "con",
+    "conn",
+    "cona",
+    "conb",
+    "confirm",
+    "contro",
+    "CONFIG_X",
+    "conf_x1",
+    "co",
+    "1",
 };
 
 /* Evidence as rule_eval.c writes it: control characters as spaces, cut
@@ -388,6 +404,83 @@ compile_plain(size_t i)
     return code;
 }
 
+/* Evaluate set on a message whose body is text[0..len) and compare every
+ * hit and its evidence with plain pcre2_match(). Returns the patterns
+ * that matched. */
+static unsigned
+check_text(const struct rule_set *set, pcre2_code *const *plain, pcre2_match_data *md,
+           struct message *m, const char *text, size_t len)
+{
+    struct classifier_result res = {0};
+    char ev[RULE_EVIDENCE_MAX + 1];
+    size_t hit = 0;
+    unsigned matched = 0;
+
+    for (size_t i = 0; i < REGION__COUNT; i++) {
+        m->regions[i].text = i == REGION_BODY ? strndup(text, len) : strdup("");
+        assert_non_null(m->regions[i].text);
+        m->regions[i].len = i == REGION_BODY ? len : 0;
+    }
+    assert_int_equal(rule_set_eval(set, m, NULL, 1000, &res), 0);
+
+    for (size_t i = 0; i < N_PATTERNS; i++) {
+        int rc = pcre2_match(plain[i], (PCRE2_SPTR)text, len, 0, 0, md, NULL);
+        char name[16];
+
+        snprintf(name, sizeof(name), "%c%zu", rc >= 0 ? 'M' : 'N', i);
+        if (hit >= res.n_hits || strcmp(res.hits[hit].rule, name) != 0)
+            fail_msg("/%s/ on \"%.*s\": expected hit %s, got %s", patterns[i].pattern, (int)len,
+                     text, name, hit < res.n_hits ? res.hits[hit].rule : "none");
+        if (rc >= 0) {
+            PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+
+            matched++;
+            expected_evidence(text + ov[0], ov[1] - ov[0], ev);
+            assert_non_null(res.hits[hit].evidence);
+            if (strcmp(res.hits[hit].evidence, ev) != 0)
+                fail_msg("/%s/ on \"%.*s\": evidence \"%s\", expected \"%s\"", patterns[i].pattern,
+                         (int)len, text, res.hits[hit].evidence, ev);
+        }
+        hit++;
+    }
+    assert_int_equal(res.n_hits, hit);
+    result_clear(&res);
+    for (size_t i = 0; i < REGION__COUNT; i++)
+        region_release(&m->regions[i]);
+    return matched;
+}
+
+/* Every piece of a few texts: a literal at the very start or end, one
+ * byte short of it, and the last two bytes (where only a two-byte literal
+ * can start) must all be judged as PCRE2 judges them. Returns the
+ * patterns that matched. */
+static unsigned
+check_cuts(const struct rule_set *set, pcre2_code *const *plain, pcre2_match_data *md)
+{
+    static const char *const texts[] = {
+        "Configured: con conn1 cona2 conb CONFIG_X3 confirm contro co",
+        "xconf_x9 AI sk of cd\x01con",
+        "said ai,bytes of cd -ab root",
+    };
+    unsigned matched = 0;
+
+    for (size_t t = 0; t < sizeof(texts) / sizeof(texts[0]); t++) {
+        size_t len = strlen(texts[t]);
+
+        for (size_t start = 0; start <= len; start++) {
+            for (size_t n = 0; start + n <= len; n++) {
+                struct message *m = calloc(1, sizeof(*m));
+
+                assert_non_null(m);
+                m->kind = CLASSIFIER_KIND_OTHER;
+                matched += check_text(set, plain, md, m, texts[t] + start, n);
+                free(m);
+            }
+        }
+    }
+    return matched;
+}
+
 static void
 test_equivalence(void **state)
 {
@@ -410,9 +503,8 @@ test_equivalence(void **state)
 
     for (unsigned round = 0; round < 3000; round++) {
         struct message *m = calloc(1, sizeof(*m));
-        struct classifier_result res = {0};
-        char text[2048], ev[RULE_EVIDENCE_MAX + 1];
-        size_t len = 0, n_tokens, hit = 0;
+        char text[2048];
+        size_t len = 0, n_tokens;
 
         assert_non_null(m);
         m->kind = CLASSIFIER_KIND_OTHER;
@@ -425,41 +517,12 @@ test_equivalence(void **state)
             len += k;
         }
         text[len] = '\0';
-        for (size_t i = 0; i < REGION__COUNT; i++) {
-            m->regions[i].text = strdup(i == REGION_BODY ? text : "");
-            assert_non_null(m->regions[i].text);
-            m->regions[i].len = i == REGION_BODY ? len : 0;
-        }
-        assert_int_equal(rule_set_eval(set, m, NULL, 1000, &res), 0);
-
-        for (size_t i = 0; i < N_PATTERNS; i++) {
-            int rc = pcre2_match(plain[i], (PCRE2_SPTR)text, len, 0, 0, md, NULL);
-            char name[16];
-
-            snprintf(name, sizeof(name), "%c%zu", rc >= 0 ? 'M' : 'N', i);
-            if (hit >= res.n_hits || strcmp(res.hits[hit].rule, name) != 0)
-                fail_msg("/%s/ on \"%s\": expected hit %s, got %s", patterns[i].pattern, text, name,
-                         hit < res.n_hits ? res.hits[hit].rule : "none");
-            if (rc >= 0) {
-                PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
-
-                matched++;
-                expected_evidence(text + ov[0], ov[1] - ov[0], ev);
-                assert_non_null(res.hits[hit].evidence);
-                if (strcmp(res.hits[hit].evidence, ev) != 0)
-                    fail_msg("/%s/ on \"%s\": evidence \"%s\", expected \"%s\"",
-                             patterns[i].pattern, text, res.hits[hit].evidence, ev);
-            }
-            hit++;
-        }
-        assert_int_equal(res.n_hits, hit);
-        result_clear(&res);
-        for (size_t i = 0; i < REGION__COUNT; i++)
-            region_release(&m->regions[i]);
+        matched += check_text(set, plain, md, m, text, len);
         free(m);
     }
     /* The generated texts must exercise matches, not only misses. */
     assert_true(matched > 3000);
+    assert_true(check_cuts(set, plain, md) > 1000);
 
     for (size_t i = 0; i < N_PATTERNS; i++)
         pcre2_code_free(plain[i]);
