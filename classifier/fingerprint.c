@@ -23,15 +23,20 @@
 #define FINGERPRINT_WORD_MAX 64
 #define FINGERPRINT_IDENT_MAX 128
 
+/* One FNV-1a step; inlined into the loops that hash byte by byte. */
+static inline uint64_t
+fnv_byte(uint64_t h, unsigned char c)
+{
+    return (h ^ c) * FINGERPRINT_FNV_PRIME;
+}
+
 uint64_t
 fingerprint_fnv(uint64_t h, const void *p, size_t n)
 {
     const unsigned char *s = p;
 
-    for (size_t i = 0; i < n; i++) {
-        h ^= s[i];
-        h *= FINGERPRINT_FNV_PRIME;
-    }
+    for (size_t i = 0; i < n; i++)
+        h = fnv_byte(h, s[i]);
     return h;
 }
 
@@ -65,21 +70,32 @@ is_space(char c)
 static uint64_t
 hash_lines(uint64_t h, const struct region *r, size_t first, size_t count, char tag, size_t *bytes)
 {
+    size_t n = 0;
+
     if (r->lines == NULL || first >= r->n_lines)
         return h;
     if (count > r->n_lines - first)
         count = r->n_lines - first;
     for (size_t k = first; k < first + count; k++) {
         size_t off = r->lines[k].offset;
+        const char *p, *end;
 
-        h = fingerprint_fnv(h, &tag, 1);
-        for (size_t i = off; i < r->len && r->text[i] != '\n'; i++) {
-            if (is_space(r->text[i]))
+        h = fnv_byte(h, (unsigned char)tag);
+        if (off >= r->len)
+            continue;
+        /* memchr() finds the end at once, so the loop below only hashes. */
+        p = r->text + off;
+        end = memchr(p, '\n', r->len - off);
+        if (end == NULL)
+            end = r->text + r->len;
+        for (; p < end; p++) {
+            if (is_space(*p))
                 continue;
-            h = fingerprint_fnv(h, &r->text[i], 1);
-            (*bytes)++;
+            h = fnv_byte(h, (unsigned char)*p);
+            n++;
         }
     }
+    *bytes += n;
     return h;
 }
 
@@ -174,12 +190,41 @@ fingerprint_report_key(const struct strv *functions, const struct strv *paths, u
     return h ? h : 1;
 }
 
+/* Counters for the 64 bit positions of the shingle hashes, stored
+ * sideways: bit b of planes[k] is bit k of position b's count. Adding a
+ * hash is then one ripple-carry increment of all 64 counters at once,
+ * instead of 64 separate additions. FINGERPRINT_MAX_WORDS fits 16 bits. */
+#define FINGERPRINT_COUNT_BITS 16
+
+_Static_assert(FINGERPRINT_MAX_WORDS < 1 << FINGERPRINT_COUNT_BITS, "a count fits its planes");
+
+static void
+bit_counts_add(uint64_t planes[FINGERPRINT_COUNT_BITS], uint64_t x)
+{
+    for (int k = 0; k < FINGERPRINT_COUNT_BITS && x != 0; k++) {
+        uint64_t carry = planes[k] & x;
+
+        planes[k] ^= x;
+        x = carry;
+    }
+}
+
+static uint32_t
+bit_count_at(const uint64_t planes[FINGERPRINT_COUNT_BITS], int b)
+{
+    uint32_t n = 0;
+
+    for (int k = 0; k < FINGERPRINT_COUNT_BITS; k++)
+        n |= (uint32_t)((planes[k] >> b) & 1) << k;
+    return n;
+}
+
 uint64_t
 fingerprint_simhash(const char *text, size_t len)
 {
-    int32_t v[64] = {0};
+    uint64_t planes[FINGERPRINT_COUNT_BITS] = {0};
     uint64_t w[3] = {0}, out = 0;
-    size_t words = 0, i = 0;
+    size_t words = 0, shingles = 0, i = 0;
 
     while (i < len && words < FINGERPRINT_MAX_WORDS) {
         char word[FINGERPRINT_WORD_MAX];
@@ -202,18 +247,14 @@ fingerprint_simhash(const char *text, size_t len)
         w[2] = fingerprint_fnv(FINGERPRINT_FNV_INIT, word, k);
         if (++words < 3)
             continue;
-        {
-            uint64_t sh = mix64(fingerprint_fnv(FINGERPRINT_FNV_INIT, w, sizeof(w)));
-
-            /* Branch-free, so the compiler can vectorise it. */
-            for (int b = 0; b < 64; b++)
-                v[b] += (int32_t)((sh >> b) & 1) * 2 - 1;
-        }
+        bit_counts_add(planes, mix64(fingerprint_fnv(FINGERPRINT_FNV_INIT, w, sizeof(w))));
+        shingles++;
     }
     if (words < FINGERPRINT_SIMHASH_MIN_WORDS)
         return 0;
+    /* A bit is set when more shingles have it set than clear. */
     for (int b = 0; b < 64; b++)
-        if (v[b] > 0)
+        if ((size_t)bit_count_at(planes, b) * 2 > shingles)
             out |= UINT64_C(1) << b;
     return out ? out : 1;
 }
@@ -382,36 +423,52 @@ classifier_bug_class_name(unsigned bit)
  * of a report or commit message, and the cost stays bounded. */
 #define FINGERPRINT_CLASS_SCAN_MAX (16u << 10)
 
+/* The slot of a pattern or a text position by its first two bytes, five
+ * bits of each: lower-case letters get slots of their own, other bytes
+ * share them, and the full compare sorts those out. */
+static unsigned
+pair_slot(char a, char b)
+{
+    return ((unsigned char)a & 31u) << 5 | ((unsigned char)b & 31u);
+}
+
 unsigned
 classifier_bug_classes(const char *text, size_t len)
 {
+    enum { N_PATTERNS = sizeof(bug_patterns) / sizeof(bug_patterns[0]) };
     char low[FINGERPRINT_CLASS_SCAN_MAX];
+    size_t plen[N_PATTERNS];
+    /* Patterns by slot: head[] and next[] hold index + 1, 0 ends. */
+    unsigned char head[32 * 32] = {0}, next[N_PATTERNS];
     unsigned mask = 0;
 
+    _Static_assert(N_PATTERNS < 256, "pattern indexes fit a byte");
     if (text == NULL)
         return 0;
     if (len > sizeof(low))
         len = sizeof(low);
     for (size_t i = 0; i < len; i++)
         low[i] = (char)tolower((unsigned char)text[i]);
-    /* One memmem() per pattern over the lower-cased text is far cheaper
-     * than trying every pattern at every position. */
-    for (size_t p = 0; p < sizeof(bug_patterns) / sizeof(bug_patterns[0]); p++) {
-        const struct bug_pattern *bp = &bug_patterns[p];
-        size_t n = strlen(bp->text), off = 0;
-        const char *hit;
+    /* Every pattern has two bytes at least. */
+    for (size_t p = N_PATTERNS; p-- > 0;) {
+        unsigned slot = pair_slot(bug_patterns[p].text[0], bug_patterns[p].text[1]);
 
-        if ((mask >> bp->bit) & 1)
-            continue;
-        while (off < len && (hit = memmem(low + off, len - off, bp->text, n)) != NULL) {
-            size_t at = (size_t)(hit - low);
+        plen[p] = strlen(bug_patterns[p].text);
+        next[p] = head[slot];
+        head[slot] = (unsigned char)(p + 1);
+    }
+    /* One pass that tries at each byte only the patterns that could start
+     * there is far cheaper than a memmem() over the text per pattern. */
+    for (size_t i = 0; i + 1 < len; i++) {
+        for (unsigned k = head[pair_slot(low[i], low[i + 1])]; k != 0; k = next[k - 1]) {
+            const struct bug_pattern *bp = &bug_patterns[k - 1];
+            size_t n = plen[k - 1];
 
-            if (!bp->word || ((at == 0 || !isalnum((unsigned char)low[at - 1])) &&
-                              (at + n >= len || !isalnum((unsigned char)low[at + n])))) {
+            if (((mask >> bp->bit) & 1) || n > len - i || memcmp(low + i, bp->text, n) != 0)
+                continue;
+            if (!bp->word || ((i == 0 || !isalnum((unsigned char)low[i - 1])) &&
+                              (i + n >= len || !isalnum((unsigned char)low[i + n]))))
                 mask |= 1u << bp->bit;
-                break;
-            }
-            off = at + 1;
         }
     }
     return mask;

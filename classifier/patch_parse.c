@@ -42,7 +42,16 @@ struct rbuf {
     struct region_line *lines;
     size_t n, lcap;
     bool map;
+    bool no_nul;       /* the text lines come from holds no NUL to mend */
+    size_t first_cap;  /* bytes of the first allocation, 0 for the default */
+    size_t first_lcap; /* map entries of the first allocation, likewise */
 };
+
+/* A region of one patch text holds at most about that text, so a first
+ * allocation that size (up to these bounds) spares most regions from
+ * growing line by line. */
+#define RBUF_FIRST_CAP_MAX 8192
+#define RBUF_FIRST_LCAP_MAX 512
 
 /* What the comment scanner remembers between lines of one hunk. */
 struct comment_state {
@@ -161,7 +170,7 @@ static int
 rbuf_add(struct rbuf *rb, const char *p, size_t len, const char *file, uint32_t line)
 {
     if (rb->len + len + 2 > rb->cap) {
-        size_t cap = rb->cap ? rb->cap : 256;
+        size_t cap = rb->cap ? rb->cap : rb->first_cap ? rb->first_cap : 256;
         char *t;
 
         while (cap < rb->len + len + 2)
@@ -174,7 +183,7 @@ rbuf_add(struct rbuf *rb, const char *p, size_t len, const char *file, uint32_t 
     }
     if (rb->map) {
         if (rb->n == rb->lcap) {
-            size_t lcap = rb->lcap ? rb->lcap * 2 : 64;
+            size_t lcap = rb->lcap ? rb->lcap * 2 : rb->first_lcap ? rb->first_lcap : 64;
             struct region_line *l = realloc(rb->lines, lcap * sizeof(*l));
 
             if (l == NULL)
@@ -193,7 +202,7 @@ rbuf_add(struct rbuf *rb, const char *p, size_t len, const char *file, uint32_t 
         char *d = rb->text + rb->len, *z = d;
 
         memcpy(d, p, len);
-        while ((z = memchr(z, '\0', len - (size_t)(z - d))) != NULL)
+        while (!rb->no_nul && (z = memchr(z, '\0', len - (size_t)(z - d))) != NULL)
             *z++ = ' ';
         rb->len += len;
     }
@@ -795,10 +804,13 @@ parse_log(struct parser *ps, size_t from, size_t to)
     return r;
 }
 
+/* The notes keep their inner blank lines but not the outer ones, and no
+ * diffstat line: one pass that adds the blank lines held back since the
+ * last text line when the next one comes. */
 static int
 parse_notes(struct parser *ps, size_t from, size_t to)
 {
-    size_t first = to, last = from;
+    size_t held = to; /* after the last text line; to before the first */
     bool stat;
     int r;
 
@@ -809,16 +821,18 @@ parse_notes(struct parser *ps, size_t from, size_t to)
             ps->m->has_diffstat |= stat;
             continue;
         }
-        if (first == to)
-            first = i;
-        last = i + 1;
-    }
-    for (size_t i = first; i < last; i++) {
-        if (is_diffstat(&ps->lines[i], &stat))
-            continue;
+        for (size_t k = held; k < i; k++) {
+            /* a line between two text lines is blank or diffstat */
+            if (!span_blank(&ps->lines[k]))
+                continue;
+            r = rbuf_add(&ps->rb[REGION_NOTES], ps->lines[k].p, ps->lines[k].len, NULL, 0);
+            if (r < 0)
+                return r;
+        }
         r = rbuf_add(&ps->rb[REGION_NOTES], ps->lines[i].p, ps->lines[i].len, NULL, 0);
         if (r < 0)
             return r;
+        held = i + 1;
     }
     return 0;
 }
@@ -1103,9 +1117,16 @@ indent_width(const char *p, size_t len, size_t *ret_skip)
 static const char *
 find2(const char *p, size_t len, char a, char b)
 {
-    for (size_t i = 0; i + 1 < len; i++)
-        if (p[i] == a && p[i + 1] == b)
-            return p + i;
+    const char *q = p;
+
+    if (len < 2)
+        return NULL;
+    /* memchr() to each a: most lines have none, so one call ends it. */
+    while ((q = memchr(q, a, (size_t)(p + len - 1 - q))) != NULL) {
+        if (q[1] == b)
+            return q;
+        q++;
+    }
     return NULL;
 }
 
@@ -1398,9 +1419,21 @@ patch_parse(struct message *m, const char *text, size_t len, const struct classi
     }
     if (text == NULL)
         len = 0;
+    /* Everything added to a region comes from text: one memchr() over it
+     * saves one per added line. */
+    if (len == 0 || memchr(text, '\0', len) == NULL) {
+        for (size_t k = 0; k < sizeof(patch_regions) / sizeof(patch_regions[0]); k++)
+            ps.rb[patch_regions[k]].no_nul = true;
+    }
     r = split_lines(&ps, text, len);
     if (r < 0)
         goto out;
+    for (size_t k = 0; k < sizeof(patch_regions) / sizeof(patch_regions[0]); k++) {
+        struct rbuf *rb = &ps.rb[patch_regions[k]];
+
+        rb->first_cap = len + 2 < RBUF_FIRST_CAP_MAX ? len + 2 : RBUF_FIRST_CAP_MAX;
+        rb->first_lcap = ps.n > 0 && ps.n < RBUF_FIRST_LCAP_MAX ? ps.n : RBUF_FIRST_LCAP_MAX;
+    }
 
     for (diff = 0; diff < ps.n && !is_diff_start(&ps, diff); diff++)
         ;

@@ -23,7 +23,6 @@
 
 #include "ascii.h"
 #include "message.h"
-#include "textbuf.h"
 
 #define REPORT_MAX_VERSIONS 64
 #define REPORT_MAX_FUNCTIONS 256
@@ -69,22 +68,31 @@ starts(const char *s, size_t n, const char *prefix)
     return n >= k && memcmp(s, prefix, k) == 0;
 }
 
+/* The first needle in s[0..n), by way of memchr() to each needle[at]:
+ * at a byte rarer in text than the first ('x' of "next-"), memchr()
+ * stops less often. */
 static const char *
-find(const char *s, size_t n, const char *needle)
+find_by(const char *s, size_t n, const char *needle, size_t at)
 {
     size_t k = strlen(needle);
-    const char *p = s;
+    const char *p = s + at;
 
     if (k == 0 || n < k)
         return k == 0 ? s : NULL;
     /* memchr() per candidate: most texts here are one short line, where
      * memmem()'s set-up costs more than the search. */
-    while ((p = memchr(p, needle[0], n - k + 1 - (size_t)(p - s))) != NULL) {
-        if (memcmp(p, needle, k) == 0)
-            return p;
+    while ((p = memchr(p, needle[at], (size_t)(s + n - k + at + 1 - p))) != NULL) {
+        if (memcmp(p - at, needle, k) == 0)
+            return p - at;
         p++;
     }
     return NULL;
+}
+
+static const char *
+find(const char *s, size_t n, const char *needle)
+{
+    return find_by(s, n, needle, 0);
 }
 
 /* A needle with its length, so the per-line search needs no strlen(). */
@@ -148,8 +156,12 @@ find_any(const char *s, size_t len, const struct pair_filter *f)
 {
     for (size_t i = 0; i + 1 < len; i++) {
         unsigned char c = (unsigned char)s[i];
-        unsigned b = pair_index(c, (unsigned char)s[i + 1]);
+        unsigned b;
 
+        /* Most bytes start no needle: one look-up before the pair's. */
+        if (f->count[c] == 0)
+            continue;
+        b = pair_index(c, (unsigned char)s[i + 1]);
         if ((f->bits[b >> 6] & ((uint64_t)1 << (b & 63))) == 0)
             continue;
         for (size_t k = f->first[c]; k < (size_t)f->first[c] + f->count[c]; k++) {
@@ -334,7 +346,8 @@ is_trace_start(struct span s)
         return true;
     if (starts(t.p, t.n, "CPU: ") && find(t.p, t.n, "PID:") != NULL)
         return true;
-    return is_timestamp_line(s) || is_register_line(s) || is_frame_line(s) || is_sanitizer_line(s);
+    /* Each trims what it is given: t spares them the white space. */
+    return is_timestamp_line(t) || is_register_line(t) || is_frame_line(t) || is_sanitizer_line(t);
 }
 
 /* Lines of a KASAN or similar report that only make sense inside one. */
@@ -473,7 +486,8 @@ is_codeish(struct span s)
     return false;
 }
 
-enum line_class { LINE_REPORT = 0, LINE_CODE };
+/* Also the index of the line's text in report_parse(). */
+enum line_class { LINE_REPORT = 0, LINE_CODE = 1 };
 
 /*
  * Classify each line. Traces run while lines continue them; a blank line
@@ -563,6 +577,28 @@ keep(int r)
     return r == -E2BIG ? 0 : r;
 }
 
+/* White space, the quotes and brackets mail puts around a URL, and a NUL
+ * (a byte strchr() would find in any set). */
+static bool
+is_url_end(char c)
+{
+    switch (c) {
+    case ' ':
+    case '\t':
+    case '<':
+    case '>':
+    case '"':
+    case '\'':
+    case '`':
+    case '|':
+    case '\0':
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* s[n] must be a NUL. */
 static int
 extract_urls(struct message *m, char *s, size_t n)
 {
@@ -575,17 +611,19 @@ extract_urls(struct message *m, char *s, size_t n)
     while (i < n) {
         size_t start, end;
 
-        /* The first-byte test keeps strncasecmp() off most bytes. */
-        if ((s[i] == 'h' || s[i] == 'H') &&
-            ((n - i >= 7 && strncasecmp(s + i, "http://", 7) == 0) ||
-             (n - i >= 8 && strncasecmp(s + i, "https://", 8) == 0))) {
+        /* strcspn() skips to the next 'h' many bytes at a time, so
+         * strncasecmp() sees few bytes; it stops at a NUL too, at s[n]
+         * the latest. */
+        i += strcspn(s + i, "hH");
+        if (i < n && ((n - i >= 7 && strncasecmp(s + i, "http://", 7) == 0) ||
+                      (n - i >= 8 && strncasecmp(s + i, "https://", 8) == 0))) {
             start = i;
         } else {
             i++;
             continue;
         }
         end = start;
-        while (end < n && s[end] != ' ' && s[end] != '\t' && !strchr("<>\"'`|", s[end]))
+        while (end < n && !is_url_end(s[end]))
             end++;
         while (end > start && strchr(".,;:!?)]}'\"*", s[end - 1]))
             end--;
@@ -762,6 +800,26 @@ word_in(const char *w, const char *const *list, size_t n)
     return false;
 }
 
+/* What ends a token a number is glued to ("12:30,"), a NUL included. */
+static bool
+is_token_end(char c)
+{
+    switch (c) {
+    case ' ':
+    case '\t':
+    case ',':
+    case ';':
+    case '(':
+    case ')':
+    case '[':
+    case ']':
+    case '\0':
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* "CVSS" within the few bytes before position i (CVSS:3.1, CVSS version 3.1). */
 static bool
 after_cvss(const char *s, size_t i)
@@ -792,7 +850,7 @@ after_cvss(const char *s, size_t i)
  * CVSS v3.1, CVSS version 3.1): the scoring system's version is no kernel.
  * So are times (12:30), decimals ("0.5 seconds", "3.5 GHz") and
  * addresses (10.0.0.1). Also "next-YYYYMMDD" and "commit <12+ hex>",
- * stored as "commit <sha>".
+ * stored as "commit <sha>". s[n] must be a NUL.
  */
 static int
 extract_versions(struct message *m, const char *s, size_t n)
@@ -811,7 +869,7 @@ extract_versions(struct message *m, const char *s, size_t n)
     size_t i = 0;
     int r;
 
-    for (p = s; (p = find(p, n - (size_t)(p - s), "next-")) != NULL; p += 5) {
+    for (p = s; (p = find_by(p, n - (size_t)(p - s), "next-", 2)) != NULL; p += 5) {
         size_t d = 0;
 
         if (p > s && is_alnum(p[-1]))
@@ -824,7 +882,7 @@ extract_versions(struct message *m, const char *s, size_t n)
                 return r;
         }
     }
-    for (p = s; p < s + n && (p = find(p, n - (size_t)(p - s), "ommit ")) != NULL; p += 6) {
+    for (p = s; p < s + n && (p = find_by(p, n - (size_t)(p - s), "ommit ", 1)) != NULL; p += 6) {
         const char *h = p + 6;
         size_t k;
         char tmp[48];
@@ -851,7 +909,11 @@ extract_versions(struct message *m, const char *s, size_t n)
         char prev[16];
 
         if (!is_digit(s[i])) {
-            i++;
+            /* strcspn() skips to the next digit many bytes at a time; it
+             * stops at a NUL too, at s[n] the latest. */
+            i += strcspn(s + i, "0123456789");
+            if (i < n && s[i] == '\0')
+                i++;
             continue;
         }
         start = i;
@@ -914,7 +976,7 @@ extract_versions(struct message *m, const char *s, size_t n)
              (s[j] == ':' && j + 1 < n && s[j + 1] != ' ' && s[j + 1] != '\t')) &&
             !distro) {
             /* Part of a larger token (12:30, 1.2.3abc, a/b); "on 6.8: it" ends one. */
-            while (j < n && !strchr(" \t,;()[]", s[j]))
+            while (j < n && !is_token_end(s[j]))
                 j++;
             i = j;
             continue;
@@ -985,9 +1047,8 @@ report_parse(struct message *m, const char *text, size_t len,
 {
     struct span *lines = NULL;
     unsigned char *cls = NULL;
-    struct textbuf out[2] = {{0}};
-    char *scratch = NULL;
-    size_t n = 0, cap = 0, i = 0;
+    char *out[2] = {NULL, NULL}, *scratch = NULL;
+    size_t size[2] = {0, 0}, n = 0, cap = 0, i = 0;
     int r = 0;
 
     if (text == NULL)
@@ -1028,35 +1089,41 @@ report_parse(struct message *m, const char *text, size_t len,
     }
     classify(lines, n, cls);
 
+    /* Both texts are sized first, so each is one allocation. */
+    for (i = 0; i < n; i++)
+        size[cls[i]] += lines[i].n + 1;
+    for (int k = 0; k < 2; k++) {
+        out[k] = malloc(size[k] + 1);
+        if (out[k] == NULL) {
+            r = -ENOMEM;
+            goto out;
+        }
+        size[k] = 0;
+    }
     for (i = 0; i < n; i++) {
-        struct textbuf *b = &out[cls[i] == LINE_CODE];
+        unsigned char k = cls[i];
 
-        r = textbuf_add(b, lines[i].p, lines[i].n);
-        if (r >= 0)
-            r = textbuf_add(b, "\n", 1);
-        if (r >= 0)
-            r = extract_facts(m, lines[i].p, lines[i].n, scratch);
+        memcpy(out[k] + size[k], lines[i].p, lines[i].n);
+        size[k] += lines[i].n;
+        out[k][size[k]++] = '\n';
+        r = extract_facts(m, lines[i].p, lines[i].n, scratch);
         if (r < 0)
             goto out;
     }
     for (int k = 0; k < 2; k++) {
-        struct region *rg = &m->regions[k == 0 ? REGION_REPORT : REGION_CODE];
+        struct region *rg = &m->regions[k == LINE_REPORT ? REGION_REPORT : REGION_CODE];
 
-        if (out[k].p == NULL) {
-            r = textbuf_add(&out[k], "", 0);
-            if (r < 0)
-                goto out;
-        }
+        out[k][size[k]] = '\0';
         region_release(rg);
-        rg->text = out[k].p;
-        rg->len = out[k].len;
-        memset(&out[k], 0, sizeof(out[k]));
+        rg->text = out[k];
+        rg->len = size[k];
+        out[k] = NULL;
     }
 out:
     free(lines);
     free(cls);
     free(scratch);
-    textbuf_release(&out[0]);
-    textbuf_release(&out[1]);
+    free(out[0]);
+    free(out[1]);
     return r;
 }

@@ -4,6 +4,7 @@
  * finding fires on its fixture and stays quiet on the near miss, and no
  * look-up measure moves without a lookup.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -451,6 +452,483 @@ test_fingerprints(void **state)
     assert_int_equal(classifier_diff_fingerprints("", 0, collect_fp, &b), 0);
 }
 
+/* ---- the fast paths of fingerprint.c against plain reference code ---- */
+
+/* A small deterministic generator, so a failure repeats. */
+static uint32_t
+test_rand(uint32_t *seed)
+{
+    *seed = *seed * 1103515245u + 12345u;
+    return *seed >> 8;
+}
+
+static bool
+ref_is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+}
+
+/* The hunk hash as first written: one byte at a time up to '\n'. */
+static uint64_t
+ref_hash_lines(uint64_t h, const struct region *r, size_t first, size_t count, char tag,
+               size_t *bytes)
+{
+    if (r->lines == NULL || first >= r->n_lines)
+        return h;
+    if (count > r->n_lines - first)
+        count = r->n_lines - first;
+    for (size_t k = first; k < first + count; k++) {
+        h = fingerprint_fnv(h, &tag, 1);
+        for (size_t i = r->lines[k].offset; i < r->len && r->text[i] != '\n'; i++) {
+            if (ref_is_space(r->text[i]))
+                continue;
+            h = fingerprint_fnv(h, &r->text[i], 1);
+            (*bytes)++;
+        }
+    }
+    return h;
+}
+
+struct fp_list {
+    uint64_t v[64];
+    size_t n;
+};
+
+static void
+fp_list_add(void *ctx, uint64_t fp)
+{
+    struct fp_list *l = ctx;
+
+    if (l->n < 64)
+        l->v[l->n++] = fp;
+}
+
+static void
+ref_fingerprint_hunks(const struct message *m, struct fp_list *out)
+{
+    for (size_t i = 0; i < m->n_hunks; i++) {
+        const struct patch_hunk *hk = &m->hunks[i];
+        const char *path = NULL;
+        uint64_t h = FINGERPRINT_FNV_INIT;
+        size_t bytes = 0;
+
+        if (hk->file < m->n_files)
+            path = m->files[hk->file].new_path ? m->files[hk->file].new_path
+                                               : m->files[hk->file].old_path;
+        if (path != NULL)
+            h = fingerprint_fnv(h, path, strlen(path) + 1);
+        h = ref_hash_lines(h, &m->regions[REGION_REMOVED], hk->removed_first, hk->removed_count,
+                           '-', &bytes);
+        h = ref_hash_lines(h, &m->regions[REGION_ADDED], hk->added_first, hk->added_count, '+',
+                           &bytes);
+        if (bytes >= FINGERPRINT_HUNK_MIN)
+            fp_list_add(out, h);
+    }
+}
+
+static void
+check_hunks_match(const struct message *m, const char *what)
+{
+    struct fp_list fast = {0}, slow = {0};
+    size_t calls = fingerprint_hunks(m, fp_list_add, &fast);
+
+    ref_fingerprint_hunks(m, &slow);
+    if (calls != slow.n || fast.n != slow.n ||
+        memcmp(fast.v, slow.v, fast.n * sizeof(fast.v[0])) != 0) {
+        print_error("%s: %zu fingerprints, reference %zu\n", what, fast.n, slow.n);
+        fail();
+    }
+}
+
+/* Random diffs whose lines mix every white space byte, other control
+ * bytes and UTF-8, cut at every length. */
+static void
+test_hunk_fingerprint_reference(void **state)
+{
+    static const char bytes[] = " \t\r\f\v\n\x01\xc3\xa9\x7f_azAZ09(){};-+@/";
+    struct classifier_options opts;
+    uint32_t seed = 1;
+
+    (void)state;
+    classifier_options_default(&opts);
+    for (int round = 0; round < 40; round++) {
+        char diff[2048];
+        size_t len = 0;
+
+        len += (size_t)snprintf(diff + len, sizeof(diff) - len,
+                                "diff --git a/x%d.c b/x%d.c\n--- a/x%d.c\n+++ b/x%d.c\n", round,
+                                round, round, round);
+        for (int hunk = 0; hunk < 3; hunk++) {
+            len += (size_t)snprintf(diff + len, sizeof(diff) - len, "@@ -1,6 +1,6 @@\n");
+            for (int line = 0; line < 12 && len + 64 < sizeof(diff); line++) {
+                size_t n = test_rand(&seed) % 24;
+
+                diff[len++] = " +-"[test_rand(&seed) % 3];
+                for (size_t k = 0; k < n; k++) {
+                    char c = bytes[test_rand(&seed) % (sizeof(bytes) - 1)];
+
+                    diff[len++] = c == '\n' ? 'n' : c;
+                }
+                diff[len++] = '\n';
+            }
+        }
+        for (size_t cut = len > 400 ? len - 400 : 0; cut <= len; cut++) {
+            struct message *m = calloc(1, sizeof(*m));
+
+            assert_non_null(m);
+            assert_int_equal(patch_parse(m, diff, cut, &opts.limits), 0);
+            check_hunks_match(m, "random diff");
+            message_free(m);
+        }
+    }
+}
+
+/* Map entries the parser never makes: past the end of the text, and a
+ * last line with no '\n'. */
+static void
+test_hunk_fingerprint_edges(void **state)
+{
+    static char added_text[] = "a b\tc d e f g\n  h\vi\fj\rk";
+    static char removed_text[] = "x y z w v u t s r";
+    struct region_line added_lines[] = {{0, NULL, 1}, {14, NULL, 2}, {40, NULL, 3}};
+    struct region_line removed_lines[] = {{0, NULL, 1}, {17, NULL, 2}, {99, NULL, 3}};
+    struct patch_file file = {.new_path = (char *)"dir/file.c"};
+    struct patch_hunk hunks[] = {
+        {.added_first = 0, .added_count = 3, .removed_first = 0, .removed_count = 3},
+        {.added_first = 1, .added_count = 9, .removed_first = 5, .removed_count = 1},
+        {.added_first = 2, .added_count = 1, .removed_first = 0, .removed_count = 1},
+        {.file = 7, .added_first = 0, .added_count = 2},
+    };
+    struct message m = {0};
+
+    (void)state;
+    m.regions[REGION_ADDED] = (struct region){added_text, strlen(added_text), added_lines, 3};
+    m.regions[REGION_REMOVED] =
+        (struct region){removed_text, strlen(removed_text), removed_lines, 3};
+    m.files = &file;
+    m.n_files = 1;
+    m.hunks = hunks;
+    m.n_hunks = sizeof(hunks) / sizeof(hunks[0]);
+    check_hunks_match(&m, "hand-made map");
+}
+
+/* The simhash as first written: one counter update per bit per shingle. */
+static uint64_t
+ref_simhash(const char *text, size_t len)
+{
+    int32_t v[64] = {0};
+    uint64_t w[3] = {0}, out = 0;
+    size_t words = 0, i = 0;
+
+    while (i < len && words < 20000) {
+        char word[64];
+        size_t k = 0;
+
+        while (i < len && !(isalnum((unsigned char)text[i]) && (unsigned char)text[i] < 0x80))
+            i++;
+        while (i < len && ((isalnum((unsigned char)text[i]) && (unsigned char)text[i] < 0x80) ||
+                           text[i] == '_')) {
+            if (k < sizeof(word))
+                word[k++] = (char)tolower((unsigned char)text[i]);
+            i++;
+        }
+        if (k == 0)
+            continue;
+        w[0] = w[1];
+        w[1] = w[2];
+        w[2] = fingerprint_fnv(FINGERPRINT_FNV_INIT, word, k);
+        if (++words < 3)
+            continue;
+        {
+            uint64_t sh = fingerprint_fnv(FINGERPRINT_FNV_INIT, w, sizeof(w));
+
+            sh ^= sh >> 30;
+            sh *= UINT64_C(0xbf58476d1ce4e5b9);
+            sh ^= sh >> 27;
+            sh *= UINT64_C(0x94d049bb133111eb);
+            sh ^= sh >> 31;
+            for (int b = 0; b < 64; b++)
+                v[b] += (sh >> b) & 1 ? 1 : -1;
+        }
+    }
+    if (words < FINGERPRINT_SIMHASH_MIN_WORDS)
+        return 0;
+    for (int b = 0; b < 64; b++)
+        if (v[b] > 0)
+            out |= UINT64_C(1) << b;
+    return out ? out : 1;
+}
+
+/* Word counts around the minimum, small vocabularies (counts that tie
+ * and carry far), and texts past the word cap. */
+static void
+test_simhash_reference(void **state)
+{
+    static const char *const vocab[] = {"the", "Hub",  "port", "x",   "reset_it", "a1",
+                                        "é",   "loop", "__",   "ZZZ", "0x1f"};
+    size_t cap = 220000;
+    char *text = malloc(cap);
+    uint32_t seed = 7;
+
+    (void)state;
+    assert_non_null(text);
+    for (size_t round = 0; round < 60; round++) {
+        size_t words = round < 40 ? 25 + round : 1000 * round, vn = 2 + round % 10, len = 0;
+
+        for (size_t k = 0; k < words && len + 16 < cap; k++) {
+            const char *w = vocab[test_rand(&seed) % vn];
+            size_t n = strlen(w);
+
+            memcpy(text + len, w, n);
+            len += n;
+            text[len++] = " ,\n.-"[test_rand(&seed) % 5];
+        }
+        /* Long texts only at a few cuts: the reference is slow. */
+        for (size_t cut = len > 40 ? len - 40 : 0; cut <= len; cut += round < 40 ? 1 : 13) {
+            uint64_t fast = fingerprint_simhash(text, cut), slow = ref_simhash(text, cut);
+
+            if (fast != slow) {
+                print_error("round %zu cut %zu: %#llx, reference %#llx\n", round, cut,
+                            (unsigned long long)fast, (unsigned long long)slow);
+                fail();
+            }
+        }
+    }
+    free(text);
+}
+
+/* The bug classes as first written: one memmem() per pattern. */
+static unsigned
+ref_bug_classes(const char *text, size_t len)
+{
+    static const struct {
+        unsigned bit;
+        const char *text;
+        bool word;
+    } patterns[] = {
+        {0, "use-after-free", false},
+        {0, "use after free", false},
+        {0, "uaf", true},
+        {1, "double-free", false},
+        {1, "double free", false},
+        {2, "null-ptr-deref", false},
+        {2, "null pointer deref", false},
+        {2, "null-pointer-deref", false},
+        {2, "null deref", false},
+        {2, "null dereference", false},
+        {2, "null ptr deref", false},
+        {3, "out-of-bounds", false},
+        {3, "out of bounds", false},
+        {3, "oob", true},
+        {3, "buffer overflow", false},
+        {3, "overrun", false},
+        {4, "memory leak", false},
+        {4, "memleak", false},
+        {4, "leak", true},
+        {4, "leaks", true},
+        {5, "data-race", false},
+        {5, "data race", false},
+        {5, "race", true},
+        {5, "race condition", false},
+        {6, "deadlock", false},
+        {6, "circular locking", false},
+        {7, "integer overflow", false},
+        {7, "int overflow", false},
+        {7, "integer underflow", false},
+        {7, "wraparound", false},
+        {8, "uninit-value", false},
+        {8, "uninitialized", false},
+        {8, "uninitialised", false},
+        {9, "divide error", false},
+        {9, "division by zero", false},
+        {9, "divide-by-zero", false},
+        {9, "div by zero", false},
+    };
+    static char low[16u << 10];
+    unsigned mask = 0;
+
+    if (len > sizeof(low))
+        len = sizeof(low);
+    for (size_t i = 0; i < len; i++)
+        low[i] = (char)tolower((unsigned char)text[i]);
+    for (size_t p = 0; p < sizeof(patterns) / sizeof(patterns[0]); p++) {
+        size_t n = strlen(patterns[p].text);
+
+        for (size_t at = 0; at + n <= len; at++) {
+            if (memcmp(low + at, patterns[p].text, n) != 0)
+                continue;
+            if (!patterns[p].word || ((at == 0 || !isalnum((unsigned char)low[at - 1])) &&
+                                      (at + n >= len || !isalnum((unsigned char)low[at + n]))))
+                mask |= 1u << patterns[p].bit;
+        }
+    }
+    return mask;
+}
+
+static void
+check_bug_classes(const char *text, size_t len)
+{
+    unsigned fast = classifier_bug_classes(text, len), slow = ref_bug_classes(text, len);
+
+    if (fast != slow) {
+        print_error("'%.*s' (%zu bytes): %#x, reference %#x\n", (int)(len < 80 ? len : 80), text,
+                    len, fast, slow);
+        fail();
+    }
+}
+
+/* Every pattern, in any case, glued to letters or not, cut at every
+ * byte, and straddling the 16 KiB the scan looks at. */
+static void
+test_bug_classes_reference(void **state)
+{
+    static const char *const texts[] = {
+        "UAF",
+        "xuaf",
+        "uafx",
+        "a uaf.",
+        "OOB",
+        "oob1",
+        "-oob-",
+        "leak",
+        "Leaks",
+        "leaked",
+        "kmemleak",
+        "race",
+        "races",
+        "raceway",
+        "data race",
+        "Data-Race",
+        "use-after-free",
+        "Use After Free",
+        "slab-use-after-free",
+        "double free",
+        "NULL-ptr-deref",
+        "null pointer dereference",
+        "Out-Of-Bounds",
+        "buffer overflow",
+        "overrun",
+        "memory leak",
+        "DeadLock",
+        "circular locking",
+        "int overflow",
+        "integer underflow",
+        "wraparound",
+        "uninit-value",
+        "uninitialized",
+        "uninitialised",
+        "divide error",
+        "division by zero",
+        "divide-by-zero",
+        "div by zero",
+        "the leakage current; a race: a UAF, oob",
+        "\xc3\xa9uaf\xc3\xa9 le\xff\x61k r\0ace",
+        "u",
+        "ua",
+        "dea",
+        "nul",
+        "",
+    };
+    size_t big = (16u << 10) + 64;
+    char *buf = malloc(big);
+
+    (void)state;
+    assert_non_null(buf);
+    for (size_t t = 0; t < sizeof(texts) / sizeof(texts[0]); t++) {
+        size_t n = strlen(texts[t]);
+
+        for (size_t cut = 0; cut <= n; cut++)
+            check_bug_classes(texts[t], cut);
+    }
+    /* The NUL inside one text must not end it. */
+    check_bug_classes("a r\0ace and a uaf", 17);
+    for (size_t t = 0; t < sizeof(texts) / sizeof(texts[0]); t++) {
+        size_t n = strlen(texts[t]);
+
+        for (size_t at = (16u << 10) - n - 2; at <= (16u << 10) + 2; at++) {
+            memset(buf, 'x', big);
+            memcpy(buf + at, texts[t], n);
+            check_bug_classes(buf, big);
+            buf[at - 1] = ' ';
+            check_bug_classes(buf, big);
+            check_bug_classes(buf, at + n);
+        }
+    }
+    free(buf);
+}
+
+/* The function a trace line names, found as first written: memmem(). */
+static bool
+ref_traced(const char *p, size_t len, char *name, size_t size)
+{
+    const char *in, *b, *q;
+
+    if ((!memmem(p, len, "BUG: ", 5) && !memmem(p, len, "WARNING: ", 9)) ||
+        (in = memmem(p, len, " in ", 4)) == NULL)
+        return false;
+    for (b = q = in + 4; q < p + len && (isalnum((unsigned char)*q) || *q == '_'); q++)
+        ;
+    if (q == b || (size_t)(q - b) >= size)
+        return false;
+    memcpy(name, b, (size_t)(q - b));
+    name[q - b] = '\0';
+    return true;
+}
+
+/* Trace lines built from the pieces the search looks for, cut at every
+ * byte: the report key must name the function the reference finds. */
+static void
+test_traced_function_reference(void **state)
+{
+    static const char *const pieces[] = {"BUG: ", "WARNING: ", " in ", "foo_bar", "B",      "W",
+                                         " ",     "i",         "n",    "BUG:",    "WARNING"};
+    uint32_t seed = 11;
+
+    (void)state;
+    for (int round = 0; round < 400; round++) {
+        char line[128];
+        size_t n = 0;
+
+        for (int k = 0; k < 6; k++) {
+            const char *piece = pieces[test_rand(&seed) % (sizeof(pieces) / sizeof(pieces[0]))];
+
+            memcpy(line + n, piece, strlen(piece));
+            n += strlen(piece);
+        }
+        for (size_t cut = 0; cut <= n; cut++) {
+            struct message *m = calloc(1, sizeof(*m));
+            struct classifier_result res = {0};
+            struct strv names = {0}, none = {0};
+            char name[128];
+            uint64_t want = 0;
+
+            assert_non_null(m);
+            m->kind = CLASSIFIER_KIND_REPORT;
+            m->regions[REGION_REPORT].text = strdup("");
+            m->regions[REGION_CODE].text = strndup(line, cut);
+            m->regions[REGION_CODE].len = cut;
+            assert_non_null(m->regions[REGION_REPORT].text);
+            assert_non_null(m->regions[REGION_CODE].text);
+            if (ref_traced(line, cut, name, sizeof(name))) {
+                assert_int_equal(strv_add(&names, name, strlen(name), 8), 0);
+                want = fingerprint_report_key(&names, &none,
+                                              classifier_bug_classes("", 0) |
+                                                  classifier_bug_classes(line, cut));
+            }
+            assert_int_equal(facts_apply(m, NULL, &res), 0);
+            if ((res.n_fingerprints ? res.fingerprints[0] : 0) != want) {
+                print_error("'%.*s': report key %#llx, reference %#llx\n", (int)cut, line,
+                            (unsigned long long)(res.n_fingerprints ? res.fingerprints[0] : 0),
+                            (unsigned long long)want);
+                fail();
+            }
+            free(res.fingerprints);
+            strv_release(&names);
+            message_free(m);
+        }
+    }
+}
+
 static void
 test_simhash(void **state)
 {
@@ -752,11 +1230,20 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_measures),     cmocka_unit_test(test_no_lookup),
-        cmocka_unit_test(test_fingerprints), cmocka_unit_test(test_simhash),
-        cmocka_unit_test(test_checkable),    cmocka_unit_test(test_bug_classes),
-        cmocka_unit_test(test_rules),        cmocka_unit_test(test_duplicate),
+        cmocka_unit_test(test_measures),
+        cmocka_unit_test(test_no_lookup),
+        cmocka_unit_test(test_fingerprints),
+        cmocka_unit_test(test_simhash),
+        cmocka_unit_test(test_checkable),
+        cmocka_unit_test(test_bug_classes),
+        cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_duplicate),
         cmocka_unit_test(test_trusted),
+        cmocka_unit_test(test_hunk_fingerprint_reference),
+        cmocka_unit_test(test_hunk_fingerprint_edges),
+        cmocka_unit_test(test_simhash_reference),
+        cmocka_unit_test(test_bug_classes_reference),
+        cmocka_unit_test(test_traced_function_reference),
     };
 
     return cmocka_run_group_tests(tests, setup_rules, teardown_rules);

@@ -709,6 +709,156 @@ test_garbage_specifics(void **state)
     msg_free(m);
 }
 
+/* ---- C comments against a plain reference ---- */
+
+/* The pair search as first written, one byte at a time. */
+static const char *
+ref_find2(const char *p, size_t len, char a, char b)
+{
+    for (size_t i = 0; i + 1 < len; i++)
+        if (p[i] == a && p[i + 1] == b)
+            return p + i;
+    return NULL;
+}
+
+/* Whether a line of code leaves a block comment open at its end. */
+static bool
+ref_opens_block(const char *p, size_t len)
+{
+    for (const char *o = ref_find2(p, len, '/', '*'); o != NULL;
+         o = ref_find2(o + 2, len - (size_t)(o + 2 - p), '/', '*')) {
+        const char *close = ref_find2(o + 2, len - (size_t)(o + 2 - p), '*', '/');
+
+        if (close == NULL)
+            return true;
+        o = close;
+    }
+    return false;
+}
+
+/* Random lines of '/', '*', ' ' and 'a' after "x" (code) or after a
+ * comment opener: the comment text and whether the next line is inside
+ * a block must be what the byte-by-byte search gives. */
+static void
+test_comment_search_reference(void **state)
+{
+    static const char alphabet[] = "/* a";
+    uint32_t seed = 3;
+
+    (void)state;
+    for (int round = 0; round < 3000; round++) {
+        char line[32], diff[256], want[64];
+        size_t n = 0, tail = (size_t)(seed >> 8) % 14;
+        bool comment = round % 2 == 1;
+        const char *body, *close;
+        struct message *m;
+        int len;
+
+        memcpy(line, comment ? "/* " : "x", comment ? 3 : 1);
+        n = comment ? 3 : 1;
+        for (size_t k = 0; k < tail; k++) {
+            seed = seed * 1103515245u + 12345u;
+            line[n++] = alphabet[(seed >> 8) % 4];
+        }
+        seed = seed * 1103515245u + 12345u;
+        line[n] = '\0';
+        len = snprintf(diff, sizeof(diff), "diff --git a/f.c b/f.c\n@@ -0,0 +1,2 @@\n+%s\n+next\n",
+                       line);
+        m = parse_len(NULL, diff, (size_t)len, &test_limits);
+        want[0] = '\0';
+        if (comment) {
+            /* comment_c(): the text up to the closer, trimmed */
+            size_t tl;
+
+            body = line + 3;
+            close = ref_find2(body, n - 3, '*', '/');
+            tl = close ? (size_t)(close - body) : n - 3;
+            while (tl > 0 && (body[tl - 1] == ' '))
+                tl--;
+            while (tl > 0 && body[0] == ' ') {
+                body++;
+                tl--;
+            }
+            snprintf(want, sizeof(want), "%.*s\n%s", (int)tl, body, close ? "" : "next\n");
+        } else if (ref_opens_block(line, n)) {
+            snprintf(want, sizeof(want), "next\n");
+        }
+        if (strcmp(m->regions[REGION_COMMENTS].text, want) != 0) {
+            print_error("line '%s': comments '%s', reference '%s'\n", line,
+                        m->regions[REGION_COMMENTS].text, want);
+            fail();
+        }
+        msg_free(m);
+    }
+}
+
+/* One NUL anywhere in the text: every region it reaches gets a space. */
+static void
+test_nul_everywhere(void **state)
+{
+    static const char text[] = "fix a\0b\n"
+                               "\n"
+                               "Signed-off-by: A \0B <a@b.c>\n"
+                               "---\n"
+                               "note\0x\n"
+                               "diff --git a/f.c b/f.c\n"
+                               "@@ -1,2 +1,2 @@\n"
+                               " c\0d\n"
+                               "-r\0s\n"
+                               "+/* p\0q */\n";
+    struct message *m;
+
+    (void)state;
+    m = parse_len(NULL, text, sizeof(text) - 1, &test_limits);
+    assert_string_equal(m->regions[REGION_CHANGELOG].text, "fix a b\n");
+    assert_string_equal(m->regions[REGION_TRAILERS].text, "Signed-off-by: A  B <a@b.c>\n");
+    assert_string_equal(m->regions[REGION_NOTES].text, "note x\n");
+    assert_string_equal(m->regions[REGION_CONTEXT].text, "c d\n");
+    assert_string_equal(m->regions[REGION_REMOVED].text, "r s\n");
+    assert_string_equal(m->regions[REGION_ADDED].text, "/* p q */\n");
+    assert_string_equal(m->regions[REGION_COMMENTS].text, "p q\n");
+    msg_free(m);
+}
+
+/* Notes keep inner blank lines, drop outer ones and every diffstat line
+ * wherever it stands. */
+static void
+test_notes_layouts(void **state)
+{
+    static const struct {
+        const char *notes, *want;
+        bool stat;
+    } cases[] = {
+        {"", "", false},
+        {"\n\n", "", false},
+        {"\n\nv2: a\n\n b | 2 +-\n\nmore\n\n\n", "v2: a\n\n\nmore\n", true},
+        {" b | 2 +-\n 1 file changed, 1 insertion(+)\n", "", true},
+        {"note\n\n b | 2 +-\n", "note\n", true},
+        {" b | 2 +-\n\nnote\n", "note\n", true},
+        {"a\n b | 1 +\nb\n", "a\nb\n", true},
+        {"a\n \t \n\n b | 1 +\n\t\nb\n\n", "a\n \t \n\n\t\nb\n", true},
+        {"a\n\n\nb\n\nc\n", "a\n\n\nb\n\nc\n", false},
+        {" create mode 100644 x.c\nz\n", "z\n", false},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char body[512];
+        int len = snprintf(body, sizeof(body),
+                           "Fix it.\n---\n%sdiff --git a/f.c b/f.c\n@@ -1 +1 @@\n-a\n+b\n",
+                           cases[i].notes);
+        struct message *m = parse_len(NULL, body, (size_t)len, &test_limits);
+
+        if (strcmp(m->regions[REGION_NOTES].text, cases[i].want) != 0 ||
+            m->has_diffstat != cases[i].stat) {
+            print_error("case %zu: notes '%s', want '%s'\n", i, m->regions[REGION_NOTES].text,
+                        cases[i].want);
+            fail();
+        }
+        msg_free(m);
+    }
+}
+
 /* ---- caps ---- */
 
 static char *
@@ -826,6 +976,9 @@ main(void)
         cmocka_unit_test(test_garbage_specifics),
         cmocka_unit_test(test_caps),
         cmocka_unit_test(test_append),
+        cmocka_unit_test(test_comment_search_reference),
+        cmocka_unit_test(test_nul_everywhere),
+        cmocka_unit_test(test_notes_layouts),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

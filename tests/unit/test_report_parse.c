@@ -4,9 +4,11 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <cmocka.h>
 
@@ -310,6 +312,278 @@ test_caps_and_empty(void **state)
     free(big);
 }
 
+/* ---- fast paths against plain reference code ---- */
+
+static struct message *
+parse_n(const char *text, size_t len)
+{
+    struct message *m = calloc(1, sizeof(*m));
+
+    assert_non_null(m);
+    assert_int_equal(report_parse(m, text, len, &limits), 0);
+    return m;
+}
+
+static bool
+has(const struct strv *sv, const char *s, size_t n)
+{
+    for (size_t i = 0; i < sv->n; i++)
+        if (strlen(sv->v[i]) == n && memcmp(sv->v[i], s, n) == 0)
+            return true;
+    return false;
+}
+
+/* The URLs of one line as first written: every byte tried, strchr()
+ * for the bytes that end one (which finds a NUL in any set). */
+static size_t
+ref_urls(char *s, size_t n, char out[][64], size_t max)
+{
+    size_t i = 0, k = 0;
+
+    if (memchr(s, ':', n) == NULL)
+        return 0;
+    while (i < n) {
+        size_t start, end;
+
+        if (!((n - i >= 7 && strncasecmp(s + i, "http://", 7) == 0) ||
+              (n - i >= 8 && strncasecmp(s + i, "https://", 8) == 0))) {
+            i++;
+            continue;
+        }
+        start = end = i;
+        while (end < n && s[end] != ' ' && s[end] != '\t' && !strchr("<>\"'`|", s[end]))
+            end++;
+        while (end > start && strchr(".,;:!?)]}'\"*", s[end - 1]))
+            end--;
+        if (k < max && end - start < 64) {
+            memcpy(out[k], s + start, end - start);
+            out[k++][end - start] = '\0';
+        }
+        memset(s + start, ' ', end - start);
+        i = end > start ? end : start + 1;
+    }
+    return k;
+}
+
+/* Every byte value right after a URL, and random lines of URL parts,
+ * NULs and white space: the URLs must be the reference's. */
+static void
+test_urls_reference(void **state)
+{
+    static const char alphabet[] = "hHtTpPsS:/ .<\0a";
+    uint32_t seed = 5;
+
+    (void)state;
+    for (int c = 0; c < 256; c++) {
+        char line[64];
+        size_t n = (size_t)snprintf(line, sizeof(line), "see http://a.example/x?yz more");
+        struct message *m;
+        bool ends = c == ' ' || c == '\t' || strchr("<>\"'`|", c) != NULL;
+
+        if (c == '\n')
+            continue;
+        line[22] = (char)c;
+        m = parse_n(line, n);
+        if (m->urls.n != 1 || !has(&m->urls, line + 4, ends ? 18 : 21)) {
+            print_error("byte %#x after a URL: %zu URLs\n", (unsigned)c, m->urls.n);
+            fail();
+        }
+        message_free(m);
+    }
+    for (int round = 0; round < 5000; round++) {
+        char line[48], copy[48], want[8][64];
+        size_t n = 0, len, k;
+        struct message *m;
+
+        seed = seed * 1103515245u + 12345u;
+        len = (seed >> 8) % 40;
+        for (; n < len; n++) {
+            seed = seed * 1103515245u + 12345u;
+            line[n] = alphabet[(seed >> 8) % (sizeof(alphabet) - 1)];
+        }
+        if (round % 3 == 0 && len > 12)
+            memcpy(line + (seed >> 12) % (len - 8), "http://", 7);
+        if (round % 3 == 1 && len > 12)
+            memcpy(line + (seed >> 12) % (len - 9), "HTTPS://", 8);
+        memcpy(copy, line, n);
+        k = ref_urls(copy, n, want, 8);
+        m = parse_n(line, n);
+        if (m->urls.n > k) {
+            print_error("round %d: %zu URLs, reference %zu\n", round, m->urls.n, k);
+            fail();
+        }
+        for (size_t i = 0; i < k; i++) {
+            if (!has(&m->urls, want[i], strlen(want[i]))) {
+                print_error("round %d: '%s' missing\n", round, want[i]);
+                fail();
+            }
+        }
+        message_free(m);
+    }
+}
+
+/* A number glued to a token ("12:30") is skipped to the token's end; a
+ * version right after counts only when that end is one of the bytes
+ * strchr() finds in " \t,;()[]", which a NUL is. */
+static void
+test_version_token_end(void **state)
+{
+    (void)state;
+    for (int c = 0; c < 256; c++) {
+        char line[32];
+        size_t n = (size_t)snprintf(line, sizeof(line), "at 12:30#6.8.1 here");
+        bool want = strchr(" \t,;()[]", c) != NULL;
+        struct message *m;
+
+        if (c == '\n' || (c >= '0' && c <= '9'))
+            continue;
+        line[8] = (char)c;
+        m = parse_n(line, n);
+        if (has(&m->versions, "6.8.1", 5) != want) {
+            print_error("byte %#x after 12:30: versions %zu\n", (unsigned)c, m->versions.n);
+            fail();
+        }
+        message_free(m);
+    }
+}
+
+/* A NUL at any place outside the versions leaves them found: the skip
+ * to the next digit stops at a NUL and goes on after it. */
+static void
+test_versions_around_nul(void **state)
+{
+    static const char text[] = "Tested on Linux 6.8.1 and 5.15.0 too";
+    const char *a = strstr(text, "6.8.1"), *b = strstr(text, "5.15.0");
+
+    (void)state;
+    for (size_t at = 0; at <= sizeof(text) - 1; at++) {
+        char line[64];
+        struct message *m;
+
+        memcpy(line, text, at);
+        line[at] = '\0';
+        memcpy(line + at + 1, text + at, sizeof(text) - 1 - at);
+        m = parse_n(line, sizeof(text));
+        if ((at <= (size_t)(a - text) || at >= (size_t)(a - text) + 5) &&
+            !has(&m->versions, "6.8.1", 5)) {
+            print_error("NUL at %zu: 6.8.1 missing\n", at);
+            fail();
+        }
+        if ((at <= (size_t)(b - text) || at >= (size_t)(b - text) + 6) &&
+            !has(&m->versions, "5.15.0", 6)) {
+            print_error("NUL at %zu: 5.15.0 missing\n", at);
+            fail();
+        }
+        message_free(m);
+    }
+}
+
+/* "next-" and "commit " are searched from their 'x' and 'm': after
+ * lead-ins full of those bytes, at every shift and every cut. */
+static void
+test_next_and_commit_anywhere(void **state)
+{
+    static const char lead[] = "mxnoxmonmmommitnextx";
+    static const char tail[] = " next-20260501 commit 1a2b3c4d5e6f x";
+    const char *a = strstr(tail, "next-"), *b = strstr(tail, "commit ");
+
+    (void)state;
+    for (size_t shift = 0; shift < sizeof(lead); shift++) {
+        char line[96];
+        size_t n = (size_t)snprintf(line, sizeof(line), "%.*s%s", (int)shift, lead, tail);
+
+        for (size_t cut = 0; cut <= n; cut++) {
+            struct message *m = parse_n(line, cut);
+            bool want_a = cut >= shift + (size_t)(a - tail) + 13;
+            bool want_b = cut >= shift + (size_t)(b - tail) + 19;
+
+            if (has(&m->versions, "next-20260501", 13) != want_a ||
+                has(&m->versions, "commit 1a2b3c4d5e6f", 19) != want_b) {
+                print_error("shift %zu cut %zu: %zu versions\n", shift, cut, m->versions.n);
+                fail();
+            }
+            message_free(m);
+        }
+    }
+}
+
+/* Each trace marker opens a trace at any place in a line; one byte
+ * short, it does not. */
+static void
+test_trace_markers(void **state)
+{
+    static const char *const markers[] = {
+        "BUG: ",
+        "KASAN:",
+        "UBSAN:",
+        "KCSAN:",
+        "KMSAN:",
+        "Oops:",
+        "Oops -",
+        "general protection fault",
+        "Call Trace:",
+        "Call trace:",
+        "WARNING: CPU:",
+        "Kernel panic",
+        "AddressSanitizer",
+        "LeakSanitizer",
+        "UndefinedBehaviorSanitizer",
+        "------------[ cut here ]",
+        "Unable to handle kernel",
+        "Modules linked in:",
+        "---[ end trace",
+        "Hardware name:",
+        "INFO: task ",
+        "rcu: INFO:",
+        "WARNING: possible",
+        "unreferenced object 0x",
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(markers) / sizeof(markers[0]); i++) {
+        for (size_t lead = 0; lead < 4; lead++) {
+            for (size_t cut = 0; cut < 2; cut++) {
+                char line[64];
+                size_t n =
+                    (size_t)snprintf(line, sizeof(line), "%.*s%s", (int)lead, "ab c", markers[i]) -
+                    cut;
+                struct message *m = parse_n(line, n);
+
+                if ((m->regions[REGION_CODE].len > 0) != (cut == 0)) {
+                    print_error("'%.*s': code '%s'\n", (int)n, line, m->regions[REGION_CODE].text);
+                    fail();
+                }
+                message_free(m);
+            }
+        }
+    }
+}
+
+/* Each line lands whole in one of the two texts, in order. */
+static void
+test_split_sizes(void **state)
+{
+    static const char text[] = "prose one\n"
+                               "BUG: KASAN: use-after-free in foo+0x1/0x2\n"
+                               " ? bar+0x3/0x4\n"
+                               "\n"
+                               "prose two\r\n"
+                               "```\n"
+                               "x = 1;\n"
+                               "```\n"
+                               "last, no newline";
+    struct message *m = parse_n(text, sizeof(text) - 1);
+
+    (void)state;
+    assert_string_equal(m->regions[REGION_REPORT].text,
+                        "prose one\n\nprose two\nlast, no newline\n");
+    assert_int_equal(m->regions[REGION_REPORT].len, strlen(m->regions[REGION_REPORT].text));
+    assert_string_equal(m->regions[REGION_CODE].text, "BUG: KASAN: use-after-free in foo+0x1/0x2\n"
+                                                      " ? bar+0x3/0x4\n```\nx = 1;\n```\n");
+    assert_int_equal(m->regions[REGION_CODE].len, strlen(m->regions[REGION_CODE].text));
+    message_free(m);
+}
+
 static int
 setup(void **state)
 {
@@ -328,6 +602,12 @@ main(void)
         cmocka_unit_test(test_facts),
         cmocka_unit_test(test_split),
         cmocka_unit_test(test_facts_from_code_too),
+        cmocka_unit_test(test_urls_reference),
+        cmocka_unit_test(test_version_token_end),
+        cmocka_unit_test(test_versions_around_nul),
+        cmocka_unit_test(test_next_and_commit_anywhere),
+        cmocka_unit_test(test_trace_markers),
+        cmocka_unit_test(test_split_sizes),
         cmocka_unit_test(test_caps_and_empty),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
