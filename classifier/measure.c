@@ -266,18 +266,21 @@ count_words_in(const char *p, size_t len, struct prose_stats *st)
     size_t n = 0;
 
     while (p < end) {
-        uint32_t c;
-
         /* ASCII needs no decoding: most prose is all of it. Without
          * branches, since word boundaries come every few bytes. */
-        if ((unsigned char)*p < 0x80) {
-            unsigned char a = (unsigned char)*p++;
+        size_t run = ascii_prefix(p, (size_t)(end - p));
+        uint32_t c;
+
+        for (size_t i = 0; i < run; i++) {
+            unsigned char a = (unsigned char)p[i];
             bool w = ascii_is_word(a);
 
             n += (size_t)(w & !in);
             in = w | (in & (a == '\''));
-            continue;
         }
+        p += run;
+        if (p == end)
+            break;
         c = utf8_next(&p, end);
         if (st != NULL)
             prose_char(st, c);
@@ -347,11 +350,14 @@ has_timestamp(const char *p, size_t len)
 static bool
 has_offset(const char *p, size_t len)
 {
-    for (const char *q = memmem(p, len, "+0x", 3); q != NULL;
-         q = memmem(q + 3, len - (size_t)(q + 3 - p), "+0x", 3)) {
-        const char *e = p + len, *r = q + 3;
+    const char *e = p + len;
 
-        if (r >= e || !isxdigit((unsigned char)*r))
+    /* memchr() per '+': on short lines memmem()'s set-up costs more. */
+    for (const char *q = memchr(p, '+', len); q != NULL;
+         q = memchr(q + 1, '+', (size_t)(e - q - 1))) {
+        const char *r = q + 3;
+
+        if (e - q < 4 || q[1] != '0' || q[2] != 'x' || !isxdigit((unsigned char)*r))
             continue;
         while (r < e && isxdigit((unsigned char)*r))
             r++;
@@ -447,19 +453,25 @@ is_md_heading(const char *p, size_t len)
     return i < tl && (isupper((unsigned char)t[i]) || isdigit((unsigned char)t[i]));
 }
 
-/* The first "cc" in p[0..len), or NULL: memchr() per candidate, since on
+/* The first "ab" in p[0..len), or NULL: memchr() per candidate, since on
  * the short lines measured here memmem()'s set-up costs more. */
 static const char *
-find_double(const char *p, size_t len, char c)
+find_pair(const char *p, size_t len, char a, char b)
 {
     const char *e = p + len, *q = p;
 
-    while (q + 1 < e && (q = memchr(q, c, (size_t)(e - q - 1))) != NULL) {
-        if (q[1] == c)
+    while (q + 1 < e && (q = memchr(q, a, (size_t)(e - q - 1))) != NULL) {
+        if (q[1] == b)
             return q;
         q++;
     }
     return NULL;
+}
+
+static const char *
+find_double(const char *p, size_t len, char c)
+{
+    return find_pair(p, len, c, c);
 }
 
 /* "**x**", or "__x y__" (identifiers like __func__ or "__a(), __b" are
@@ -490,12 +502,6 @@ has_bold(const char *p, size_t len)
     return false;
 }
 
-/*
- * A Markdown line: heading, bold span (which covers bold-lead bullets),
- * code fence, or table row (only when the text has a "|---|" rule).
- * Plain "- " bullets are not counted: kernel notes ("v2:\n - fix foo")
- * use them as plain text does.
- */
 static bool
 is_table_row(const char *p, size_t len)
 {
@@ -520,18 +526,40 @@ is_table_rule(const char *p, size_t len)
     return dashes >= 3;
 }
 
-static bool
-is_markdown(const char *p, size_t len, bool tables)
+/*
+ * Markdown lines of one text: heading, bold span (which covers bold-lead
+ * bullets), code fence, or table row (only when the text has a "|---|"
+ * rule). Plain "- " bullets are not counted: kernel notes ("v2:\n - fix
+ * foo") use them as plain text does. Table rows are kept apart until the
+ * whole text is read, so one pass finds both the rule and the rows.
+ */
+struct md_stats {
+    size_t lines, markdown, table_rows;
+    bool tables;
+};
+
+/* One non-blank line of the text. */
+static void
+markdown_line(struct md_stats *md, const char *p, size_t len)
 {
     const char *t = p;
     size_t tl = len;
+    bool row = is_table_row(p, len);
 
+    md->tables |= row && is_table_rule(p, len);
+    md->lines++;
     trim(&t, &tl);
-    if (tl == 0)
-        return false;
     if (is_md_heading(p, len) || has_bold(p, len) || starts(t, tl, "```"))
-        return true;
-    return tables && is_table_row(p, len);
+        md->markdown++;
+    else if (row)
+        md->table_rows++;
+}
+
+static void
+markdown_done(struct prose_stats *st, const struct md_stats *md)
+{
+    st->md_lines += md->lines;
+    st->markdown += md->markdown + (md->tables ? md->table_rows : 0);
 }
 
 static size_t
@@ -575,7 +603,9 @@ is_section(const char *p, size_t len)
     if (t[tl - 1] == ':' && isupper((unsigned char)t[0]) && count_ws_words(t, tl) <= 3 &&
         !has(t, tl, "://") && strncasecmp(t, "Call Trace:", 11) != 0 && !has(t, tl, "->"))
         return true;
-    for (i = 0; i < tl; i++) {
+    /* Only an ALL-CAPS line can pass the test after this loop: stop at
+     * the first byte that rules it out. */
+    for (i = 0; i < tl && !lower && !other; i++) {
         unsigned char c = (unsigned char)t[i];
 
         if (isupper(c))
@@ -603,32 +633,32 @@ word_boundary_before(const char *line, const char *q)
     return q == line || !(isalnum((unsigned char)q[-1]) || q[-1] == '_' || q[-1] == '.');
 }
 
-/* 2.6, 6.8.0, 6.9-rc2, v6.1 */
+/*
+ * 2.6, 6.8.0, 6.9-rc2, v6.1: a 'v' and a major of any length, or a major
+ * of one digit from 2 to 7 whose minor runs into no letter. Either way a
+ * digit follows a '.', so only the dots are looked at (memchr(): prose
+ * has few) and the major is read back from there.
+ */
 static bool
 has_version(const char *p, size_t len)
 {
     const char *e = p + len;
 
-    for (const char *q = p; q < e; q++) {
-        const char *r = q;
+    for (const char *d = memchr(p, '.', len); d != NULL;
+         d = d + 1 < e ? memchr(d + 1, '.', (size_t)(e - d - 1)) : NULL) {
+        const char *s = d, *r;
 
-        /* Only a 'v' or a major of 2 to 7 can start one: test that
-         * before the word boundary, which costs more. */
-        if (*r != 'v' && (*r < '2' || *r > '7'))
+        if (d + 1 >= e || !isdigit((unsigned char)d[1]))
             continue;
-        if (!word_boundary_before(p, q))
+        while (s > p && isdigit((unsigned char)s[-1]))
+            s--;
+        if (s == d)
             continue;
-        if (*r == 'v' && r + 1 < e && isdigit((unsigned char)r[1])) {
-            r++;
-            while (r < e && isdigit((unsigned char)*r))
-                r++;
-            if (r + 1 < e && *r == '.' && isdigit((unsigned char)r[1]))
-                return true;
+        if (s > p && s[-1] == 'v' && word_boundary_before(p, s - 1))
+            return true;
+        if (s + 1 != d || *s < '2' || *s > '7' || !word_boundary_before(p, s))
             continue;
-        }
-        if (*r < '2' || *r > '7' || r + 2 >= e || r[1] != '.' || !isdigit((unsigned char)r[2]))
-            continue;
-        r += 2;
+        r = d + 1;
         while (r < e && isdigit((unsigned char)*r))
             r++;
         if (r == e || !(isalpha((unsigned char)*r) || *r == '_'))
@@ -666,8 +696,10 @@ has_function(const char *p, size_t len)
 {
     const char *e = p + len;
 
-    for (const char *q = memmem(p, len, "()", 2); q != NULL;
-         q = memmem(q + 2, (size_t)(e - q - 2), "()", 2)) {
+    /* memchr() for the '(' and then the ')': on short lines that is
+     * cheaper than memmem()'s set-up. */
+    for (const char *q = find_pair(p, len, '(', ')'); q != NULL;
+         q = find_pair(q + 2, (size_t)(e - q - 2), '(', ')')) {
         const char *s = q;
 
         while (s > p &&
@@ -681,63 +713,100 @@ has_function(const char *p, size_t len)
     return false;
 }
 
+/* Lines that start a stack dump in checkpatch's eyes (plus an oops's
+ * first line and a "func+0x../0x.." frame). */
+static bool
+starts_stack_dump(const char *p, size_t len)
+{
+    const char *t = p;
+    size_t tl = len;
+
+    trim(&t, &tl);
+    if (starts(t, tl, "WARNING:") || starts(t, tl, "BUG:") || starts(t, tl, "Call Trace:") ||
+        starts(t, tl, "general protection fault") || starts(t, tl, "Oops:") || starts(t, tl, "[<"))
+        return true;
+    return has_timestamp(p, len) || has_offset(p, len);
+}
+
 /* ---- prose ---- */
 
-/* The prose measures of r; words are counted only when words is set
- * (the caller has them already when r is the changelog). */
+/* Lines and checkpatch's long lines of a changelog. */
+struct log_stats {
+    size_t lines, long_lines;
+    bool in_dump;
+};
+
 static void
-prose_measure(struct prose_stats *st, const struct region *r, bool words)
+log_line(struct log_stats *lg, const char *line, size_t len, bool is_blank)
+{
+    if (is_blank) {
+        lg->in_dump = false; /* a dump runs to the end of its paragraph */
+        return;
+    }
+    lg->lines++;
+    lg->in_dump |= starts_stack_dump(line, len);
+    /* A line has no more columns than bytes. */
+    if (!lg->in_dump && len > 75 && utf8_columns(line, len) > 75 && !long_line_exempt(line, len))
+        lg->long_lines++;
+}
+
+/* The changelog measures when it is not the prose; returns its words. */
+static size_t
+changelog_measure(struct log_stats *lg, const struct region *r)
 {
     struct text t = region_text(r);
+    const char *line;
+    size_t len, words = 0;
+
+    while (next_line(&t, &line, &len)) {
+        words += count_words(line, len);
+        log_line(lg, line, len, blank(line, len));
+    }
+    return words;
+}
+
+/* The prose measures of r, Markdown included; with lg, r is the
+ * changelog and its measures are taken in the same pass. */
+static void
+prose_measure(struct prose_stats *st, const struct region *r, struct log_stats *lg)
+{
+    struct text t = region_text(r);
+    struct md_stats md = {0};
     const char *line;
     size_t len, n = 0;
 
     while (next_line(&t, &line, &len)) {
-        const char *q = line, *e = line + len;
+        bool is_blank;
 
         n++;
-        if (words)
-            st->words += count_words_in(line, len, st);
-        /* Counting the words saw every code point already. */
-        while (!words && q < e) {
-            uint32_t c;
-
-            /* Dashes, quotes and emoji are all multi-byte: skip ASCII,
-             * eight bytes at a time where it runs on. */
-            if ((unsigned char)*q < 0x80) {
-                q += ascii_prefix(q, (size_t)(e - q));
-                continue;
-            }
-            c = utf8_next(&q, e);
-            prose_char(st, c);
-        }
-        if (blank(line, len))
+        st->words += count_words_in(line, len, st);
+        is_blank = blank(line, len);
+        if (lg != NULL)
+            log_line(lg, line, len, is_blank);
+        if (is_blank)
             continue;
         st->lines++;
         st->sections += is_section(line, len);
         if (st->facts_line == 0 &&
             (has_version(line, len) || has_path(line, len) || has_function(line, len)))
             st->facts_line = n;
+        markdown_line(&md, line, len);
     }
+    markdown_done(st, &md);
 }
 
 static void
 markdown_measure(struct prose_stats *st, const struct region *r)
 {
     struct text t = region_text(r);
+    struct md_stats md = {0};
     const char *line;
     size_t len;
-    bool tables = false;
 
     while (next_line(&t, &line, &len))
-        tables |= is_table_rule(line, len);
-    t = region_text(r);
-    while (next_line(&t, &line, &len)) {
-        if (blank(line, len))
-            continue;
-        st->md_lines++;
-        st->markdown += is_markdown(line, len, tables);
-    }
+        if (!blank(line, len))
+            markdown_line(&md, line, len);
+    markdown_done(st, &md);
 }
 
 static const struct region *
@@ -777,7 +846,8 @@ static bool
 is_stop_word(const char *w, size_t n)
 {
     for (size_t k = 0; k < sizeof(stop_words) / sizeof(stop_words[0]); k++)
-        if (strlen(stop_words[k]) == n && memcmp(stop_words[k], w, n) == 0)
+        if (stop_words[k][0] == w[0] && strlen(stop_words[k]) == n &&
+            memcmp(stop_words[k], w, n) == 0)
             return true;
     return false;
 }
@@ -1041,53 +1111,13 @@ count_trace(const struct region *r)
     return n;
 }
 
-/* Lines that start a stack dump in checkpatch's eyes (plus an oops's
- * first line and a "func+0x../0x.." frame). */
-static bool
-starts_stack_dump(const char *p, size_t len)
-{
-    const char *t = p;
-    size_t tl = len;
-
-    trim(&t, &tl);
-    if (starts(t, tl, "WARNING:") || starts(t, tl, "BUG:") || starts(t, tl, "Call Trace:") ||
-        starts(t, tl, "general protection fault") || starts(t, tl, "Oops:") || starts(t, tl, "[<"))
-        return true;
-    return has_timestamp(p, len) || has_offset(p, len);
-}
-
-/* The changelog measures; returns its word count. */
-static size_t
-changelog_measure(double *ms, const struct region *r)
-{
-    struct text t = region_text(r);
-    const char *line;
-    size_t len, words = 0, lines = 0, longl = 0;
-    bool in_dump = false;
-
-    while (next_line(&t, &line, &len)) {
-        words += count_words(line, len);
-        if (blank(line, len)) {
-            in_dump = false; /* a dump runs to the end of its paragraph */
-            continue;
-        }
-        lines++;
-        in_dump |= starts_stack_dump(line, len);
-        if (!in_dump && utf8_columns(line, len) > 75 && !long_line_exempt(line, len))
-            longl++;
-    }
-    ms[MEASURE_CHANGELOG_WORDS] = (double)words;
-    ms[MEASURE_CHANGELOG_LINES] = (double)lines;
-    ms[MEASURE_CHANGELOG_LONG_LINES] = (double)longl;
-    return words;
-}
-
 void
 measure_compute(struct message *m)
 {
     double *ms = m->measures;
     struct prose_stats ps = {0};
     struct diff_stats ds = {0};
+    struct log_stats lg = {0};
     size_t added = 0, removed = 0, quoted, own, log_words;
     const struct region *prose = prose_region(m);
     bool prose_is_log = prose == &m->regions[REGION_CHANGELOG];
@@ -1096,7 +1126,17 @@ measure_compute(struct message *m)
      * elsewhere (facts.c) and are left alone. */
     memset(m->measures, 0, (MEASURE_PATCH_VERSION + 1) * sizeof(m->measures[0]));
 
-    log_words = changelog_measure(ms, &m->regions[REGION_CHANGELOG]);
+    /* A patch's prose is its changelog: one pass takes both. */
+    if (prose_is_log) {
+        prose_measure(&ps, prose, &lg);
+        log_words = ps.words;
+    } else {
+        log_words = changelog_measure(&lg, &m->regions[REGION_CHANGELOG]);
+        prose_measure(&ps, prose, NULL);
+    }
+    ms[MEASURE_CHANGELOG_WORDS] = (double)log_words;
+    ms[MEASURE_CHANGELOG_LINES] = (double)lg.lines;
+    ms[MEASURE_CHANGELOG_LONG_LINES] = (double)lg.long_lines;
     for (size_t i = 0; i < m->n_files; i++) {
         added += m->files[i].added;
         removed += m->files[i].removed;
@@ -1116,11 +1156,6 @@ measure_compute(struct message *m)
         ms[MEASURE_COMMENT_RATIO] = (double)ds.comment / (double)(ds.comment + ds.code);
     ms[MEASURE_RESTATING_COMMENTS] = (double)ds.restating;
 
-    /* A patch's prose is its changelog, whose words are counted already. */
-    prose_measure(&ps, prose, !prose_is_log);
-    if (prose_is_log)
-        ps.words = log_words;
-    markdown_measure(&ps, prose);
     if (m->kind == CLASSIFIER_KIND_PATCH)
         markdown_measure(&ps, &m->regions[REGION_NOTES]);
     ms[MEASURE_MARKDOWN_LINES] = (double)ps.markdown;

@@ -25,6 +25,7 @@
 
 #define MESSAGE_MAX_RCPT 1000
 #define MESSAGE_MAX_ID 998
+#define MESSAGE_MAX_ADDR 320
 
 struct span {
     const char *p;
@@ -46,6 +47,20 @@ region_take(struct region *rg, struct textbuf *b)
     rg->text = b->p;
     rg->len = b->len;
     memset(b, 0, sizeof(*b));
+    return 0;
+}
+
+/* textbuf_line() with one size check and one copy: the body and header
+ * regions are built a line at a time, and this is their inner loop. */
+static int
+add_line(struct textbuf *b, const char *s, size_t n)
+{
+    if (textbuf_reserve(b, n + 1) < 0)
+        return -ENOMEM;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len++] = '\n';
+    b->p[b->len] = '\0';
     return 0;
 }
 
@@ -88,16 +103,22 @@ static const char *
 find_ci(const char *s, size_t n, const char *needle)
 {
     size_t k = strlen(needle);
-
+    const char *last;
     char lo, up;
 
     if (k == 0 || n < k)
         return NULL;
     lo = (char)(needle[0] >= 'A' && needle[0] <= 'Z' ? needle[0] - 'A' + 'a' : needle[0]);
     up = (char)(lo >= 'a' && lo <= 'z' ? lo - 'a' + 'A' : lo);
-    for (size_t i = 0; i + k <= n; i++)
-        if ((s[i] == lo || s[i] == up) && strncasecmp(s + i, needle, k) == 0)
-            return s + i;
+    last = s + n - k;
+    for (const char *p = s; p <= last; p++) {
+        /* A first byte without case ("-----Original"): memchr() finds
+         * its candidates. */
+        if (lo == up && (p = memchr(p, lo, (size_t)(last - p) + 1)) == NULL)
+            return NULL;
+        if ((*p == lo || *p == up) && strncasecmp(p, needle, k) == 0)
+            return p;
+    }
     return NULL;
 }
 
@@ -172,13 +193,13 @@ lines_split(const char *text, size_t len, size_t max_line, unsigned *budget, str
     return 0;
 }
 
-/* A bare, lower-case address out of one mailbox ("Name <a@b>" or "a@b"). */
-static char *
-addr_extract(const char *s, size_t n)
+/* A bare, lower-case address out of one mailbox ("Name <a@b>" or "a@b")
+ * into buf, NUL-terminated; returns its length, 0 when there is none. */
+static size_t
+addr_extract(const char *s, size_t n, char buf[static MESSAGE_MAX_ADDR + 1])
 {
     const char *lt = memchr(s, '<', n), *a = NULL;
     size_t an = 0;
-    char *d;
 
     if (lt != NULL) {
         const char *gt = memchr(lt, '>', n - (size_t)(lt - s));
@@ -193,7 +214,7 @@ addr_extract(const char *s, size_t n)
         const char *b, *e;
 
         if (at == NULL)
-            return NULL;
+            return 0;
         b = at;
         while (b > s && !strchr(" \t\"'(<,;:", b[-1]))
             b--;
@@ -209,15 +230,12 @@ addr_extract(const char *s, size_t n)
     }
     while (an > 0 && (a[an - 1] == ' ' || a[an - 1] == '\t' || a[an - 1] == '.'))
         an--;
-    if (an == 0 || an > 320 || memchr(a, '@', an) == NULL)
-        return NULL;
-    d = strndup(a, an);
-    if (d == NULL)
-        return NULL;
-    for (char *p = d; *p; p++)
-        if (*p >= 'A' && *p <= 'Z')
-            *p = (char)(*p - 'A' + 'a');
-    return d;
+    if (an == 0 || an > MESSAGE_MAX_ADDR || memchr(a, '@', an) == NULL)
+        return 0;
+    for (size_t i = 0; i < an; i++)
+        buf[i] = (char)(a[i] >= 'A' && a[i] <= 'Z' ? a[i] - 'A' + 'a' : a[i]);
+    buf[an] = '\0';
+    return an;
 }
 
 /* Split an address list on commas outside quotes and angle brackets. */
@@ -229,16 +247,14 @@ add_addresses(struct strv *sv, const char *list)
     int angle = 0;
 
     for (;; s++) {
+        /* Only these bytes change the state: jump to the next one. */
+        s += strcspn(s, ",\"<>");
         if (*s == '\0' || (*s == ',' && !quoted && angle == 0)) {
-            char *a = addr_extract(start, (size_t)(s - start));
+            char a[MESSAGE_MAX_ADDR + 1];
+            size_t an = addr_extract(start, (size_t)(s - start), a);
 
-            if (a != NULL) {
-                int r = strv_add_unique(sv, a, strlen(a), MESSAGE_MAX_RCPT);
-
-                free(a);
-                if (r == -ENOMEM)
-                    return r;
-            }
+            if (an > 0 && strv_add_unique(sv, a, an, MESSAGE_MAX_RCPT) == -ENOMEM)
+                return -ENOMEM;
             if (*s == '\0')
                 break;
             start = s + 1;
@@ -275,53 +291,98 @@ msgid_extract(const char *v)
     return strndup(s.p, s.n);
 }
 
-static int
-dup_header(const struct mime_view *v, const char *name, char **ret)
-{
-    const char *h = mime_view_header(v, name);
+/* The fields build_headers() looks at, besides copying every one. */
+enum kept_header {
+    KEPT_NONE = -1,
+    KEPT_SUBJECT,
+    KEPT_FROM,
+    KEPT_MESSAGE_ID,
+    KEPT_IN_REPLY_TO,
+    KEPT_RCPT, /* To and Cc, every one of them */
+    KEPT__COUNT,
+};
 
-    if (h == NULL)
-        return 0;
-    *ret = strdup(h);
-    return *ret ? 0 : -ENOMEM;
+/* Which kept field name[0..n) names; by length first, since most names
+ * are none of them. */
+static enum kept_header
+kept_header(const char *name, size_t n)
+{
+    switch (n) {
+    case 2:
+        return strcasecmp(name, "To") == 0 || strcasecmp(name, "Cc") == 0 ? KEPT_RCPT : KEPT_NONE;
+    case 4:
+        return strcasecmp(name, "From") == 0 ? KEPT_FROM : KEPT_NONE;
+    case 7:
+        return strcasecmp(name, "Subject") == 0 ? KEPT_SUBJECT : KEPT_NONE;
+    case 10:
+        return strcasecmp(name, "Message-ID") == 0 ? KEPT_MESSAGE_ID : KEPT_NONE;
+    case 11:
+        return strcasecmp(name, "In-Reply-To") == 0 ? KEPT_IN_REPLY_TO : KEPT_NONE;
+    default:
+        return KEPT_NONE;
+    }
 }
 
+/* Append "name: value\n" with one size check. */
+static int
+add_header_line(struct textbuf *b, const char *name, size_t nn, const char *value, size_t vn)
+{
+    if (textbuf_reserve(b, nn + 2 + vn + 1) < 0)
+        return -ENOMEM;
+    memcpy(b->p + b->len, name, nn);
+    memcpy(b->p + b->len + nn, ": ", 2);
+    b->len += nn + 2;
+    return add_line(b, value, vn);
+}
+
+/*
+ * One pass over the fields: the headers region, the recipients, and the
+ * first Subject, From, Message-ID and In-Reply-To (as mime_view_header()
+ * would find them), whose copies are made after it.
+ */
 static int
 build_headers(struct message *m, const struct mime_view *v)
 {
+    const char *first[KEPT__COUNT] = {0};
     struct textbuf b = {0};
-    const char *h;
-    int r;
-
-    r = dup_header(v, "Subject", &m->subject);
-    if (r < 0)
-        return r;
-    r = dup_header(v, "From", &m->from);
-    if (r < 0)
-        return r;
-    if (m->from != NULL)
-        m->from_addr = addr_extract(m->from, strlen(m->from));
-    if ((h = mime_view_header(v, "Message-ID")) != NULL)
-        m->message_id = msgid_extract(h);
-    if ((h = mime_view_header(v, "In-Reply-To")) != NULL)
-        m->in_reply_to = msgid_extract(h);
+    int r = 0;
 
     for (size_t i = 0; i < v->n_headers; i++) {
         const struct mime_header *mh = &v->headers[i];
+        size_t nn = strlen(mh->name);
+        enum kept_header k = kept_header(mh->name, nn);
 
-        if (strcasecmp(mh->name, "To") == 0 || strcasecmp(mh->name, "Cc") == 0) {
+        if (k == KEPT_RCPT) {
             r = add_addresses(&m->recipients, mh->value);
             if (r < 0)
                 goto out;
+        } else if (k != KEPT_NONE && first[k] == NULL) {
+            first[k] = mh->value;
         }
-        r = textbuf_add(&b, mh->name, strlen(mh->name));
-        if (r >= 0)
-            r = textbuf_add(&b, ": ", 2);
-        if (r >= 0)
-            r = textbuf_line(&b, mh->value, strlen(mh->value));
+        r = add_header_line(&b, mh->name, nn, mh->value, strlen(mh->value));
         if (r < 0)
             goto out;
     }
+    if (first[KEPT_SUBJECT] != NULL && (m->subject = strdup(first[KEPT_SUBJECT])) == NULL) {
+        r = -ENOMEM;
+        goto out;
+    }
+    if (first[KEPT_FROM] != NULL) {
+        char a[MESSAGE_MAX_ADDR + 1];
+
+        m->from = strdup(first[KEPT_FROM]);
+        if (m->from == NULL) {
+            r = -ENOMEM;
+            goto out;
+        }
+        if (addr_extract(m->from, strlen(m->from), a) > 0)
+            m->from_addr = strdup(a);
+    }
+    if (first[KEPT_MESSAGE_ID] != NULL)
+        m->message_id = msgid_extract(first[KEPT_MESSAGE_ID]);
+    if (first[KEPT_IN_REPLY_TO] != NULL)
+        m->in_reply_to = msgid_extract(first[KEPT_IN_REPLY_TO]);
+
     r = region_take(&m->regions[REGION_HEADERS], &b);
     if (r < 0)
         goto out;
@@ -394,7 +455,7 @@ is_forward_separator(const struct span *s)
 
     span_trim(&t);
     return find_ci(t.p, t.n, "-----Original Message-----") != NULL ||
-           (t.n >= 32 && strspn(t.p, "_") == t.n);
+           (t.n >= 32 && t.p[0] == '_' && strspn(t.p, "_") == t.n);
 }
 
 static bool
@@ -403,6 +464,8 @@ is_attribution(const struct span *s)
     struct span t = *s;
 
     span_trim(&t);
+    if (t.n == 0 || t.p[t.n - 1] != ':')
+        return false;
     return (t.n >= 6 && strncasecmp(t.p + t.n - 6, "wrote:", 6) == 0) ||
            (t.n >= 7 && strncasecmp(t.p + t.n - 7, "writes:", 7) == 0);
 }
@@ -459,17 +522,17 @@ body_split(const struct lines *l, struct body_split *bs)
                 in_diff = false;
                 continue;
             }
-            r = textbuf_line(&bs->own, s->p, s->n);
+            r = add_line(&bs->own, s->p, s->n);
             bs->own_lines++;
             continue;
         }
         if (rest_quoted) {
-            r = textbuf_line(&bs->quoted, s->p, s->n);
+            r = add_line(&bs->quoted, s->p, s->n);
             bs->quoted_lines++;
             continue;
         }
         if (quote_strip(s, &q)) {
-            r = textbuf_line(&bs->quoted, q.p, q.n);
+            r = add_line(&bs->quoted, q.p, q.n);
             bs->quoted_lines++;
             continue;
         }
@@ -499,7 +562,7 @@ body_split(const struct lines *l, struct body_split *bs)
         }
         last_own_start = bs->own.len;
         last_own_on = starts(s->p, s->n, "On ");
-        r = textbuf_line(&bs->own, s->p, s->n);
+        r = add_line(&bs->own, s->p, s->n);
         bs->own_lines++;
     }
     return r < 0 ? r : 0;
@@ -532,7 +595,7 @@ add_format_patch(struct textbuf *b, const struct lines *l)
     if (i < l->n)
         i++;
     for (; i < l->n && r >= 0; i++)
-        r = textbuf_line(b, l->v[i].p, l->v[i].n);
+        r = add_line(b, l->v[i].p, l->v[i].n);
     return r;
 }
 
@@ -542,7 +605,7 @@ add_lines(struct textbuf *b, const struct lines *l)
     int r = 0;
 
     for (size_t i = 0; i < l->n && r >= 0; i++)
-        r = textbuf_line(b, l->v[i].p, l->v[i].n);
+        r = add_line(b, l->v[i].p, l->v[i].n);
     return r;
 }
 
@@ -567,79 +630,90 @@ is_reply_subject(const char *subject)
  * ones. Matches are case-insensitive and must start at a word boundary.
  * The subject is scanned too: "[bug report]" and "KASAN: ..." live there.
  */
-static bool
-looks_like_report(const char *text, size_t len)
+static const char *const report_strong[] = {
+    "kasan",
+    "ubsan",
+    "kcsan",
+    "kmsan",
+    "call trace",
+    "oops:",
+    "bug: ",
+    "warning: cpu:",
+    "kernel panic",
+    "general protection fault",
+    "use-after-free",
+    "use after free",
+    "null pointer dereference",
+    "null-ptr-deref",
+    "out-of-bounds",
+    "double free",
+    "double-free",
+    "cve-",
+    "syzbot",
+    "syzkaller",
+    "steps to reproduce",
+    "reproducer",
+    "vulnerability",
+    "vulnerabilities",
+    "exploit",
+    "addresssanitizer",
+    "privilege escalation",
+    "proof of concept",
+    "bug report",
+    "[bug",
+    "kernel bug at",
+    "static checker warning",
+};
+static const char *const report_weak[] = {
+    "crash",
+    "panic",
+    "overflow",
+    "security",
+    "bug",
+    "hang",
+    "deadlock",
+    "leak",
+    "race",
+    "reproduce",
+    "regression",
+    "corruption",
+    "lockup",
+    "backtrace",
+    "stack trace",
+    "segfault",
+    "denial of service",
+};
+
+#define MESSAGE_N_STRONG (sizeof(report_strong) / sizeof(report_strong[0]))
+#define MESSAGE_N_WEAK (sizeof(report_weak) / sizeof(report_weak[0]))
+
+/* Per byte, the words (strong ones in the low bits, weak ones above)
+ * whose first, and whose second, byte it is: one AND leaves the few
+ * words worth comparing at a position. Built once per message, for up
+ * to three texts. */
+struct report_index {
+    uint64_t by_first[256], by_second[256];
+};
+
+static void
+report_index_init(struct report_index *ix)
 {
-    static const char *const strong[] = {
-        "kasan",
-        "ubsan",
-        "kcsan",
-        "kmsan",
-        "call trace",
-        "oops:",
-        "bug: ",
-        "warning: cpu:",
-        "kernel panic",
-        "general protection fault",
-        "use-after-free",
-        "use after free",
-        "null pointer dereference",
-        "null-ptr-deref",
-        "out-of-bounds",
-        "double free",
-        "double-free",
-        "cve-",
-        "syzbot",
-        "syzkaller",
-        "steps to reproduce",
-        "reproducer",
-        "vulnerability",
-        "vulnerabilities",
-        "exploit",
-        "addresssanitizer",
-        "privilege escalation",
-        "proof of concept",
-        "bug report",
-        "[bug",
-        "kernel bug at",
-        "static checker warning",
-    };
-    static const char *const weak[] = {
-        "crash",
-        "panic",
-        "overflow",
-        "security",
-        "bug",
-        "hang",
-        "deadlock",
-        "leak",
-        "race",
-        "reproduce",
-        "regression",
-        "corruption",
-        "lockup",
-        "backtrace",
-        "stack trace",
-        "segfault",
-        "denial of service",
-    };
-    /* Per byte, the words (strong ones in the low bits, weak ones above)
-     * whose first, and whose second, byte it is: one AND leaves the few
-     * words worth comparing at a position. */
-    uint64_t by_first[256] = {0}, by_second[256] = {0};
-    const size_t n_strong = sizeof(strong) / sizeof(strong[0]);
-    const size_t n_weak = sizeof(weak) / sizeof(weak[0]);
+    _Static_assert(MESSAGE_N_WEAK <= 32, "weak_seen has a bit per word");
+    _Static_assert(MESSAGE_N_STRONG + MESSAGE_N_WEAK <= 64, "a word mask has a bit per word");
+    memset(ix, 0, sizeof(*ix));
+    for (size_t k = 0; k < MESSAGE_N_STRONG + MESSAGE_N_WEAK; k++) {
+        const char *w = k < MESSAGE_N_STRONG ? report_strong[k] : report_weak[k - MESSAGE_N_STRONG];
+
+        ix->by_first[(unsigned char)w[0]] |= (uint64_t)1 << k;
+        ix->by_second[(unsigned char)w[1]] |= (uint64_t)1 << k;
+    }
+}
+
+static bool
+looks_like_report(const struct report_index *ix, const char *text, size_t len)
+{
     uint32_t weak_seen = 0;
 
-    _Static_assert(sizeof(weak) / sizeof(weak[0]) <= 32, "weak_seen has a bit per word");
-    _Static_assert(sizeof(strong) / sizeof(strong[0]) + sizeof(weak) / sizeof(weak[0]) <= 64,
-                   "a word mask has a bit per word");
-    for (size_t k = 0; k < n_strong + n_weak; k++) {
-        const char *w = k < n_strong ? strong[k] : weak[k - n_strong];
-
-        by_first[(unsigned char)w[0]] |= (uint64_t)1 << k;
-        by_second[(unsigned char)w[1]] |= (uint64_t)1 << k;
-    }
     /* Words must start at a word boundary: only those positions count. */
     for (size_t i = 0; i + 1 < len; i = next_word_start((const unsigned char *)text, i, len)) {
         unsigned char c = (unsigned char)text[i], c2;
@@ -647,26 +721,39 @@ looks_like_report(const char *text, size_t len)
 
         if (c >= 'A' && c <= 'Z')
             c = (unsigned char)(c - 'A' + 'a');
-        if (by_first[c] == 0)
+        if (ix->by_first[c] == 0)
             continue;
         /* Every word is at least two bytes long. */
         c2 = (unsigned char)text[i + 1];
         if (c2 >= 'A' && c2 <= 'Z')
             c2 = (unsigned char)(c2 - 'A' + 'a');
-        for (cand = by_first[c] & by_second[c2]; cand != 0; cand &= cand - 1) {
+        for (cand = ix->by_first[c] & ix->by_second[c2]; cand != 0; cand &= cand - 1) {
             size_t k = (size_t)__builtin_ctzll(cand);
 
-            if (k < n_strong) {
-                if (starts_ci(text + i, len - i, strong[k]))
+            if (k < MESSAGE_N_STRONG) {
+                if (starts_ci(text + i, len - i, report_strong[k]))
                     return true;
-            } else if (starts_ci(text + i, len - i, weak[k - n_strong])) {
-                weak_seen |= 1u << (k - n_strong);
+            } else if (starts_ci(text + i, len - i, report_weak[k - MESSAGE_N_STRONG])) {
+                weak_seen |= 1u << (k - MESSAGE_N_STRONG);
                 if (__builtin_popcount(weak_seen) >= 2)
                     return true;
             }
         }
     }
     return __builtin_popcount(weak_seen) >= 2;
+}
+
+/* The subject, the own text or the text attachments read like a report;
+ * each on its own (looks_like_report()). */
+static bool
+reads_like_report(const char *subject, const struct textbuf *own, const struct textbuf *attached)
+{
+    struct report_index ix;
+
+    report_index_init(&ix);
+    return (subject != NULL && looks_like_report(&ix, subject, strlen(subject))) ||
+           looks_like_report(&ix, textbuf_str(own), own->len) ||
+           looks_like_report(&ix, textbuf_str(attached), attached->len);
 }
 
 static bool
@@ -757,57 +844,50 @@ line_discloses(struct span s)
  * A disclosed AI origin on any line of text[0..len) (line_discloses()).
  * Each way to disclose needs one of "assisted-by:", "generated",
  * "co-authored-by:", "co-developed-by:" or "i used " (any case) in its
- * line, so one pass looks for those and only their lines are read in
- * full: most mail has none, and "generated" alone is common in patches.
+ * line, so only lines holding one are read in full: most mail has none,
+ * and "generated" alone is common in patches. Each of those words has
+ * "ed" at a known offset, and memchr() finds the d's (both cases) much
+ * faster than a walk over every word would find the words.
  */
 static bool
 has_disclosure(const char *text, size_t len)
 {
-    /* The second byte (lower case) of the word a first byte may start. */
-    static const char second_of[256] = {
-        ['a'] = 's', ['A'] = 's', ['g'] = 'e', ['G'] = 'e',
-        ['c'] = 'o', ['C'] = 'o', ['i'] = ' ', ['I'] = ' ',
+    static const struct {
+        const char *word;
+        size_t d; /* offset of the 'd' of its "ed" */
+    } words[] = {
+        {"assisted-by:", 7},      {"generated", 8}, {"co-authored-by:", 10},
+        {"co-developed-by:", 11}, {"i used ", 5},
     };
-    const unsigned char *u = (const unsigned char *)text;
+    const char *e = text + len;
 
-    /* Each of the words starts a line or follows a byte that is not a
-     * letter or digit ("ai-assisted-by:", find_word_ci()), so only word
-     * starts are looked at. */
-    for (size_t i = 0; i + 7 <= len; i = next_word_start(u, i, len)) {
-        char c2 = second_of[u[i]];
-        const char *w, *nl;
-        size_t start;
+    for (const char *d = "dD"; *d != '\0'; d++) {
+        for (const char *p = memchr(text, *d, len); p != NULL;
+             p = p + 1 < e ? memchr(p + 1, *d, (size_t)(e - p - 1)) : NULL) {
+            const char *start = p, *nl;
+            bool found = false;
 
-        /* | 0x20 lower-cases a letter and keeps a space a space. */
-        if (c2 == 0 || (char)(u[i + 1] | 0x20) != c2)
-            continue;
-        switch (c2) {
-        case 's':
-            w = "assisted-by:";
-            break;
-        case 'e':
-            w = "generated";
-            break;
-        case 'o':
-            w = (u[i + 3] | 0x20) == 'a' ? "co-authored-by:" : "co-developed-by:";
-            break;
-        default:
-            w = "i used ";
-            break;
+            if (p == text || (p[-1] | 0x20) != 'e')
+                continue;
+            for (size_t k = 0; k < sizeof(words) / sizeof(words[0]) && !found; k++) {
+                const char *w = p - words[k].d;
+
+                found = (size_t)(p - text) >= words[k].d && (*w | 0x20) == words[k].word[0] &&
+                        starts_ci(w, (size_t)(e - w), words[k].word);
+            }
+            if (!found)
+                continue;
+            while (start > text && start[-1] != '\n')
+                start--;
+            nl = memchr(p, '\n', (size_t)(e - p));
+            if (line_discloses(
+                    (struct span){start, nl ? (size_t)(nl - start) : (size_t)(e - start)}))
+                return true;
+            if (nl == NULL)
+                break;
+            /* The rest of this line was just read. */
+            p = nl;
         }
-        if (!starts_ci(text + i, len - i, w))
-            continue;
-        start = i;
-        while (start > 0 && text[start - 1] != '\n')
-            start--;
-        nl = memchr(text + i, '\n', len - i);
-        if (line_discloses(
-                (struct span){text + start, nl ? (size_t)(nl - (text + start)) : len - start}))
-            return true;
-        if (nl == NULL)
-            break;
-        /* The rest of this line was just read. */
-        i = (size_t)(nl - text);
     }
     return false;
 }
@@ -870,6 +950,46 @@ message_note_limit(struct message *m, const char *name, size_t value)
     m->measure_evidence[MEASURE_LIMIT_HIT] = strdup(text);
 }
 
+/*
+ * The inline text of v: its one body part as it is (the usual case, and
+ * no copy), or its body parts joined in raw, each on lines of its own.
+ * *ret borrows from v or raw.
+ */
+static int
+body_text(const struct mime_view *v, struct textbuf *raw, const char **ret, size_t *ret_len)
+{
+    const struct mime_part *only = NULL;
+    size_t n = 0;
+    int r = 0;
+
+    for (size_t i = 0; i < v->n_parts; i++) {
+        if (v->parts[i].role == MIME_PART_BODY && v->parts[i].text != NULL) {
+            only = &v->parts[i];
+            n++;
+        }
+    }
+    if (n == 1) {
+        *ret = only->text;
+        *ret_len = only->len;
+        return 0;
+    }
+    for (size_t i = 0; i < v->n_parts && r >= 0; i++) {
+        const struct mime_part *p = &v->parts[i];
+
+        if (p->role != MIME_PART_BODY || p->text == NULL)
+            continue;
+        if (raw->len > 0 && raw->p[raw->len - 1] != '\n')
+            r = textbuf_add(raw, "\n", 1);
+        if (r >= 0)
+            r = textbuf_add(raw, p->text, p->len);
+    }
+    if (r < 0)
+        return r;
+    *ret = textbuf_str(raw);
+    *ret_len = raw->len;
+    return 0;
+}
+
 /* Which line cap lines_split() hit: with lines left it cut a long line. */
 static void
 note_line_limit(struct message *m, const struct classifier_limits *limits, unsigned budget)
@@ -890,8 +1010,8 @@ message_build(const struct mime_view *v, const struct classifier_limits *limits,
     struct lines body = {0};
     unsigned budget = limits->max_lines;
     bool patch_part = false, format_patch = false, reply_subject, cover, trunc = false;
-    const char *rtext;
-    size_t rlen;
+    const char *rtext, *btext;
+    size_t rlen, blen;
     int r;
 
     m = calloc(1, sizeof(*m));
@@ -910,12 +1030,7 @@ message_build(const struct mime_view *v, const struct classifier_limits *limits,
 
         if (p->truncated)
             message_note_limit(m, "max_part_bytes", limits->max_part_bytes);
-        if (p->role == MIME_PART_BODY && p->text != NULL) {
-            if (raw.len > 0 && raw.p[raw.len - 1] != '\n')
-                r = textbuf_add(&raw, "\n", 1);
-            if (r >= 0)
-                r = textbuf_add(&raw, p->text, p->len);
-        } else if (p->role == MIME_PART_ATTACHMENT) {
+        if (p->role == MIME_PART_ATTACHMENT) {
             if (p->text == NULL) {
                 m->attachments++;
                 if (is_binary_attachment(p))
@@ -934,12 +1049,21 @@ message_build(const struct mime_view *v, const struct classifier_limits *limits,
     if (v->truncated && !m->truncated)
         message_note_limit(m, "header_bytes", 0);
 
-    r = lines_split(textbuf_str(&raw), raw.len, limits->max_line_bytes, &budget, &body, &trunc);
+    r = body_text(v, &raw, &btext, &blen);
+    if (r < 0)
+        goto out;
+    r = lines_split(btext, blen, limits->max_line_bytes, &budget, &body, &trunc);
     if (r < 0)
         goto out;
     if (trunc)
         note_line_limit(m, limits, budget);
     trunc = false;
+    /* Most of the body is the author's own: room for all of it at once
+     * instead of a copy per doubling. */
+    r = textbuf_reserve(&bs.own, blen + 1);
+    if (r < 0)
+        goto out;
+    bs.own.p[0] = '\0'; /* an empty body is "" */
     r = body_split(&body, &bs);
     if (r < 0)
         goto out;
@@ -988,9 +1112,7 @@ message_build(const struct mime_view *v, const struct classifier_limits *limits,
         m->kind = CLASSIFIER_KIND_PATCH;
     else if (reply_subject || (m->in_reply_to != NULL && bs.quoted_lines > 0))
         m->kind = CLASSIFIER_KIND_REPLY;
-    else if ((m->subject != NULL && looks_like_report(m->subject, strlen(m->subject))) ||
-             looks_like_report(textbuf_str(&bs.own), bs.own.len) ||
-             looks_like_report(textbuf_str(&attached), attached.len))
+    else if (reads_like_report(m->subject, &bs.own, &attached))
         m->kind = CLASSIFIER_KIND_REPORT;
     else
         m->kind = CLASSIFIER_KIND_OTHER;
@@ -1000,9 +1122,12 @@ message_build(const struct mime_view *v, const struct classifier_limits *limits,
 
         rtext = cl->text ? cl->text : "";
         rlen = cl->text ? cl->len : 0;
+    } else if (attached.len == 0) {
+        rtext = textbuf_str(&bs.own);
+        rlen = bs.own.len;
     } else {
         r = textbuf_add(&report, textbuf_str(&bs.own), bs.own.len);
-        if (r >= 0 && attached.len > 0)
+        if (r >= 0)
             r = textbuf_add(&report, attached.p, attached.len);
         if (r < 0)
             goto out;

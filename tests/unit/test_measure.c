@@ -7,10 +7,12 @@
  * Messages are built by hand (regions set directly) or through
  * patch_parse() for the diff measures; message.c is not needed.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -276,6 +278,54 @@ static const struct text_case text_cases[] = {
     {"code lines", CLASSIFIER_KIND_REPORT, REGION_CODE, "int main(void)\n\n{\n}\n",
      MEASURE_CODE_LINES, 3},
     {"no code lines", CLASSIFIER_KIND_REPORT, REGION_REPORT, "text\n", MEASURE_CODE_LINES, 0},
+    /* Table rows count once a rule is seen, before or after them. */
+    {"table rows around the rule", CLASSIFIER_KIND_REPORT, REGION_REPORT,
+     "| a | b |\n|---|---|\n| 1 | 2 |\n", MEASURE_MARKDOWN_LINES, 3},
+    {"table rows, no rule", CLASSIFIER_KIND_REPORT, REGION_REPORT, "| a | b |\n| 1 | 2 |\n",
+     MEASURE_MARKDOWN_LINES, 0},
+    {"table row and heading", CLASSIFIER_KIND_REPORT, REGION_REPORT,
+     "## Title\n| a | b |\n\n|---|---|\n", MEASURE_MARKDOWN_LINES, 3},
+    /* A line has no more columns than bytes: the edges of 75. */
+    {"75 columns", CLASSIFIER_KIND_PATCH, REGION_CHANGELOG, LONG70 "abcde\n",
+     MEASURE_CHANGELOG_LONG_LINES, 0},
+    {"76 columns", CLASSIFIER_KIND_PATCH, REGION_CHANGELOG, LONG70 "abcdef\n",
+     MEASURE_CHANGELOG_LONG_LINES, 1},
+    {"76 bytes, 75 columns", CLASSIFIER_KIND_PATCH, REGION_CHANGELOG, LONG70 "abcd\xc3\xa9\n",
+     MEASURE_CHANGELOG_LONG_LINES, 0},
+    {"77 bytes, 76 columns", CLASSIFIER_KIND_PATCH, REGION_CHANGELOG, LONG70 "abcde\xc3\xa9\n",
+     MEASURE_CHANGELOG_LONG_LINES, 1},
+    {"long line with an offset", CLASSIFIER_KIND_PATCH, REGION_CHANGELOG, LONG70 " f+0x1a/0x40\n",
+     MEASURE_CHANGELOG_LONG_LINES, 0},
+    {"long line, offset after a '+'", CLASSIFIER_KIND_PATCH, REGION_CHANGELOG,
+     LONG70 " f++0x1a/0x40\n", MEASURE_CHANGELOG_LONG_LINES, 0},
+    {"long line, no offset", CLASSIFIER_KIND_PATCH, REGION_CHANGELOG, LONG70 " f+0y1a/0x40\n",
+     MEASURE_CHANGELOG_LONG_LINES, 1},
+    {"long line ending in +0x", CLASSIFIER_KIND_PATCH, REGION_CHANGELOG, LONG70 " abcdef+0x\n",
+     MEASURE_CHANGELOG_LONG_LINES, 1},
+    /* ALL-CAPS headings: one lower-case or other byte rules them out. */
+    {"caps heading", CLASSIFIER_KIND_REPORT, REGION_REPORT, "ROOT CAUSE\n", MEASURE_SECTIONS, 1},
+    {"caps, last byte lower", CLASSIFIER_KIND_REPORT, REGION_REPORT, "ROOT CAUSe\n",
+     MEASURE_SECTIONS, 0},
+    {"caps, last byte a digit", CLASSIFIER_KIND_REPORT, REGION_REPORT, "ROOT CAUSE2\n",
+     MEASURE_SECTIONS, 0},
+    {"caps, two letters", CLASSIFIER_KIND_REPORT, REGION_REPORT, "AB\n", MEASURE_SECTIONS, 0},
+    /* foo() cited: the '(' and the ')' found apart. */
+    {"function at the end", CLASSIFIER_KIND_REPORT, REGION_REPORT, "x\nsee abc()\n",
+     MEASURE_FACTS_LINE, 2},
+    {"function name too short", CLASSIFIER_KIND_REPORT, REGION_REPORT, "see ab()\n",
+     MEASURE_FACTS_LINE, 0},
+    {"open parenthesis at the end", CLASSIFIER_KIND_REPORT, REGION_REPORT, "see abc(\n",
+     MEASURE_FACTS_LINE, 0},
+    {"double open parenthesis", CLASSIFIER_KIND_REPORT, REGION_REPORT, "see abc(()\n",
+     MEASURE_FACTS_LINE, 0},
+    {"version v", CLASSIFIER_KIND_REPORT, REGION_REPORT, "on v6.1\n", MEASURE_FACTS_LINE, 1},
+    {"version 7", CLASSIFIER_KIND_REPORT, REGION_REPORT, "on 7.0\n", MEASURE_FACTS_LINE, 1},
+    {"no version 8", CLASSIFIER_KIND_REPORT, REGION_REPORT, "on 8.1 and 1.2\n", MEASURE_FACTS_LINE,
+     0},
+    {"words across UTF-8", CLASSIFIER_KIND_REPORT, REGION_REPORT,
+     "na\xc3\xafve caf\xc3\xa9 don\xe2\x80\x99t kernel's \xc3\xa9'x a\xff"
+     "b\n",
+     MEASURE_PROSE_WORDS, 7},
 };
 
 static void
@@ -508,6 +558,172 @@ test_restating(void **state)
     }
 }
 
+/* The ASCII rule of words (measure.h), byte by byte. */
+static size_t
+ascii_words(const char *p, size_t len)
+{
+    size_t n = 0;
+    bool in = false;
+
+    for (size_t i = 0; i < len; i++) {
+        bool w = (p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'z') ||
+                 (p[i] >= 'A' && p[i] <= 'Z') || p[i] == '_';
+
+        n += w && !in;
+        in = w || (in && p[i] == '\'');
+    }
+    return n;
+}
+
+static const char *const prose_texts[] = {
+    "Don't split it's words; foo_bar2 x'y 'z' '' a''b _c.\n\nNext line, 3 words.\n",
+    "## Heading\n**bold** text \xe2\x80\x94 and \xe2\x80\x9cquotes\xe2\x80\x9d \xf0\x9f\x9a\x80\n"
+    "| a | b |\n|---|---|\nkernel\xe2\x80\x99s caf\xc3\xa9 na\xc3\xafve\n",
+    "ROOT CAUSE\n\nSee drivers/usb/core/hub.c and hub_event() on v6.9-rc2.\n"
+    "[   12.345678] BUG: KASAN: slab-use-after-free in hub_event+0x1a/0x40 and more text here\n"
+    "\n" LONG70 "abcdef\n" LONG70 "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\n",
+};
+
+static const enum measure_id prose_ids[] = {
+    MEASURE_CHANGELOG_WORDS, MEASURE_CHANGELOG_LINES,  MEASURE_CHANGELOG_LONG_LINES,
+    MEASURE_MARKDOWN_LINES,  MEASURE_MARKDOWN_DENSITY, MEASURE_PROSE_WORDS,
+    MEASURE_PROSE_LINES,     MEASURE_SECTIONS,         MEASURE_FACTS_LINE,
+    MEASURE_EM_DASHES,       MEASURE_CURLY_QUOTES,     MEASURE_EMOJI,
+};
+
+/*
+ * A patch's changelog is its prose, and one pass measures both; any
+ * other message measures its changelog and its prose apart. Cut at every
+ * byte (through UTF-8 sequences too), the two ways must agree, and on
+ * ASCII the word count must match the byte-by-byte rule.
+ */
+static void
+test_prose_one_pass(void **state)
+{
+    (void)state;
+    for (size_t t = 0; t < sizeof(prose_texts) / sizeof(prose_texts[0]); t++) {
+        size_t len = strlen(prose_texts[t]);
+
+        for (size_t cut = 0; cut <= len; cut++) {
+            char *text = strndup(prose_texts[t], cut);
+            struct message *patch = msg_new(CLASSIFIER_KIND_PATCH);
+            struct message *other = msg_new(CLASSIFIER_KIND_OTHER);
+            bool ascii = true;
+
+            assert_non_null(text);
+            print_message("text %zu cut %zu\n", t, cut);
+            set_region(patch, REGION_CHANGELOG, text);
+            set_region(other, REGION_CHANGELOG, text);
+            set_region(other, REGION_REPORT, text);
+            set_region(other, REGION_BODY, text);
+            measure_compute(patch);
+            measure_compute(other);
+            for (size_t i = 0; i < sizeof(prose_ids) / sizeof(prose_ids[0]); i++)
+                assert_true(fabs(patch->measures[prose_ids[i]] - other->measures[prose_ids[i]]) <
+                            1e-9);
+            for (size_t i = 0; i < cut; i++)
+                ascii &= (unsigned char)text[i] < 0x80;
+            if (ascii)
+                assert_int_equal(patch->measures[MEASURE_PROSE_WORDS], ascii_words(text, cut));
+            msg_free(patch);
+            msg_free(other);
+            free(text);
+        }
+    }
+}
+
+/* The version rule (measure.h, facts_line) read byte by byte from every
+ * possible start: the reference for the dot-first search in measure.c. */
+static bool
+ref_boundary(const char *line, const char *q)
+{
+    return q == line || !(isalnum((unsigned char)q[-1]) || q[-1] == '_' || q[-1] == '.');
+}
+
+static bool
+ref_has_version(const char *p, size_t len)
+{
+    const char *e = p + len;
+
+    for (const char *q = p; q < e; q++) {
+        const char *r = q;
+
+        if (!ref_boundary(p, q))
+            continue;
+        if (*r == 'v' && r + 1 < e && isdigit((unsigned char)r[1])) {
+            r++;
+            while (r < e && isdigit((unsigned char)*r))
+                r++;
+            if (r + 1 < e && *r == '.' && isdigit((unsigned char)r[1]))
+                return true;
+            continue;
+        }
+        if (*r < '2' || *r > '7' || r + 2 >= e || r[1] != '.' || !isdigit((unsigned char)r[2]))
+            continue;
+        r += 2;
+        while (r < e && isdigit((unsigned char)*r))
+            r++;
+        if (r == e || !(isalpha((unsigned char)*r) || *r == '_'))
+            return true;
+    }
+    return false;
+}
+
+/* Every line of up to five bytes over an alphabet of the bytes that
+ * matter (no '/' or '(', so only a version can set facts_line). */
+static void
+test_version_exhaustive(void **state)
+{
+    static const char alpha[] = "v2719._-x ";
+    const size_t na = sizeof(alpha) - 1;
+    struct message *m = msg_new(CLASSIFIER_KIND_REPORT);
+
+    (void)state;
+    for (size_t n = 1; n <= 5; n++) {
+        size_t total = 1;
+
+        for (size_t i = 0; i < n; i++)
+            total *= na;
+        for (size_t k = 0; k < total; k++) {
+            char line[8];
+            size_t x = k;
+            bool blank = true;
+
+            for (size_t i = 0; i < n; i++, x /= na) {
+                line[i] = alpha[x % na];
+                blank &= line[i] == ' ';
+            }
+            line[n] = '\n';
+            line[n + 1] = '\0';
+            set_region(m, REGION_REPORT, line);
+            measure_compute(m);
+            if (m->measures[MEASURE_FACTS_LINE] != (ref_has_version(line, n) && !blank ? 1 : 0))
+                fail_msg("line '%.*s'", (int)n, line);
+        }
+    }
+    msg_free(m);
+}
+
+/* Notes have tables of their own: a rule in the log does not make the
+ * notes' rows Markdown, nor the other way round. */
+static void
+test_markdown_tables_apart(void **state)
+{
+    struct message *m = msg_new(CLASSIFIER_KIND_PATCH);
+
+    (void)state;
+    set_region(m, REGION_CHANGELOG, "| a | b |\n|---|---|\n");
+    set_region(m, REGION_NOTES, "| c | d |\n");
+    measure_compute(m);
+    assert_int_equal(m->measures[MEASURE_MARKDOWN_LINES], 2);
+    set_region(m, REGION_CHANGELOG, "| a | b |\n");
+    set_region(m, REGION_NOTES, "| c | d |\n|:--|--:|\n");
+    measure_compute(m);
+    assert_int_equal(m->measures[MEASURE_MARKDOWN_LINES], 2);
+    assert_true(fabs(m->measures[MEASURE_MARKDOWN_DENSITY] - 2.0 / 3.0) < 1e-9);
+    msg_free(m);
+}
+
 /* Whole fixtures: a plain kernel patch next to a bloated one. */
 static void
 test_fixture_contrast(void **state)
@@ -559,6 +775,9 @@ main(void)
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_text_measures),
         cmocka_unit_test(test_prose_choice),
+        cmocka_unit_test(test_prose_one_pass),
+        cmocka_unit_test(test_markdown_tables_apart),
+        cmocka_unit_test(test_version_exhaustive),
         cmocka_unit_test(test_quoted_ratio),
         cmocka_unit_test(test_model_measures),
         cmocka_unit_test(test_diff_sizes),
