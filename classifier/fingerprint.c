@@ -411,6 +411,17 @@ static const struct bug_pattern bug_patterns[] = {
     {9, "div by zero", false},
 };
 
+bool
+fingerprint_bug_phrase(size_t i, unsigned *bit, const char **text, bool *word)
+{
+    if (i >= sizeof(bug_patterns) / sizeof(bug_patterns[0]))
+        return false;
+    *bit = bug_patterns[i].bit;
+    *text = bug_patterns[i].text;
+    *word = bug_patterns[i].word;
+    return true;
+}
+
 const char *
 classifier_bug_class_name(unsigned bit)
 {

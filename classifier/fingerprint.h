@@ -13,6 +13,7 @@
 #ifndef SLOP_FINGERPRINT_H
 #define SLOP_FINGERPRINT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,12 @@ struct message;
 struct strv;
 
 uint64_t fingerprint_fnv(uint64_t h, const void *p, size_t n);
+
+/* Phrase i of those classifier_bug_classes() looks for: the class bit,
+ * the lower-case text, and whether it must stand as a word. Returns
+ * false past the last. For tests that check the scan against a plain
+ * search of the same phrases. */
+bool fingerprint_bug_phrase(size_t i, unsigned *bit, const char **text, bool *word);
 
 /* Call fn with the fingerprint of each hunk of m that is big enough;
  * returns the number of calls. */

@@ -468,25 +468,24 @@ ref_is_space(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
 }
 
-/* The hunk hash as first written: one byte at a time up to '\n'. */
-static uint64_t
-ref_hash_lines(uint64_t h, const struct region *r, size_t first, size_t count, char tag,
-               size_t *bytes)
+/* The bytes a hunk's fingerprint covers, spelled out: the tag, then the
+ * line's bytes but white space, per line of r[first..first + count). */
+static size_t
+ref_hunk_bytes(const struct region *r, size_t first, size_t count, char tag, char *out,
+               size_t *nonblank)
 {
-    if (r->lines == NULL || first >= r->n_lines)
-        return h;
-    if (count > r->n_lines - first)
-        count = r->n_lines - first;
-    for (size_t k = first; k < first + count; k++) {
-        h = fingerprint_fnv(h, &tag, 1);
+    size_t n = 0;
+
+    for (size_t k = first; r->lines != NULL && k < r->n_lines && k < first + count; k++) {
+        out[n++] = tag;
         for (size_t i = r->lines[k].offset; i < r->len && r->text[i] != '\n'; i++) {
-            if (ref_is_space(r->text[i]))
-                continue;
-            h = fingerprint_fnv(h, &r->text[i], 1);
-            (*bytes)++;
+            if (!ref_is_space(r->text[i])) {
+                out[n++] = r->text[i];
+                (*nonblank)++;
+            }
         }
     }
-    return h;
+    return n;
 }
 
 struct fp_list {
@@ -503,26 +502,29 @@ fp_list_add(void *ctx, uint64_t fp)
         l->v[l->n++] = fp;
 }
 
+/* FNV-1a streams, so hashing the path, its NUL and the spelled-out
+ * lines in one call must equal the line-by-line hashing of the code. */
 static void
 ref_fingerprint_hunks(const struct message *m, struct fp_list *out)
 {
+    static char buf[1 << 16];
+
     for (size_t i = 0; i < m->n_hunks; i++) {
         const struct patch_hunk *hk = &m->hunks[i];
-        const char *path = NULL;
-        uint64_t h = FINGERPRINT_FNV_INIT;
-        size_t bytes = 0;
+        const struct patch_file *f = hk->file < m->n_files ? &m->files[hk->file] : NULL;
+        const char *path = f == NULL ? NULL : f->new_path ? f->new_path : f->old_path;
+        size_t n = 0, nonblank = 0;
 
-        if (hk->file < m->n_files)
-            path = m->files[hk->file].new_path ? m->files[hk->file].new_path
-                                               : m->files[hk->file].old_path;
-        if (path != NULL)
-            h = fingerprint_fnv(h, path, strlen(path) + 1);
-        h = ref_hash_lines(h, &m->regions[REGION_REMOVED], hk->removed_first, hk->removed_count,
-                           '-', &bytes);
-        h = ref_hash_lines(h, &m->regions[REGION_ADDED], hk->added_first, hk->added_count, '+',
-                           &bytes);
-        if (bytes >= FINGERPRINT_HUNK_MIN)
-            fp_list_add(out, h);
+        if (path != NULL) {
+            memcpy(buf, path, strlen(path) + 1);
+            n = strlen(path) + 1;
+        }
+        n += ref_hunk_bytes(&m->regions[REGION_REMOVED], hk->removed_first, hk->removed_count, '-',
+                            buf + n, &nonblank);
+        n += ref_hunk_bytes(&m->regions[REGION_ADDED], hk->added_first, hk->added_count, '+',
+                            buf + n, &nonblank);
+        if (nonblank >= FINGERPRINT_HUNK_MIN)
+            fp_list_add(out, fingerprint_fnv(FINGERPRINT_FNV_INIT, buf, n));
     }
 }
 
@@ -697,69 +699,28 @@ test_simhash_reference(void **state)
     free(text);
 }
 
-/* The bug classes as first written: one memmem() per pattern. */
+/* The bug classes as first written: a plain search per phrase. */
 static unsigned
 ref_bug_classes(const char *text, size_t len)
 {
-    static const struct {
-        unsigned bit;
-        const char *text;
-        bool word;
-    } patterns[] = {
-        {0, "use-after-free", false},
-        {0, "use after free", false},
-        {0, "uaf", true},
-        {1, "double-free", false},
-        {1, "double free", false},
-        {2, "null-ptr-deref", false},
-        {2, "null pointer deref", false},
-        {2, "null-pointer-deref", false},
-        {2, "null deref", false},
-        {2, "null dereference", false},
-        {2, "null ptr deref", false},
-        {3, "out-of-bounds", false},
-        {3, "out of bounds", false},
-        {3, "oob", true},
-        {3, "buffer overflow", false},
-        {3, "overrun", false},
-        {4, "memory leak", false},
-        {4, "memleak", false},
-        {4, "leak", true},
-        {4, "leaks", true},
-        {5, "data-race", false},
-        {5, "data race", false},
-        {5, "race", true},
-        {5, "race condition", false},
-        {6, "deadlock", false},
-        {6, "circular locking", false},
-        {7, "integer overflow", false},
-        {7, "int overflow", false},
-        {7, "integer underflow", false},
-        {7, "wraparound", false},
-        {8, "uninit-value", false},
-        {8, "uninitialized", false},
-        {8, "uninitialised", false},
-        {9, "divide error", false},
-        {9, "division by zero", false},
-        {9, "divide-by-zero", false},
-        {9, "div by zero", false},
-    };
     static char low[16u << 10];
-    unsigned mask = 0;
+    const char *phrase;
+    unsigned mask = 0, bit;
+    bool word;
 
     if (len > sizeof(low))
         len = sizeof(low);
     for (size_t i = 0; i < len; i++)
         low[i] = (char)tolower((unsigned char)text[i]);
-    for (size_t p = 0; p < sizeof(patterns) / sizeof(patterns[0]); p++) {
-        size_t n = strlen(patterns[p].text);
+    for (size_t p = 0; fingerprint_bug_phrase(p, &bit, &phrase, &word); p++) {
+        size_t n = strlen(phrase);
 
         for (size_t at = 0; at + n <= len; at++) {
-            if (memcmp(low + at, patterns[p].text, n) != 0)
+            if (memcmp(low + at, phrase, n) != 0)
                 continue;
-            if (!patterns[p].word || ((at == 0 || !isalnum((unsigned char)low[at - 1])) &&
-                                      (at + n >= len || !isalnum((unsigned char)low[at + n]))))
-                mask |= 1u << patterns[p].bit;
+            if (!word || ((at == 0 || !isalnum((unsigned char)low[at - 1])) &&
+                          (at + n >= len || !isalnum((unsigned char)low[at + n]))))
+                mask |= 1u << bit;
         }
     }
     return mask;
