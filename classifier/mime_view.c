@@ -40,10 +40,24 @@ struct walker {
 
 static pthread_once_t mime_view_once = PTHREAD_ONCE_INIT;
 
+/* 1 for each byte of the base64 alphabet ('=' is not one), and whether
+ * base64_decoded_size() may stand in for GMime's decoder. Written once,
+ * under mime_view_once; read-only after. */
+static unsigned char base64_alphabet[256];
+static bool base64_counts;
+
+static bool base64_count_matches_gmime(void);
+
 static void
 mime_view_init_once(void)
 {
+    static const char alphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+    for (size_t i = 0; alphabet[i] != '\0'; i++)
+        base64_alphabet[(unsigned char)alphabet[i]] = 1;
     g_mime_init();
+    base64_counts = base64_count_matches_gmime();
 }
 
 void
@@ -236,70 +250,87 @@ is_msgid_field(const char *name)
     }
 }
 
-/* True if a raw field value may hold an encoded word or 8-bit text. */
+/* True if none of the eight bytes at s changes in unfolding: no tab, CR,
+ * LF or other control byte, and no two spaces in a row among them. */
 static bool
-needs_decoding(const char *raw)
+unfold_plain8(const char *s)
 {
-    size_t n = strlen(raw);
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    uint64_t x, sp;
 
-    return ascii_prefix(raw, n) != n || strstr(raw, "=?") != NULL;
+    memcpy(&x, s, 8);
+    /* Any byte below 0x20 (bytes of 0x80 and above are never flagged). */
+    if (((x - 0x20 * ones) & ~x & highs) != 0)
+        return false;
+    /* The high bit of each byte that is a space, exactly: no carries. */
+    sp = x ^ (0x20 * ones);
+    sp = ~(((sp & ~highs) + ~highs) | sp | ~highs);
+    return (sp & (sp << 8)) == 0;
 }
 
-/* Unfold src into dst (which may be src): CR, LF and tab become spaces,
- * runs of spaces one, none at either end. */
-static void
-unfold(char *dst, const char *src)
+/* Unfold src[0..n) into dst (which may be src) and NUL-terminate it: CR,
+ * LF and tab become spaces, runs of spaces one, none at either end.
+ * Returns the length written. Folded fields (Received:, DKIM-Signature:)
+ * are most header bytes, and most of their bytes stay as they are: those
+ * go eight at a time. */
+static size_t
+unfold(char *dst, const char *src, size_t n)
 {
-    size_t i, j = 0;
+    size_t i = 0, j = 0;
     bool space = false;
 
-    for (i = 0; src[i] != '\0'; i++) {
-        char c = src[i];
+    while (i < n) {
+        size_t end = n - i >= 8 ? i + 8 : n;
 
-        if (c == '\n' || c == '\r' || c == '\t')
-            c = ' ';
-        if (c == ' ') {
-            if (space || j == 0)
-                continue;
-            space = true;
-        } else {
-            space = false;
+        /* A space first in the eight must not follow one just written. */
+        if (end - i == 8 && j > 0 && !(space && src[i] == ' ') && unfold_plain8(src + i)) {
+            space = src[i + 7] == ' ';
+            memmove(dst + j, src + i, 8);
+            i += 8;
+            j += 8;
+            continue;
         }
-        dst[j++] = c;
+        /* Else these eight one at a time: the next eight may pass. */
+        for (; i < end; i++) {
+            unsigned char c = (unsigned char)src[i];
+
+            if (c > ' ' || (c != ' ' && c != '\t' && c != '\n' && c != '\r')) {
+                dst[j++] = (char)c;
+                space = false;
+            } else if (!space && j > 0) {
+                dst[j++] = ' ';
+                space = true;
+            }
+        }
     }
     while (j > 0 && dst[j - 1] == ' ')
         j--;
     dst[j] = '\0';
+    return j;
 }
 
+/* "type/subtype" in lower case, as g_mime_content_type_get_mime_type()
+ * spells it but without its printf. */
 static char *
-dup_header_value(const char *s, bool *cut)
+content_type_dup(GMimeContentType *ct)
 {
-    size_t n = strlen(s);
-    char *raw;
+    const char *type = ct ? g_mime_content_type_get_media_type(ct) : NULL;
+    const char *sub = ct ? g_mime_content_type_get_media_subtype(ct) : NULL;
+    size_t tl, sl;
+    char *d;
 
-    /* Plain ASCII under the cap comes out of dup_text() unchanged but
-     * for CRs before LFs, which unfolding turns into spaces anyway; so
-     * unfold straight from s and skip the copy. */
-    if (n <= MIME_VIEW_MAX_HEADER_BYTES && ascii_prefix(s, n) == n) {
-        raw = malloc(n + 1);
-        if (raw != NULL)
-            unfold(raw, s);
-        return raw;
-    }
-    raw = dup_text(s, n, MIME_VIEW_MAX_HEADER_BYTES, cut);
-    if (raw != NULL)
-        unfold(raw, raw);
-    return raw;
-}
-
-static char *
-str_lower_dup(const char *s)
-{
-    char *d = strdup(s ? s : "");
-
+    if (type == NULL)
+        type = "text";
+    if (sub == NULL)
+        sub = "plain";
+    tl = strlen(type);
+    sl = strlen(sub);
+    d = malloc(tl + 1 + sl + 1);
     if (d == NULL)
         return NULL;
+    memcpy(d, type, tl);
+    d[tl] = '/';
+    memcpy(d + tl + 1, sub, sl + 1);
     for (char *p = d; *p; p++)
         if (*p >= 'A' && *p <= 'Z')
             *p = (char)(*p - 'A' + 'a');
@@ -322,6 +353,36 @@ charset_is_utf8ish(const char *cs)
 }
 
 /*
+ * True if cs writes every ASCII byte as itself, so that iconv from it is
+ * the identity on ASCII text. Not windows-1258: glibc holds back a final
+ * letter, waiting for a combining mark, and never gets a flush here.
+ * Not Shift_JIS (yen sign), UTF-7/16/32, ISO-2022-*, EBCDIC and the like.
+ */
+static bool
+charset_keeps_ascii(const char *cs)
+{
+    static const char *const numbered[] = {"iso-8859-", "iso8859-", "iso_8859-"};
+    static const char *const names[] = {
+        "windows-1250", "windows-1251", "windows-1252", "windows-1253", "windows-1254",
+        "windows-1255", "windows-1256", "windows-1257", "cp1250",       "cp1251",
+        "cp1252",       "cp1253",       "cp1254",       "cp1255",       "cp1256",
+        "cp1257",       "koi8-r",       "koi8-u",       "gb2312",       "gbk",
+        "gb18030",      "big5",         "euc-jp",       "euc-kr",       "euc-cn",
+        "euc-tw"};
+
+    for (size_t i = 0; i < sizeof(numbered) / sizeof(numbered[0]); i++) {
+        size_t k = strlen(numbered[i]);
+
+        if (strncasecmp(cs, numbered[i], k) == 0)
+            return cs[k] != '\0' && strspn(cs + k, "0123456789") == strlen(cs + k);
+    }
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcasecmp(cs, names[i]) == 0)
+            return true;
+    return false;
+}
+
+/*
  * Convert raw bytes in charset cs to UTF-8 into out, capped at max bytes.
  * Returns 1 when the cap cut it. A charset iconv does not know, or a
  * conversion that fails midway, falls back to the byte-level repair.
@@ -334,6 +395,10 @@ convert_text(const char *raw, size_t n, const char *cs, size_t max, struct textb
     int r;
 
     if (!charset_is_utf8ish(cs)) {
+        /* ASCII text in such a charset converts to itself: skip iconv.
+         * Not with max 0, where the loop below reports a cut unread. */
+        if (max > 0 && charset_keeps_ascii(cs) && ascii_prefix(raw, n) == n)
+            return buf_add_text(out, raw, n, INVALID_REPLACE, max);
         cd = g_mime_iconv_open("UTF-8", cs);
     }
     if (cd != (iconv_t)-1) {
@@ -399,7 +464,7 @@ html_to_text(const char *s, size_t n, struct textbuf *out)
         const char *text;
     } ents[] = {{"amp;", "&"},   {"lt;", "<"},   {"gt;", ">"},
                 {"quot;", "\""}, {"nbsp;", " "}, {"apos;", "'"}};
-    size_t i = 0;
+    size_t i = 0, run;
     int r;
 
     while (i < n) {
@@ -506,12 +571,110 @@ html_to_text(const char *s, size_t n, struct textbuf *out)
             if (done)
                 continue;
         }
-        r = buf_addc(out, s[i]);
+        /* Text up to the next tag or entity goes in one piece. */
+        run = i + 1;
+        while (run < n && s[run] != '<' && s[run] != '&')
+            run++;
+        r = textbuf_add(out, s + i, run - i);
         if (r < 0)
             return r;
-        i++;
+        i = run;
     }
     return 0;
+}
+
+/*
+ * The content of part as it stands in the message, still in its transfer
+ * encoding (*ret_enc). The parser, reading the GMimeStreamMem that
+ * mime_view_parse() made, leaves each part's content as a memory stream
+ * (a substream of the message, or a copy): the bytes GMime would read are
+ * those between its bounds. False for anything else, which then goes
+ * through GMime's streams.
+ */
+static bool
+part_content_raw(GMimePart *part, const char **ret, size_t *ret_len, GMimeContentEncoding *ret_enc)
+{
+    GMimeDataWrapper *dw = g_mime_part_get_content(part);
+    GMimeStream *s;
+    GByteArray *arr;
+    gint64 end;
+
+    /* Exact types: a subclass could write or read differently. */
+    if (dw == NULL || G_OBJECT_TYPE(dw) != GMIME_TYPE_DATA_WRAPPER)
+        return false;
+    s = dw->stream;
+    if (s == NULL || G_OBJECT_TYPE(s) != GMIME_TYPE_STREAM_MEM)
+        return false;
+    arr = g_mime_stream_mem_get_byte_array((GMimeStreamMem *)s);
+    if (arr == NULL)
+        return false;
+    end = s->bound_end == -1 ? (gint64)arr->len : s->bound_end;
+    if (s->bound_start < 0 || s->bound_start > end || end > (gint64)arr->len)
+        return false;
+    *ret = (const char *)arr->data + s->bound_start;
+    *ret_len = (size_t)(end - s->bound_start);
+    *ret_enc = g_mime_data_wrapper_get_encoding(dw);
+    return true;
+}
+
+/* True if GMime copies content in encoding enc unchanged. */
+static bool
+encoding_is_identity(GMimeContentEncoding enc)
+{
+    return enc == GMIME_CONTENT_ENCODING_DEFAULT || enc == GMIME_CONTENT_ENCODING_7BIT ||
+           enc == GMIME_CONTENT_ENCODING_8BIT || enc == GMIME_CONTENT_ENCODING_BINARY;
+}
+
+/* The content of part in place when no transfer encoding needs undoing. */
+static bool
+part_content_in_place(GMimePart *part, const char **ret, size_t *ret_len)
+{
+    GMimeContentEncoding enc;
+
+    return part_content_raw(part, ret, ret_len, &enc) && encoding_is_identity(enc);
+}
+
+/*
+ * The size GMime's base64 decoder makes of s[0..n), counted without
+ * decoding. GMime 3.2 skips bytes outside the alphabet, writes three
+ * bytes for every four characters and stops at the first '=', where two
+ * or three characters left over give one or two bytes more. Its 4096-byte
+ * reads do not matter: the decoder carries its state across them.
+ */
+static size_t
+base64_decoded_size(const char *s, size_t n)
+{
+    const char *eq = memchr(s, '=', n);
+    size_t end = eq ? (size_t)(eq - s) : n, chars = 0;
+
+    for (size_t i = 0; i < end; i++)
+        chars += base64_alphabet[(unsigned char)s[i]];
+    if (eq != NULL && chars % 4 >= 2)
+        return chars / 4 * 3 + chars % 4 - 1;
+    return chars / 4 * 3;
+}
+
+/* Whether GMime decodes base64 as base64_decoded_size() counts: older
+ * decoders took '=' as a character and read on. Asked once, of GMime's
+ * own decoder, on inputs where the two ways differ. */
+static bool
+base64_count_matches_gmime(void)
+{
+    static const char *const probes[] = {
+        "QUJD=QUJD", "QQ==QQ==", "Q===", "QUI=x", "QUJDQQ", "QUJDQUI"};
+
+    for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+        size_t n = strlen(probes[i]), k;
+        GMimeEncoding enc;
+        char out[64];
+
+        g_mime_encoding_init_decode(&enc, GMIME_CONTENT_ENCODING_BASE64);
+        k = g_mime_encoding_step(&enc, probes[i], n, out);
+        k += g_mime_encoding_flush(&enc, "", 0, out + k);
+        if (k != base64_decoded_size(probes[i], n))
+            return false;
+    }
+    return true;
 }
 
 /* Decode the transfer encoding of part into a memory buffer. */
@@ -538,8 +701,16 @@ part_decoded_size(GMimePart *part)
 {
     GMimeDataWrapper *dw = g_mime_part_get_content(part);
     GMimeStream *null;
+    GMimeContentEncoding enc;
+    const char *raw;
     size_t n;
 
+    if (part_content_raw(part, &raw, &n, &enc)) {
+        if (encoding_is_identity(enc))
+            return n;
+        if (enc == GMIME_CONTENT_ENCODING_BASE64 && base64_counts)
+            return base64_decoded_size(raw, n);
+    }
     if (dw == NULL)
         return 0;
     null = g_mime_stream_null_new();
@@ -584,12 +755,10 @@ walk_leaf(struct walker *w, GMimePart *gp)
     GMimeContentDisposition *disp = g_mime_object_get_content_disposition(obj);
     struct mime_part p = {0};
     const char *fname = g_mime_part_get_filename(gp);
-    char *mt = ct ? g_mime_content_type_get_mime_type(ct) : NULL;
     bool is_text, attachment;
     int r = 0;
 
-    p.content_type = str_lower_dup(mt ? mt : "text/plain");
-    g_free(mt);
+    p.content_type = content_type_dup(ct);
     if (p.content_type == NULL)
         return -ENOMEM;
     if (fname != NULL) {
@@ -622,27 +791,33 @@ walk_leaf(struct walker *w, GMimePart *gp)
     }
 
     if (is_text) {
-        GByteArray *arr = part_decode(gp);
+        GByteArray *arr = NULL;
         const char *cs = ct ? g_mime_content_type_get_parameter(ct, "charset") : NULL;
+        const char *raw;
+        size_t n;
         struct textbuf out = {0};
 
+        if (!part_content_in_place(gp, &raw, &n)) {
+            arr = part_decode(gp);
+            raw = (const char *)arr->data;
+            n = arr->len;
+        }
         if (p.is_html) {
             struct textbuf utf = {0};
 
-            r = convert_text((const char *)arr->data, arr->len, cs, w->limits->max_part_bytes,
-                             &utf);
+            r = convert_text(raw, n, cs, w->limits->max_part_bytes, &utf);
             if (r >= 0) {
                 p.truncated = r == 1;
                 r = html_to_text(utf.p ? utf.p : "", utf.len, &out);
             }
             free(utf.p);
         } else {
-            r = convert_text((const char *)arr->data, arr->len, cs, w->limits->max_part_bytes,
-                             &out);
+            r = convert_text(raw, n, cs, w->limits->max_part_bytes, &out);
             if (r == 1)
                 p.truncated = true;
         }
-        g_byte_array_free(arr, TRUE);
+        if (arr != NULL)
+            g_byte_array_free(arr, TRUE);
         if (r < 0) {
             free(out.p);
             goto out;
@@ -752,67 +927,154 @@ walk(struct walker *w, GMimeObject *o, unsigned depth)
     return 0;
 }
 
-static int
-view_add_header_list(struct mime_view *v, GMimeHeaderList *hl, size_t *cap,
-                     const struct classifier_limits *limits)
-{
-    int n = hl ? g_mime_header_list_get_count(hl) : 0;
+/* One header field while the view's fields are gathered. */
+struct field {
+    const char *name, *value; /* GMime's, alive as long as the message */
+    size_t vlen;
+    bool ascii;                 /* value is plain ASCII */
+    size_t name_off, value_off; /* in the block of all the fields' text */
+};
 
-    for (int i = 0; i < n; i++) {
+/* Append the fields of hl to f[*n..max), as GMime has them; past max,
+ * note the cap. Values are decoded where they need it. */
+static void
+fields_gather(struct mime_view *v, GMimeHeaderList *hl, struct field *f, size_t *n, size_t max)
+{
+    int count = hl ? g_mime_header_list_get_count(hl) : 0;
+
+    for (int i = 0; i < count; i++) {
         GMimeHeader *h = g_mime_header_list_get_header_at(hl, i);
-        struct mime_header *mh;
-        const char *name, *value;
+        struct field *fd;
+        const char *value;
 
         if (h == NULL)
             continue;
-        if (v->n_headers >= limits->max_headers) {
-            view_note_limit(v, "max_headers", limits->max_headers);
-            return 0;
+        if (*n >= max) {
+            view_note_limit(v, "max_headers", max);
+            return;
         }
-        if (v->n_headers == *cap) {
-            size_t ncap = *cap ? *cap * 2 : 32;
-            struct mime_header *nh = realloc(v->headers, ncap * sizeof(*nh));
-
-            if (nh == NULL)
-                return -ENOMEM;
-            v->headers = nh;
-            *cap = ncap;
-        }
-        name = g_mime_header_get_name(h);
+        fd = &f[*n];
+        fd->name = g_mime_header_get_name(h);
+        if (fd->name == NULL)
+            fd->name = "";
         value = g_mime_header_get_raw_value(h);
+        fd->vlen = value ? strlen(value) : 0;
+        fd->ascii = value == NULL || ascii_prefix(value, fd->vlen) == fd->vlen;
         /* Message identifiers have no encoded words (RFC 5322 msg-id): take
          * them raw, or a sender could hide another id, or a line break,
          * in an encoded word that decoding would bring out. Other fields
          * are decoded, unless they are plain ASCII with no "=?": GMime's
-         * decoding then only unfolds, which dup_header_value() does too,
-         * and skipping it saves a copy and a tokenising pass per field. */
-        if ((name == NULL || !is_msgid_field(name)) && (value == NULL || needs_decoding(value)))
+         * decoding then only unfolds, which field_append() does too, and
+         * skipping it saves a copy and a tokenising pass per field. */
+        if (!is_msgid_field(fd->name) &&
+            (value == NULL || !fd->ascii || strstr(value, "=?") != NULL)) {
             value = g_mime_header_get_value(h);
-        mh = &v->headers[v->n_headers];
-        mh->name = dup_text(name ? name : "", name ? strlen(name) : 0, 1024, &v->truncated);
-        mh->value = dup_header_value(value ? value : "", &v->truncated);
-        if (mh->name == NULL || mh->value == NULL) {
-            free(mh->name);
-            free(mh->value);
-            return -ENOMEM;
+            fd->vlen = value ? strlen(value) : 0;
+            fd->ascii = value == NULL || ascii_prefix(value, fd->vlen) == fd->vlen;
         }
-        v->n_headers++;
+        fd->value = value ? value : "";
+        (*n)++;
     }
-    return 0;
 }
 
-/* The message's own fields, then the top part's Content-* fields, which
- * GMime keeps on the part rather than on the message. */
+/*
+ * Append f's name (valid UTF-8, cut at 1024 bytes) and its value unfolded
+ * (cut at MIME_VIEW_MAX_HEADER_BYTES) to b, each with its NUL, and note
+ * where they start. *cut is set when a cap cut either.
+ */
+static int
+field_append(struct textbuf *b, struct field *f, bool *cut)
+{
+    size_t nlen = strlen(f->name), vlen;
+    int r;
+
+    f->name_off = b->len;
+    /* A name of plain ASCII under the cap is copied as it is. */
+    if (nlen <= 1024 && ascii_run((const unsigned char *)f->name, 0, nlen) == nlen) {
+        r = textbuf_add(b, f->name, nlen + 1);
+    } else {
+        r = buf_add_text(b, f->name, nlen, INVALID_REPLACE, f->name_off + 1024);
+        if (r == 1)
+            *cut = true;
+        if (r >= 0)
+            r = textbuf_add(b, "", 1);
+    }
+    if (r < 0)
+        return r;
+    f->value_off = b->len;
+    /* Plain ASCII under the cap comes out of buf_add_text() unchanged but
+     * for CRs before LFs, which unfolding turns into spaces anyway; so
+     * unfold straight from the value and skip that pass. */
+    if (f->ascii && f->vlen <= MIME_VIEW_MAX_HEADER_BYTES) {
+        r = textbuf_reserve(b, f->vlen);
+        if (r < 0)
+            return r;
+        vlen = unfold(b->p + f->value_off, f->value, f->vlen);
+    } else {
+        r = buf_add_text(b, f->value, f->vlen, INVALID_REPLACE,
+                         f->value_off + MIME_VIEW_MAX_HEADER_BYTES);
+        if (r < 0)
+            return r;
+        if (r == 1)
+            *cut = true;
+        vlen = unfold(b->p + f->value_off, b->p + f->value_off, b->len - f->value_off);
+    }
+    b->len = f->value_off + vlen;
+    return textbuf_add(b, "", 1);
+}
+
+/*
+ * The message's own fields, then the top part's Content-* fields, which
+ * GMime keeps on the part rather than on the message. All their text goes
+ * in one block, which the first name starts: one allocation, not two a
+ * field, and the fields lie together for the scans over them.
+ */
 static int
 view_add_headers(struct mime_view *v, GMimeMessage *msg, const struct classifier_limits *limits)
 {
+    GMimeHeaderList *lists[2] = {g_mime_object_get_header_list(GMIME_OBJECT(msg)), NULL};
     GMimeObject *top = g_mime_message_get_mime_part(msg);
-    size_t cap = 0;
-    int r;
+    struct textbuf b = {0};
+    struct field *f = NULL;
+    size_t total = 0, n = 0, bytes = 0;
+    int r = 0;
 
-    r = view_add_header_list(v, g_mime_object_get_header_list(GMIME_OBJECT(msg)), &cap, limits);
-    if (r == 0 && top != NULL)
-        r = view_add_header_list(v, g_mime_object_get_header_list(top), &cap, limits);
+    if (top != NULL)
+        lists[1] = g_mime_object_get_header_list(top);
+    for (size_t l = 0; l < 2; l++)
+        if (lists[l] != NULL)
+            total += (size_t)g_mime_header_list_get_count(lists[l]);
+    if (total > limits->max_headers)
+        total = limits->max_headers;
+    f = malloc((total ? total : 1) * sizeof(*f));
+    if (f == NULL)
+        return -ENOMEM;
+    for (size_t l = 0; l < 2; l++)
+        fields_gather(v, lists[l], f, &n, total);
+    if (n == 0)
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        bytes += strlen(f[i].name) + f[i].vlen + 2;
+    r = textbuf_reserve(&b, bytes);
+    for (size_t i = 0; i < n && r >= 0; i++)
+        r = field_append(&b, &f[i], &v->truncated);
+    if (r < 0)
+        goto out;
+    v->headers = malloc(n * sizeof(*v->headers));
+    if (v->headers == NULL) {
+        r = -ENOMEM;
+        goto out;
+    }
+    /* b.p moves as it grows: point into it once it is complete. */
+    for (size_t i = 0; i < n; i++) {
+        v->headers[i].name = b.p + f[i].name_off;
+        v->headers[i].value = b.p + f[i].value_off;
+    }
+    v->n_headers = n;
+    b.p = NULL;
+out:
+    free(b.p);
+    free(f);
     return r;
 }
 
@@ -971,10 +1233,9 @@ mime_view_free(struct mime_view *v)
 {
     if (v == NULL)
         return NULL;
-    for (size_t i = 0; i < v->n_headers; i++) {
-        free(v->headers[i].name);
-        free(v->headers[i].value);
-    }
+    /* All the fields' text is one block, which the first name starts. */
+    if (v->n_headers > 0)
+        free(v->headers[0].name);
     free(v->headers);
     for (size_t i = 0; i < v->n_parts; i++)
         part_release(&v->parts[i]);

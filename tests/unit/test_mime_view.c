@@ -1,9 +1,11 @@
 /* test_mime_view.c - decoding headers and parts into the flat MIME view. */
 #include <errno.h>
+#include <iconv.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -311,6 +313,545 @@ test_header_lookup(void **state)
     assert_null(mime_view_free(NULL));
 }
 
+/* The one part of a message made of headers and body, both given. */
+static struct mime_view *
+parse_part(const char *headers, const char *body, size_t body_len)
+{
+    size_t hl = strlen(headers);
+    char *raw = malloc(hl + body_len);
+    struct mime_view *v;
+
+    assert_non_null(raw);
+    memcpy(raw, headers, hl);
+    memcpy(raw + hl, body, body_len);
+    v = parse(raw, hl + body_len);
+    free(raw);
+    assert_int_equal(v->n_parts, 1);
+    return v;
+}
+
+/*
+ * What convert_text()'s iconv path makes of body in charset cs: glibc's
+ * iconv with no final flush, a bad byte skipped as U+FFFD, and the bytes
+ * as they are when iconv does not know cs. The bodies here hold no CR or
+ * NUL, so the UTF-8 repair after it changes nothing.
+ */
+static char *
+iconv_reference(const char *cs, const char *body, size_t n)
+{
+    iconv_t cd = iconv_open("UTF-8", cs);
+    size_t cap = 4 * n + 16, olen;
+    char *out = calloc(1, cap), *in = (char *)(uintptr_t)body, *o = out;
+    size_t inleft = n, oleft = cap - 1;
+
+    assert_non_null(out);
+    if (cd == (iconv_t)-1) {
+        memcpy(out, body, n);
+        return out;
+    }
+    while (inleft > 0) {
+        if (iconv(cd, &in, &inleft, &o, &oleft) != (size_t)-1)
+            break;
+        assert_true(errno == EILSEQ || errno == EINVAL);
+        assert_true(oleft >= 3);
+        memcpy(o, "\xef\xbf\xbd", 3);
+        o += 3;
+        oleft -= 3;
+        in++;
+        inleft--;
+    }
+    iconv_close(cd);
+    olen = (size_t)(o - out);
+    out[olen] = '\0';
+    return out;
+}
+
+/* ASCII text in a charset that keeps ASCII skips iconv; the result must
+ * be what iconv gives, in those charsets and in ones that do not keep it
+ * (windows-1258 holds back a final letter, Shift_JIS maps the backslash,
+ * UTF-16 pairs bytes), so a wrong entry in the list fails here. */
+static void
+test_ascii_charsets(void **state)
+{
+    static const char *const charsets[] = {
+        "iso-8859-1",   "ISO-8859-2",   "iso-8859-15",  "iso-8859-16",  "iso8859-1", "iso_8859-5",
+        "windows-1250", "Windows-1252", "windows-1257", "cp1251",       "CP1256",    "koi8-r",
+        "koi8-u",       "gb2312",       "gbk",          "gb18030",      "big5",      "euc-jp",
+        "euc-kr",       "euc-cn",       "euc-tw",       "windows-1258", "cp1258",    "shift_jis",
+        "utf-16",       "utf-7",        "iso-2022-jp",  "ibm037",       "viscii",    "iso-8859-8-i",
+        "x-unknown",
+    };
+    static const char *const bodies[] = {
+        "abc",
+        "Hello, world\n\tpath\\to\\file ~user {x} [y] |z| `q` 'a' \"b\" a+b=c-d*e/f%g^h#i@j!k?l",
+        "",
+        "Z",
+    };
+    char headers[128];
+
+    (void)state;
+    for (size_t c = 0; c < sizeof(charsets) / sizeof(charsets[0]); c++) {
+        for (size_t b = 0; b < sizeof(bodies) / sizeof(bodies[0]); b++) {
+            const char *body = bodies[b];
+            char *want = iconv_reference(charsets[c], body, strlen(body));
+            struct mime_view *v;
+
+            print_message("charset %s, body %zu\n", charsets[c], b);
+            snprintf(headers, sizeof(headers),
+                     "Subject: s\nContent-Type: text/plain; charset=\"%s\"\n\n", charsets[c]);
+            v = parse_part(headers, body, strlen(body));
+            assert_string_equal(v->parts[0].text, want);
+            mime_view_free(v);
+            free(want);
+        }
+    }
+}
+
+/* One 8-bit byte at every position of a Latin-1 text, and none: the
+ * ASCII check must send each text with one to iconv. */
+static void
+test_latin1_boundary(void **state)
+{
+    static const char *const charsets[] = {"iso-8859-1", "windows-1252"};
+    const size_t n = 21;
+    char body[32], want[40], headers[128];
+
+    (void)state;
+    for (size_t c = 0; c < sizeof(charsets) / sizeof(charsets[0]); c++) {
+        snprintf(headers, sizeof(headers), "Content-Type: text/plain; charset=%s\n\n", charsets[c]);
+        for (size_t pos = 0; pos <= n; pos++) {
+            struct mime_view *v;
+            size_t k = 0;
+
+            for (size_t i = 0; i < n; i++) {
+                body[i] = i == pos ? '\xe9' : (char)('a' + i);
+                if (i == pos) {
+                    want[k++] = '\xc3';
+                    want[k++] = '\xa9';
+                } else {
+                    want[k++] = body[i];
+                }
+            }
+            want[k] = '\0';
+            print_message("%s, 8-bit byte at %zu\n", charsets[c], pos);
+            v = parse_part(headers, body, n);
+            assert_string_equal(v->parts[0].text, want);
+            mime_view_free(v);
+        }
+    }
+}
+
+/* CR, LF and NUL in ASCII text come out the same from a charset that
+ * keeps ASCII (no iconv) as from UTF-8. */
+static void
+test_ascii_controls(void **state)
+{
+    static const char body[] = "a\r\nb\0c\rd\r\n\r\n\0";
+    struct mime_view *a, *b;
+
+    (void)state;
+    a = parse_part("Content-Type: text/plain; charset=utf-8\n\n", body, sizeof(body) - 1);
+    b = parse_part("Content-Type: text/plain; charset=iso-8859-1\n\n", body, sizeof(body) - 1);
+    assert_int_equal(a->parts[0].len, b->parts[0].len);
+    assert_memory_equal(a->parts[0].text, b->parts[0].text, a->parts[0].len);
+    assert_string_equal(b->parts[0].text, "a\nb\xef\xbf\xbd"
+                                          "c\rd\n\n\xef\xbf\xbd");
+    mime_view_free(a);
+    mime_view_free(b);
+}
+
+static const char content_plain[] = "line one\r\nl\xc3\xa9ne two\n\n  indented\ttab\n"
+                                    "last line without end";
+/* content_plain in base64, which always goes through GMime's decoder. */
+static const char content_b64[] = "bGluZSBvbmUNCmzDqW5lIHR3bwoKICBpbmRlbnRlZAl0YWIKbGFzdCBsaW5l"
+                                  "IHdpdGhvdXQgZW5k\n";
+
+/* Content read in place (identity encodings) equals content decoded by
+ * GMime (base64), alone, in a multipart and in a message/rfc822. */
+static void
+test_content_in_place(void **state)
+{
+    static const char *const encodings[] = {"", "7bit", "8bit", "binary", "7-bit", "x-what"};
+    /* Each form: text before the part's Content-Type, and after its content. */
+    static const char *const forms[][2] = {
+        {"Subject: s\n", ""},
+        /* the line end before a boundary belongs to it */
+        {"Subject: s\nContent-Type: multipart/mixed; boundary=\"bb\"\n\n--bb\n", "\n--bb--\n"},
+        {"Subject: s\nContent-Type: multipart/mixed; boundary=\"bb\"\n\n--bb\n"
+         "Content-Type: message/rfc822\n\nSubject: inner\n",
+         "\n--bb--\n"},
+    };
+    static const char *const types[] = {"text/plain", "text/html", "application/octet-stream"};
+    char raw[1024], cte[64];
+
+    (void)state;
+    for (size_t f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
+        for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+            struct mime_view *ref, *v;
+
+            snprintf(raw, sizeof(raw), "%sContent-Type: %s; charset=utf-8\n%s\n%s%s", forms[f][0],
+                     types[t], "Content-Transfer-Encoding: base64\n", content_b64, forms[f][1]);
+            ref = parse(raw, strlen(raw));
+            assert_int_equal(ref->n_parts, 1);
+            for (size_t e = 0; e < sizeof(encodings) / sizeof(encodings[0]); e++) {
+                print_message("form %zu, %s, encoding '%s'\n", f, types[t], encodings[e]);
+                cte[0] = '\0';
+                if (encodings[e][0] != '\0')
+                    snprintf(cte, sizeof(cte), "Content-Transfer-Encoding: %s\n", encodings[e]);
+                snprintf(raw, sizeof(raw), "%sContent-Type: %s; charset=utf-8\n%s\n%s%s",
+                         forms[f][0], types[t], cte, content_plain, forms[f][1]);
+                v = parse(raw, strlen(raw));
+                assert_int_equal(v->n_parts, 1);
+                assert_int_equal(v->parts[0].len, ref->parts[0].len);
+                if (ref->parts[0].text == NULL)
+                    assert_null(v->parts[0].text);
+                else
+                    assert_string_equal(v->parts[0].text, ref->parts[0].text);
+                mime_view_free(v);
+            }
+            mime_view_free(ref);
+        }
+    }
+}
+
+/* Empty content in place, alone and in a multipart. */
+static void
+test_content_empty(void **state)
+{
+    static const char *const raws[] = {
+        "Subject: s\nContent-Type: text/plain\n\n",
+        "Subject: s\nContent-Type: text/plain\nContent-Transfer-Encoding: 8bit\n\n",
+        "Subject: s\nContent-Type: multipart/mixed; boundary=bb\n\n--bb\n"
+        "Content-Type: text/plain\n\n--bb\nContent-Type: application/zip\n\n--bb--\n",
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(raws) / sizeof(raws[0]); i++) {
+        struct mime_view *v = parse(raws[i], strlen(raws[i]));
+
+        print_message("case %zu\n", i);
+        assert_true(v->n_parts >= 1);
+        for (size_t k = 0; k < v->n_parts; k++)
+            assert_int_equal(v->parts[k].len, 0);
+        assert_string_equal(v->parts[0].text, "");
+        mime_view_free(v);
+    }
+}
+
+/* Header fields: the name and the unfolded value share one block. */
+static const struct {
+    const char *raw;
+    const char *name, *value;
+} header_cases[] = {
+    {"Subject:   lead  and  trail   \n\nb\n", "Subject", "lead and trail"},
+    {"Subject: folded\r\n\tonce\r\n  and\ttwice \r\n\r\nb\n", "Subject", "folded once and twice"},
+    {"Subject:\n\nb\n", "Subject", ""},
+    {"X-Ctl: a\x01"
+     "b \x7f"
+     "c\n\nb\n",
+     "X-Ctl",
+     "a\x01"
+     "b \x7f"
+     "c"},
+    {"X-Eight: caf\xc3\xa9  au\n lait\n\nb\n", "X-Eight", "caf\xc3\xa9 au lait"},
+    {"X-Latin1: caf\xe9\n\nb\n", "X-Latin1", "caf\xc3\xa9"},
+    {"Subject: =?utf-8?q?a_b?=   c\n\nb\n", "Subject", "a b c"},
+    {"Message-ID: <=?utf-8?q?x?=@y>\n\nb\n", "Message-ID", "<=?utf-8?q?x?=@y>"},
+    {"X-Mixed-Case-Name: v\n\nb\n", "x-mixed-case-name", "v"},
+};
+
+static void
+test_header_fields(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(header_cases) / sizeof(header_cases[0]); i++) {
+        struct mime_view *v = parse(header_cases[i].raw, strlen(header_cases[i].raw));
+
+        print_message("case %zu\n", i);
+        assert_non_null(mime_view_header(v, header_cases[i].name));
+        assert_string_equal(mime_view_header(v, header_cases[i].name), header_cases[i].value);
+        assert_false(v->truncated);
+        mime_view_free(v);
+    }
+}
+
+/* Unfolding as the view defines it, a byte at a time. */
+static void
+unfold_reference(char *dst, const char *src)
+{
+    size_t j = 0;
+    bool space = false;
+
+    for (size_t i = 0; src[i] != '\0'; i++) {
+        char c = src[i] == '\n' || src[i] == '\r' || src[i] == '\t' ? ' ' : src[i];
+
+        if (c == ' ' && (space || j == 0))
+            continue;
+        space = c == ' ';
+        dst[j++] = c;
+    }
+    while (j > 0 && dst[j - 1] == ' ')
+        j--;
+    dst[j] = '\0';
+}
+
+/* Folded values built at random from pieces that unfolding changes and
+ * ones it keeps, so that every kind of piece falls at every offset of the
+ * eight-byte steps. Message-ID is taken raw, so with 8-bit text it is
+ * unfolded in place after the UTF-8 pass; Subject straight from GMime. */
+static void
+test_unfold_random(void **state)
+{
+    static const char *const pieces[] = {
+        "a",   "bcdefghij", " ",      "  ",   "\t",
+        "\n ", "\n\t",      "\r\n  ", "\x01", "x y",
+        "z  ", "\xc3\xa9",  "<",      "@",    "long-token-without-spaces"};
+    static const char *const names[] = {"Subject", "Message-ID"};
+    char raw[1024], value[900], want[900];
+    unsigned seed = 12345;
+
+    (void)state;
+    for (int round = 0; round < 3000; round++) {
+        const char *name = names[round % 2];
+        size_t k = 0;
+        struct mime_view *v;
+        int n;
+
+        seed = seed * 1103515245u + 12345u;
+        n = (int)((seed >> 16) % 40);
+        /* A field value cannot start with a line end. */
+        value[k++] = ' ';
+        for (int p = 0; p < n; p++) {
+            const char *piece;
+
+            seed = seed * 1103515245u + 12345u;
+            piece = pieces[(seed >> 16) % (sizeof(pieces) / sizeof(pieces[0]))];
+            /* Only Message-ID gets 8-bit text: GMime would decode it. */
+            if ((unsigned char)piece[0] >= 0x80 && round % 2 == 0)
+                piece = "e";
+            memcpy(value + k, piece, strlen(piece));
+            k += strlen(piece);
+        }
+        value[k] = '\0';
+        snprintf(raw, sizeof(raw), "%s:%s\n\nbody\n", name, value);
+        unfold_reference(want, value);
+        v = parse(raw, strlen(raw));
+        print_message("round %d\n", round);
+        assert_non_null(mime_view_header(v, name));
+        assert_string_equal(mime_view_header(v, name), want);
+        mime_view_free(v);
+    }
+}
+
+/* The len of the one part of a multipart whose content is b64[0..n). */
+static size_t
+base64_part_len(const char *type, const char *b64, size_t n)
+{
+    static const char tail[] = "\n--bb--\n";
+    char head[256];
+    size_t hl = (size_t)snprintf(head, sizeof(head),
+                                 "Subject: s\nContent-Type: multipart/mixed; boundary=bb\n\n--bb\n"
+                                 "Content-Type: %s\nContent-Transfer-Encoding: base64\n\n",
+                                 type);
+    char *raw = malloc(hl + n + sizeof(tail));
+    struct mime_view *v;
+    size_t len;
+
+    assert_non_null(raw);
+    memcpy(raw, head, hl);
+    memcpy(raw + hl, b64, n);
+    memcpy(raw + hl + n, tail, sizeof(tail) - 1);
+    v = parse(raw, hl + n + sizeof(tail) - 1);
+    free(raw);
+    assert_int_equal(v->n_parts, 1);
+    len = v->parts[0].len;
+    mime_view_free(v);
+    return len;
+}
+
+/* An attachment's size, counted without decoding, equals the length of
+ * the same content in a text part, which GMime decodes: the encoded data
+ * is printable ASCII, which a text keeps as it is, and whatever the base64
+ * around it, GMime decodes a prefix of it. */
+static void
+check_base64_size(const char *b64, size_t n)
+{
+    assert_int_equal(base64_part_len("application/octet-stream", b64, n),
+                     base64_part_len("text/plain; charset=utf-8", b64, n));
+}
+
+/* Base64 of data[0..n), in lines of 76 characters ending in eol. */
+static size_t
+base64_encode(const char *data, size_t n, const char *eol, bool pad, char *out)
+{
+    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t k = 0, col = 0;
+
+    for (size_t i = 0; i < n; i += 3) {
+        unsigned v = (unsigned)(unsigned char)data[i] << 16;
+        char q[4];
+
+        if (i + 1 < n)
+            v |= (unsigned)(unsigned char)data[i + 1] << 8;
+        if (i + 2 < n)
+            v |= (unsigned char)data[i + 2];
+        q[0] = abc[v >> 18];
+        q[1] = abc[(v >> 12) & 63];
+        q[2] = i + 1 < n ? abc[(v >> 6) & 63] : '=';
+        q[3] = i + 2 < n ? abc[v & 63] : '=';
+        for (int j = 0; j < 4; j++) {
+            if (q[j] == '=' && !pad)
+                break;
+            out[k++] = q[j];
+            if (++col == 76) {
+                memcpy(out + k, eol, strlen(eol));
+                k += strlen(eol);
+                col = 0;
+            }
+        }
+    }
+    return k;
+}
+
+static void
+test_base64_sizes(void **state)
+{
+    static const size_t lens[] = {0, 1, 2, 3, 4, 5, 56, 57, 58, 3071, 3072, 3073, 4096, 12290};
+    static const char *const eols[] = {"\n", "\r\n", " \n", "*\n", "\t\n", "\x80\xff\n", "-:.\n"};
+    static const char skipped[] = {' ', '\t', '\r', '*', '-', '.', '\x80', '\xff', '\x01'};
+    char *text = malloc(12290), *b64 = malloc(20000), *mut = malloc(20000);
+    unsigned seed = 7;
+    size_t n;
+
+    (void)state;
+    assert_non_null(text);
+    assert_non_null(b64);
+    assert_non_null(mut);
+    for (size_t i = 0; i < 12290; i++) {
+        seed = seed * 1103515245u + 12345u;
+        text[i] = (char)(' ' + (seed >> 16) % 95);
+    }
+    /* Whole encodings, padded or not, with bytes to skip at line ends. */
+    for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
+        for (int pad = 0; pad < 2; pad++) {
+            for (size_t e = 0; e < sizeof(eols) / sizeof(eols[0]); e++) {
+                print_message("length %zu, pad %d, eol %zu\n", lens[l], pad, e);
+                n = base64_encode(text, lens[l], eols[e], pad, b64);
+                check_base64_size(b64, n);
+            }
+        }
+    }
+    /* A short encoding cut at every place, with a '=' at every place, and
+     * with a byte to skip at every place. */
+    n = base64_encode(text, 40, "\n", true, b64);
+    for (size_t at = 0; at <= n; at++) {
+        print_message("at %zu\n", at);
+        check_base64_size(b64, at);
+        memcpy(mut, b64, at);
+        mut[at] = '=';
+        memcpy(mut + at + 1, b64 + at, n - at);
+        check_base64_size(mut, n + 1);
+        mut[at] = skipped[at % sizeof(skipped)];
+        check_base64_size(mut, n + 1);
+    }
+    /* A long one with a '=' on each side of the 4096-byte read boundary. */
+    n = base64_encode(text, 9000, "\r\n", false, b64);
+    for (size_t at = 4090; at < 4100; at++) {
+        print_message("long, '=' at %zu\n", at);
+        memcpy(mut, b64, n);
+        mut[at] = '=';
+        check_base64_size(mut, n);
+    }
+    free(text);
+    free(b64);
+    free(mut);
+}
+
+/* Caps on a field's name (1024 bytes) and value (65536 bytes). */
+static void
+test_header_caps(void **state)
+{
+    size_t big = 70000, k;
+    char *raw = malloc(big + 64);
+    struct mime_view *v;
+
+    (void)state;
+    assert_non_null(raw);
+    /* A long value, plain ASCII: cut at 65536 bytes, its leading space
+     * among them, which unfolding then drops. */
+    k = (size_t)sprintf(raw, "X-Long: ");
+    for (size_t i = 0; i < big; i++)
+        raw[k++] = (char)('a' + i % 26);
+    memcpy(raw + k, "\n\nb\n", 4);
+    v = parse(raw, k + 4);
+    assert_true(v->truncated);
+    assert_int_equal(strlen(mime_view_header(v, "X-Long")), 65535);
+    assert_memory_equal(mime_view_header(v, "X-Long"), "abcdef", 6);
+    mime_view_free(v);
+
+    /* A long name: cut at 1024 bytes; the value survives. */
+    for (k = 0; k < 1500; k++)
+        raw[k] = (char)('A' + k % 26);
+    memcpy(raw + k, ": value\n\nb\n", 11);
+    v = parse(raw, k + 11);
+    assert_true(v->truncated);
+    assert_int_equal(strlen(v->headers[0].name), 1024);
+    assert_string_equal(v->headers[0].value, "value");
+    mime_view_free(v);
+    free(raw);
+}
+
+/* Content types in lower case, with GMime's defaults. */
+static void
+test_content_types(void **state)
+{
+    static const struct {
+        const char *raw, *type;
+    } cases[] = {
+        {"Subject: s\n\nb\n", "text/plain"},
+        {"Content-Type: TEXT/X-Patch\n\nb\n", "text/x-patch"},
+        {"Content-Type: Application/PDF; name=x\n\nb\n", "application/pdf"},
+        {"Content-Type: text\n\nb\n", "application/octet-stream"},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct mime_view *v = parse(cases[i].raw, strlen(cases[i].raw));
+
+        print_message("case %zu\n", i);
+        assert_string_equal(v->parts[0].content_type, cases[i].type);
+        mime_view_free(v);
+    }
+}
+
+/* HTML: text between tags and entities is copied in runs. */
+static void
+test_html_runs(void **state)
+{
+    static const struct {
+        const char *html, *text;
+    } cases[] = {
+        {"a & b &amp; c &#x41; d &unknown; <br>e", "a & b & c A d &unknown; \ne"},
+        {"&", "&"},
+        {"x&", "x&"},
+        {"<p>one</p><p>two", "\none\n\ntwo"},
+        {"<script>var a = 1 < 2;</script>after", "after"},
+        {"tail &#", "tail &#"},
+    };
+    char raw[256];
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct mime_view *v;
+
+        snprintf(raw, sizeof(raw), "Content-Type: text/html\n\n%s", cases[i].html);
+        v = parse(raw, strlen(raw));
+        print_message("case %zu\n", i);
+        assert_string_equal(v->parts[0].text, cases[i].text);
+        mime_view_free(v);
+    }
+}
+
 static int
 setup(void **state)
 {
@@ -328,9 +869,15 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fixtures),      cmocka_unit_test(test_attachment_details),
-        cmocka_unit_test(test_strings),       cmocka_unit_test(test_limits),
-        cmocka_unit_test(test_header_lookup), cmocka_unit_test(test_header_start),
+        cmocka_unit_test(test_fixtures),       cmocka_unit_test(test_attachment_details),
+        cmocka_unit_test(test_strings),        cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_header_lookup),  cmocka_unit_test(test_header_start),
+        cmocka_unit_test(test_ascii_charsets), cmocka_unit_test(test_latin1_boundary),
+        cmocka_unit_test(test_ascii_controls), cmocka_unit_test(test_content_in_place),
+        cmocka_unit_test(test_content_empty),  cmocka_unit_test(test_header_fields),
+        cmocka_unit_test(test_header_caps),    cmocka_unit_test(test_content_types),
+        cmocka_unit_test(test_html_runs),      cmocka_unit_test(test_unfold_random),
+        cmocka_unit_test(test_base64_sizes),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
