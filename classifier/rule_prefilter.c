@@ -94,7 +94,7 @@ struct pf_info {
     struct strv s;
 };
 
-/* Required sets kept from the top-level sequence (see collect()). */
+/* Required sets kept from the top-level sequence (see offer()). */
 #define PF_COLLECT_MAX 16u
 
 struct pf_parser {
@@ -243,31 +243,87 @@ req_better(const struct pf_info *a, const struct pf_info *b)
     return set_count(a) < set_count(b);
 }
 
+/* True when the first n strings of v hold s[0..len); lens[] has the
+ * length of each. */
+static bool
+set_has(const struct strv *v, size_t n, const size_t *lens, const char *s, size_t len)
+{
+    for (size_t i = 0; i < n; i++)
+        if (lens[i] == len && memcmp(v->v[i], s, len) == 0)
+            return true;
+    return false;
+}
+
+/* exact_concat() when b is one string, the case of nearly every literal
+ * character: appended to a's strings in place, which spares the copies.
+ * Strings that come out alike are kept once, the first of them. */
+static bool
+append_concat(struct pf_parser *ps, struct pf_info *a, struct pf_info *b)
+{
+    size_t lb = strlen(b->s.v[0]), lens[PF_SET_MAX], n = 0;
+
+    for (size_t i = 0; i < a->s.n; i++) {
+        lens[i] = strlen(a->s.v[i]);
+        if (lens[i] + lb > PF_LIT_MAX)
+            return false;
+    }
+    for (size_t i = 0; i < a->s.n; i++) {
+        char *v = realloc(a->s.v[i], lens[i] + lb + 1);
+
+        /* a is left half done, but the analysis is lost anyway. */
+        if (v == NULL) {
+            ps->nomem = true;
+            return false;
+        }
+        memcpy(v + lens[i], b->s.v[0], lb + 1);
+        a->s.v[i] = NULL;
+        if (set_has(&a->s, n, lens, v, lens[i] + lb)) {
+            free(v);
+            continue;
+        }
+        a->s.v[n] = v;
+        lens[n++] = lens[i] + lb;
+    }
+    a->s.n = n;
+    info_release(b);
+    return true;
+}
+
 /* a = a followed by b when both are exact and the product fits; b is
  * then consumed. False (nothing changed) otherwise. */
 static bool
 exact_concat(struct pf_parser *ps, struct pf_info *a, struct pf_info *b)
 {
     struct strv out = {0};
+    size_t lb[PF_SET_MAX], out_len[PF_SET_MAX];
 
     if (a->kind != PF_EXACT || b->kind != PF_EXACT || a->s.n * b->s.n > PF_SET_MAX)
         return false;
+    if (b->s.n == 1)
+        return append_concat(ps, a, b);
+    /* With a string in a, b has at most PF_SET_MAX. */
+    for (size_t j = 0; j < b->s.n && a->s.n > 0; j++)
+        lb[j] = strlen(b->s.v[j]);
     for (size_t i = 0; i < a->s.n; i++) {
+        size_t la = strlen(a->s.v[i]);
+
         for (size_t j = 0; j < b->s.n; j++) {
-            size_t la = strlen(a->s.v[i]), lb = strlen(b->s.v[j]);
             char buf[2 * PF_LIT_MAX];
 
-            if (la + lb > PF_LIT_MAX) {
+            if (la + lb[j] > PF_LIT_MAX) {
                 strv_release(&out);
                 return false;
             }
             memcpy(buf, a->s.v[i], la);
-            memcpy(buf + la, b->s.v[j], lb);
-            if (strv_add_unique(&out, buf, la + lb, PF_SET_MAX) < 0) {
+            memcpy(buf + la, b->s.v[j], lb[j]);
+            if (set_has(&out, out.n, out_len, buf, la + lb[j]))
+                continue;
+            if (strv_add(&out, buf, la + lb[j], PF_SET_MAX) < 0) {
                 ps->nomem = true;
                 strv_release(&out);
                 return false;
             }
+            out_len[out.n - 1] = la + lb[j];
         }
     }
     strv_release(&a->s);
@@ -276,26 +332,12 @@ exact_concat(struct pf_parser *ps, struct pf_info *a, struct pf_info *b)
     return true;
 }
 
-/* best = the better filter of best and b (both required or any); b is
- * consumed. */
-static void
-keep_better(struct pf_info *best, struct pf_info *b)
-{
-    info_to_req(b);
-    if (req_better(b, best)) {
-        info_release(best);
-        *best = *b;
-        memset(b, 0, sizeof(*b));
-    }
-    info_release(b);
-}
-
 /* a = a or b; b is consumed. */
 static void
 info_alt(struct pf_parser *ps, struct pf_info *a, struct pf_info *b)
 {
     enum pf_kind kind = PF_EXACT;
-    size_t cap = PF_SET_MAX;
+    size_t cap = PF_SET_MAX, lens[PF_REQ_MAX];
 
     if (a->kind != PF_EXACT || b->kind != PF_EXACT || a->s.n + b->s.n > PF_SET_MAX) {
         info_to_req(a);
@@ -308,11 +350,19 @@ info_alt(struct pf_parser *ps, struct pf_info *a, struct pf_info *b)
             return;
         }
     }
+    /* Here a and b hold at most PF_REQ_MAX strings together. */
+    for (size_t i = 0; i < a->s.n; i++)
+        lens[i] = strlen(a->s.v[i]);
     for (size_t i = 0; i < b->s.n; i++) {
-        if (strv_add_unique(&a->s, b->s.v[i], strlen(b->s.v[i]), cap) < 0) {
+        size_t len = strlen(b->s.v[i]);
+
+        if (set_has(&a->s, a->s.n, lens, b->s.v[i], len))
+            continue;
+        if (strv_add(&a->s, b->s.v[i], len, cap) < 0) {
             ps->nomem = true;
             break;
         }
+        lens[a->s.n - 1] = len;
     }
     a->kind = kind;
     info_release(b);
@@ -793,36 +843,84 @@ parse_atom(struct pf_parser *ps, struct pf_info *x, struct pf_info *tail)
     return true;
 }
 
+/* True for a character parse_atom() takes as itself, lowered, with
+ * nothing to parse after it. '{' may open a quantifier, a NUL would cut
+ * the string short and PF_WB is no character: those take the long way. */
+static bool
+is_plain(char c)
+{
+    return c != '\0' && c != PF_WB && (unsigned char)c < 0x80 &&
+           strchr("\\()[]{^$.*+?|", c) == NULL;
+}
+
+/* Append the plain characters at ps->p (those not followed by what may
+ * be a quantifier) to cur, a single exact string, as parse_atom() and
+ * exact_concat() would one at a time: most of a pattern is such runs,
+ * and this spares a set for each character. False when none is taken. */
+static bool
+plain_run(struct pf_parser *ps, struct pf_info *cur, struct pf_info *tail)
+{
+    const char *q = ps->p;
+    size_t la, n;
+    char *v;
+
+    if (cur->kind != PF_EXACT || cur->s.n != 1)
+        return false;
+    la = strlen(cur->s.v[0]);
+    while (q < ps->end && la + (size_t)(q - ps->p) < PF_LIT_MAX && is_plain(*q) &&
+           !(q + 1 < ps->end && strchr("?*+{", q[1]) != NULL))
+        q++;
+    n = (size_t)(q - ps->p);
+    if (n == 0)
+        return false;
+    v = realloc(cur->s.v[0], la + n + 1);
+    if (v == NULL) {
+        ps->nomem = true;
+        return false;
+    }
+    for (size_t i = 0; i < n; i++)
+        v[la + i] = lower(ps->p[i]);
+    v[la + n] = '\0';
+    cur->s.v[0] = v;
+    ps->p = q;
+    info_release(tail);
+    return true;
+}
+
+/* best = the better filter of best and x (both required or any); x is
+ * consumed. Each atom (or run of exact atoms) of the top-level sequence
+ * offers a set that every match needs on its own, so a pattern may use
+ * several at once ("foo\s+bar" needs both "foo" and "bar"): x also goes
+ * to the candidates, moved there when best does not take it. They are
+ * meaningless once a top-level '|' shows up; the caller checks. */
+static void
+offer(struct pf_parser *ps, struct pf_info *best, struct pf_info *x)
+{
+    bool cand, better;
+
+    info_to_req(x);
+    cand = ps->cand != NULL && ps->depth == 0 && ps->n_cand < PF_COLLECT_MAX && x->kind == PF_REQ &&
+           min_len(x) >= PF_LIT_MIN;
+    better = req_better(x, best);
+    if (cand && better) {
+        info_copy(ps, &ps->cand[ps->n_cand], x);
+        if (ps->cand[ps->n_cand].kind == PF_REQ)
+            ps->n_cand++;
+    } else if (cand) {
+        ps->cand[ps->n_cand++] = *x;
+        memset(x, 0, sizeof(*x));
+    }
+    if (better) {
+        info_release(best);
+        *best = *x;
+        memset(x, 0, sizeof(*x));
+    }
+    info_release(x);
+}
+
 /* A sequence stays exact while every atom is and the product fits;
  * otherwise each run of exact atoms and each other atom offers its
  * required set, and the best one is kept. */
-/* Each atom (or run of exact atoms) of the top-level sequence offers a
- * set that every match needs on its own, so a pattern may use several at
- * once ("foo\s+bar" needs both "foo" and "bar"). Keep a copy of x for
- * that. Meaningless once a top-level '|' shows up; the caller checks. */
-static void
-collect(struct pf_parser *ps, const struct pf_info *x)
-{
-    struct pf_info c = {0};
-
-    if (ps->cand == NULL || ps->depth > 0 || ps->n_cand >= PF_COLLECT_MAX || x->kind == PF_ANY)
-        return;
-    c.kind = x->kind;
-    for (size_t i = 0; i < x->s.n; i++) {
-        if (strv_add(&c.s, x->s.v[i], strlen(x->s.v[i]), SIZE_MAX) < 0) {
-            ps->nomem = true;
-            info_release(&c);
-            return;
-        }
-    }
-    info_to_req(&c);
-    if (c.kind != PF_REQ || min_len(&c) < PF_LIT_MIN) {
-        info_release(&c);
-        return;
-    }
-    ps->cand[ps->n_cand++] = c;
-}
-
 static void
 parse_seq(struct pf_parser *ps, struct pf_info *ret)
 {
@@ -831,7 +929,11 @@ parse_seq(struct pf_parser *ps, struct pf_info *ret)
 
     memset(ret, 0, sizeof(*ret));
     info_empty(ps, &cur);
-    while (!ps->fail && parse_atom(ps, &atom, &tail)) {
+    while (!ps->fail) {
+        if (plain_run(ps, &cur, &tail))
+            continue;
+        if (!parse_atom(ps, &atom, &tail))
+            break;
         if (exact_concat(ps, &cur, &atom))
             continue;
         exact = false;
@@ -843,14 +945,12 @@ parse_seq(struct pf_parser *ps, struct pf_info *ret)
             if (!exact_concat(ps, &cur, &head))
                 info_release(&head);
         }
-        collect(ps, &cur);
-        keep_better(ret, &cur);
+        offer(ps, ret, &cur);
         if (atom.kind == PF_EXACT) {
             cur = atom;
             memset(&atom, 0, sizeof(atom));
         } else {
-            collect(ps, &atom);
-            keep_better(ret, &atom);
+            offer(ps, ret, &atom);
             if (tail.kind == PF_EXACT) {
                 /* What follows follows the last repetition. */
                 cur = tail;
@@ -867,8 +967,7 @@ parse_seq(struct pf_parser *ps, struct pf_info *ret)
         *ret = cur;
         return;
     }
-    collect(ps, &cur);
-    keep_better(ret, &cur);
+    offer(ps, ret, &cur);
 }
 
 static void
@@ -886,15 +985,35 @@ parse_alt(struct pf_parser *ps, struct pf_info *ret)
     }
 }
 
+/* What redundant() knows of a literal before comparing it: its length
+ * and the bytes in it, each as bit (byte % 64). */
+struct lit_shape {
+    size_t len;
+    uint64_t bytes;
+};
+
+static struct lit_shape
+lit_shape(const char *s)
+{
+    struct lit_shape sh = {strlen(s), 0};
+
+    for (size_t i = 0; i < sh.len; i++)
+        sh.bytes |= UINT64_C(1) << ((unsigned char)s[i] % 64);
+    return sh;
+}
+
 /* True when some other literal of v is a substring of v[i]: v[i] then
- * adds nothing to the filter. */
+ * adds nothing to the filter. An equal one only counts once, so the
+ * first of equals stays. Only a literal no longer than v[i], with no
+ * byte that v[i] lacks, can be in it: sh[] spares most compares. */
 static bool
-redundant(const struct strv *v, size_t i)
+redundant(const struct strv *v, const struct lit_shape *sh, size_t i)
 {
     for (size_t j = 0; j < v->n; j++) {
-        if (j == i || strstr(v->v[i], v->v[j]) == NULL)
+        if (j == i || sh[j].len > sh[i].len || (sh[j].bytes & ~sh[i].bytes) != 0)
             continue;
-        if (strcmp(v->v[i], v->v[j]) != 0 || j < i)
+        if (sh[j].len == sh[i].len ? j < i && strcmp(v->v[i], v->v[j]) == 0
+                                   : strstr(v->v[i], v->v[j]) != NULL)
             return true;
     }
     return false;
@@ -905,19 +1024,26 @@ redundant(const struct strv *v, size_t i)
 static int
 finish_set(const struct pf_info *x, struct strv *ret)
 {
-    int r;
+    struct lit_shape *sh;
+    int r = 0;
 
     memset(ret, 0, sizeof(*ret));
+    sh = malloc((x->s.n ? x->s.n : 1) * sizeof(*sh));
+    if (sh == NULL)
+        return -ENOMEM;
+    for (size_t i = 0; i < x->s.n; i++)
+        sh[i] = lit_shape(x->s.v[i]);
     for (size_t i = 0; i < x->s.n; i++) {
-        if (redundant(&x->s, i))
+        if (redundant(&x->s, sh, i))
             continue;
-        r = strv_add(ret, x->s.v[i], strlen(x->s.v[i]), PF_REQ_MAX);
+        r = strv_add(ret, x->s.v[i], sh[i].len, PF_REQ_MAX);
         if (r < 0) {
             strv_release(ret);
-            return r;
+            break;
         }
     }
-    return 0;
+    free(sh);
+    return r;
 }
 
 static bool
@@ -1154,16 +1280,9 @@ rule_prefilter_literals(const char *src, size_t len, uint32_t options, struct st
     r = parse_required(&ps, options, &x);
     if (r <= 0)
         goto out;
-    r = 0;
-    for (size_t i = 0; i < x.s.n; i++) {
-        if (redundant(&x.s, i))
-            continue;
-        r = strv_add(ret, x.s.v[i], strlen(x.s.v[i]), PF_REQ_MAX);
-        if (r < 0) {
-            strv_release(ret);
-            goto out;
-        }
-    }
+    r = finish_set(&x, ret);
+    if (r < 0)
+        goto out;
     if (!set_usable(ret))
         strv_release(ret);
     else
@@ -1284,17 +1403,6 @@ entry_bucket(const struct pf_entry *e)
     return hash24(e->head >> 8) >> 6;
 }
 
-static int
-entry_cmp(const void *a, const void *b)
-{
-    const struct pf_entry *x = a, *y = b;
-    unsigned hx = entry_bucket(x), hy = entry_bucket(y);
-
-    if (hx != hy)
-        return hx < hy ? -1 : 1;
-    return x->head < y->head ? -1 : x->head > y->head;
-}
-
 _Static_assert(sizeof(((struct rule_pattern *)0)->pf_and) / sizeof(uint32_t) == RULE_PF_SETS - 1,
                "pf_and holds every set after the first");
 
@@ -1320,7 +1428,7 @@ add_set(struct rule_prefilter *pf, struct pf_region *rg, const struct strv *lits
 {
     struct strv keys = {0};
     struct pf_entry *v;
-    size_t first;
+    size_t first, key_len[PF_REQ_MAX]; /* keys holds at most PF_REQ_MAX */
     uint32_t id;
     int r;
 
@@ -1336,9 +1444,12 @@ add_set(struct rule_prefilter *pf, struct pf_region *rg, const struct strv *lits
             goto out;
         }
         buf[0] = (char)('@' + flags);
-        r = strv_add_unique(&keys, buf, n + 1, PF_REQ_MAX);
+        if (set_has(&keys, keys.n, key_len, buf, n + 1))
+            continue;
+        r = strv_add(&keys, buf, n + 1, PF_REQ_MAX);
         if (r < 0)
             goto out;
+        key_len[keys.n - 1] = n + 1;
     }
     r = -ENOMEM;
     v = realloc(rg->v, (rg->n + keys.n) * sizeof(*v));
@@ -1644,21 +1755,44 @@ pair_build(struct rule_prefilter *pf, size_t k)
     return 0;
 }
 
-/* Sort rg's entries into their buckets. */
-static void
+/* Sort rg's entries into their buckets, each by head, and set the
+ * bucket bounds: one count of the buckets gives both the bounds and each
+ * entry's place, and a bucket holds few entries, which insertion then
+ * orders. Entries alike stay in the order they were added. */
+static int
 region_finish(struct pf_region *rg)
 {
-    size_t e = 0;
+    struct pf_entry *v;
 
     if (rg == NULL)
-        return;
-    if (rg->n > 1)
-        qsort(rg->v, rg->n, sizeof(struct pf_entry), entry_cmp);
-    for (unsigned h = 0; h <= 2 * PF_BUCKETS; h++) {
-        while (e < rg->n && entry_bucket(&rg->v[e]) < h)
-            e++;
-        rg->start[h] = (uint32_t)e;
+        return 0;
+    v = malloc((rg->n ? rg->n : 1) * sizeof(*v));
+    if (v == NULL)
+        return -ENOMEM;
+    memset(rg->start, 0, sizeof(rg->start));
+    for (size_t i = 0; i < rg->n; i++)
+        rg->start[entry_bucket(&rg->v[i]) + 1]++;
+    for (unsigned h = 0; h < 2 * PF_BUCKETS; h++)
+        rg->start[h + 1] += rg->start[h];
+    /* start[h] is where bucket h begins; it moves on as entries go in,
+     * and ends where bucket h + 1 begins. */
+    for (size_t i = 0; i < rg->n; i++)
+        v[rg->start[entry_bucket(&rg->v[i])]++] = rg->v[i];
+    memmove(rg->start + 1, rg->start, 2 * PF_BUCKETS * sizeof(rg->start[0]));
+    rg->start[0] = 0;
+    for (unsigned h = 0; h < 2 * PF_BUCKETS; h++) {
+        for (size_t i = rg->start[h] + 1; i < rg->start[h + 1]; i++) {
+            struct pf_entry e = v[i];
+            size_t k = i;
+
+            for (; k > rg->start[h] && v[k - 1].head > e.head; k--)
+                v[k] = v[k - 1];
+            v[k] = e;
+        }
     }
+    free(rg->v);
+    rg->v = v;
+    return 0;
 }
 
 int
@@ -1698,10 +1832,10 @@ rule_prefilter_build(struct rule_set *set)
     }
     for (size_t k = 0; k < PF_PAIRS && r == 0; k++)
         r = pair_build(pf, k);
-    for (unsigned k = 0; k < REGION__COUNT; k++)
-        region_finish(pf->regions[k]);
-    for (size_t k = 0; k < PF_PAIRS; k++)
-        region_finish(pf->pairs[k]);
+    for (unsigned k = 0; k < REGION__COUNT && r == 0; k++)
+        r = region_finish(pf->regions[k]);
+    for (size_t k = 0; k < PF_PAIRS && r == 0; k++)
+        r = region_finish(pf->pairs[k]);
     set->pf = pf;
     if (r < 0)
         set->pf = rule_prefilter_free(pf);

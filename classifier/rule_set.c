@@ -3,8 +3,9 @@
  *
  * Loading runs in passes: list and sort the *.rules files, parse each
  * (rule_parse.c), check names (duplicates, combination references to
- * earlier rules only), compile every pattern with PCRE2 (JIT when the
- * platform allows it), then report all problems sorted by file and line.
+ * earlier rules only), compile every pattern with PCRE2, build the
+ * prefilter, JIT-compile the patterns that run whole (when the platform
+ * allows it), then report all problems sorted by file and line.
  * Any problem fails the load: a set is either whole or not returned.
  *
  * The returned set owns its rules, patterns and the one match context
@@ -267,9 +268,6 @@ compile_pattern(struct rule_set *set, const struct rule *rule, const struct rule
                         pat->source, (const char *)msg, (size_t)off);
         return;
     }
-    /* Without JIT (unsupported platform, no executable memory) the
-     * interpreter runs the same pattern with the same limits. */
-    (void)pcre2_jit_compile(pat->code, PCRE2_JIT_COMPLETE);
     if (pcre2_pattern_info(pat->code, PCRE2_INFO_CAPTURECOUNT, &captures) == 0)
         pat->captures = captures;
     if (pat->captures + 1 > set->ovec_pairs)
@@ -288,6 +286,35 @@ compile_patterns(struct rule_set *set, struct rule_diag *d)
             for (size_t k = 0; k < 2; k++)
                 if (cond->pat[k].source != NULL)
                     compile_pattern(set, rule, cond, &cond->pat[k], d);
+        }
+    }
+}
+
+/* JIT-compile every pattern that rule_eval.c runs whole. A match or
+ * nomatch pattern the prefilter split into alternatives is only ever run
+ * one alternative at a time (run_whole()), and JIT-compiling it would be
+ * a large share of loading for code that never runs. Without JIT
+ * (unsupported platform, no executable memory) the interpreter runs the
+ * same pattern with the same limits. */
+static void
+jit_patterns(const struct rule_set *set)
+{
+    for (size_t i = 0; i < set->n_rules; i++) {
+        const struct rule *rule = &set->rules[i];
+
+        for (size_t c = 0; c < rule->n_conds; c++) {
+            const struct rule_cond *cond = &rule->conds[c];
+            bool may_split = cond->type == RULE_COND_MATCH || cond->type == RULE_COND_NOMATCH;
+
+            for (size_t k = 0; k < 2; k++) {
+                const struct rule_pattern *pat = &cond->pat[k];
+                size_t n;
+
+                if (pat->code == NULL ||
+                    (k == 0 && may_split && rule_prefilter_alternatives_of(set, pat, &n) != NULL))
+                    continue;
+                (void)pcre2_jit_compile(pat->code, PCRE2_JIT_COMPLETE);
+            }
         }
     }
 }
@@ -391,6 +418,7 @@ rule_set_load(const char *dir, const struct classifier_limits *limits, classifie
     r = rule_prefilter_build(set);
     if (r < 0)
         goto out;
+    jit_patterns(set);
 
     set->mctx = pcre2_match_context_create(NULL);
     if (set->mctx == NULL) {

@@ -140,6 +140,116 @@ test_literal_sets(void **state)
     }
 }
 
+/* rule_prefilter_literal_sets() of src, each set's strings joined by
+ * ',' and the sets by ';', in the order given, into out. */
+static void
+sets_text(const char *src, char *out, size_t size)
+{
+    struct strv v[RULE_PF_SETS];
+    size_t n = 0, len = 0;
+
+    assert_int_equal(rule_prefilter_literal_sets(src, strlen(src), 0, v, &n), 0);
+    out[0] = '\0';
+    for (size_t k = 0; k < n; k++) {
+        for (size_t i = 0; i < v[k].n; i++)
+            len += (size_t)snprintf(out + len, size - len, "%s,", v[k].v[i]);
+        len += (size_t)snprintf(out + len, size - len, ";");
+        assert_true(len < size);
+    }
+    for (size_t k = 0; k < RULE_PF_SETS; k++)
+        strv_release(&v[k]);
+}
+
+/* The analyser takes a run of plain characters in one go. With each
+ * character in a group of its own, the same run goes the long way, one
+ * atom at a time: the sets must be the same, in the same order, where a
+ * run meets a quantifier and where its literal reaches PF_LIT_MAX (64)
+ * bytes, past which a literal is cut into pieces. */
+static void
+test_plain_runs(void **state)
+{
+    static const struct {
+        const char *head, *run, *tail;
+    } cases[] = {
+        {"", "Hello World", ""},
+        {"", "abc", "+d"},
+        {"", "abcd", "?ef"},
+        {"", "abcd", "*ef"},
+        {"", "abcd", "{2}ef"},
+        {"", "abcd", "{,x}ef"},
+        {"", "ab,c-d'e<f>", ""},
+        {"(?:ab|cd)", "EFgh", ""},
+        {"(?:ab|cd)", "efgh", "(?:ij|kl)mn"},
+        {"\\b", "foo bar", "\\b"},
+        {"x\\s+", "yz of", "\\s+abc"},
+        {"[ab]", "cdef", ""},
+        {"", "foo", "|barbaz|qux"},
+        {"(?:", "foo", ")?barbaz"},
+    };
+    char run[80], wrapped[80 * 5 + 1], p[512], w[512], want[8192], got[8192];
+    (void)state;
+
+    /* Runs of 60 to 68 bytes: first, after a literal of one string, of
+     * two and of six. */
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]) + 4 * 9; i++) {
+        const char *head, *tail = "";
+        size_t n, k = 0;
+
+        if (i < sizeof(cases) / sizeof(cases[0])) {
+            head = cases[i].head;
+            snprintf(run, sizeof(run), "%s", cases[i].run);
+            tail = cases[i].tail;
+        } else {
+            size_t j = i - sizeof(cases) / sizeof(cases[0]);
+
+            head = j < 9 ? "" : j < 18 ? "\\dab" : j < 27 ? "(?:ab|cd)" : "x\\s+";
+            n = 60 + j % 9;
+            for (size_t c = 0; c < n; c++)
+                run[c] = (char)('a' + c % 26);
+            run[n] = '\0';
+        }
+        for (const char *c = run; *c != '\0'; c++)
+            k += (size_t)snprintf(wrapped + k, sizeof(wrapped) - k, "(?:%c)", *c);
+        snprintf(p, sizeof(p), "%s%s%s", head, run, tail);
+        snprintf(w, sizeof(w), "%s%s%s", head, wrapped, tail);
+        sets_text(w, want, sizeof(want));
+        sets_text(p, got, sizeof(got));
+        if (strcmp(got, want) != 0)
+            fail_msg("/%s/: %s, but /%s/: %s", p, got, w, want);
+    }
+}
+
+/* Sequences of sets: each string of one followed by each of the next,
+ * and a literal that contains another of its set left out. */
+static void
+test_products(void **state)
+{
+    static const struct {
+        const char *pattern;
+        const char *want;
+    } cases[] = {
+        {"(?:ab|cd)(?:ef|gh)ij", "abefij,abghij,cdefij,cdghij,;"},
+        {"(?:ab|cd)e(?:f|g)", "abef,abeg,cdef,cdeg,;"},
+        {"(?:ab|abc)(?:d|cd)", "abd,abcd,abccd,;"},
+        {"(?:ab|a)(?:bc|c)x", "abbcx,abcx,acx,;"},
+        {"[ab]x[cd]y", "axcy,axdy,bxcy,bxdy,;"},
+        /* Redundant strings: "xp0" holds "p0", and '0' and 'p' share a
+         * bit of the byte masks. */
+        {"xp0|p0|p0q", "p0,;"},
+        {"foobar|oba|obaz", "oba,;"},
+        {"abc|abc|xyz", "abc,xyz,;"},
+        {"0p|p0", "0p,p0,;"},
+    };
+    char got[8192];
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        sets_text(cases[i].pattern, got, sizeof(got));
+        if (strcmp(got, cases[i].want) != 0)
+            fail_msg("/%s/: %s, expected %s", cases[i].pattern, got, cases[i].want);
+    }
+}
+
 static void
 test_alternatives(void **state)
 {
@@ -488,16 +598,35 @@ test_equivalence(void **state)
     pcre2_code *plain[N_PATTERNS];
     pcre2_match_data *md = pcre2_match_data_create(16, NULL);
     unsigned seed = 12345, matched = 0, split = 0;
+    uint32_t jit_ok = 0;
     (void)state;
 
     assert_non_null(md);
+    if (pcre2_config(PCRE2_CONFIG_JIT, &jit_ok) < 0)
+        jit_ok = 0;
     for (size_t i = 0; i < N_PATTERNS; i++)
         plain[i] = compile_plain(i);
     /* The check means little unless the set has split patterns. */
     for (size_t r = 0; r < set->n_rules; r++) {
         size_t n;
 
-        split += rule_prefilter_alternatives_of(set, &set->rules[r].conds[0].pat[0], &n) != NULL;
+        const struct rule_pattern *whole = &set->rules[r].conds[0].pat[0];
+        const struct rule_pattern *alt = rule_prefilter_alternatives_of(set, whole, &n);
+        size_t jit = 0;
+
+        /* A split pattern only ever runs one alternative at a time: its
+         * alternatives have JIT code, the whole has none to spare. */
+        assert_int_equal(pcre2_pattern_info(whole->code, PCRE2_INFO_JITSIZE, &jit), 0);
+        if (alt != NULL) {
+            assert_int_equal(jit, 0);
+            for (size_t k = 0; k < n && jit_ok; k++) {
+                assert_int_equal(pcre2_pattern_info(alt[k].code, PCRE2_INFO_JITSIZE, &jit), 0);
+                assert_true(jit > 0);
+            }
+        } else if (jit_ok) {
+            assert_true(jit > 0);
+        }
+        split += alt != NULL;
     }
     assert_true(split >= N_PATTERNS);
 
@@ -534,10 +663,9 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_literals),
-        cmocka_unit_test(test_literal_sets),
-        cmocka_unit_test(test_alternatives),
-        cmocka_unit_test(test_equivalence),
+        cmocka_unit_test(test_literals),     cmocka_unit_test(test_literal_sets),
+        cmocka_unit_test(test_plain_runs),   cmocka_unit_test(test_products),
+        cmocka_unit_test(test_alternatives), cmocka_unit_test(test_equivalence),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
