@@ -131,16 +131,33 @@ ascii_run(const unsigned char *u, size_t i, size_t n)
 
         memcpy(&x, u + i, 8);
         y = x ^ cr;
-        /* A high bit flags a byte >= 0x80, a zero byte or a CR (with
-         * possible false flags above a real one, so the byte loop below
-         * finds the exact end). */
-        if (((x | ((x - ones) & ~x) | ((y - ones) & ~y)) & highs) != 0)
+        /* A high bit flags a byte >= 0x80 (x), a zero byte (x - ones) or
+         * a CR (y - ones); a subtraction flags no other byte but those
+         * of 0x81 and above, which x flags anyway, and bytes after a
+         * borrow, which come after a real flag. The byte loop below
+         * finds the exact end. */
+        if (((x | (x - ones) | (y - ones)) & highs) != 0)
             break;
         i += 8;
     }
     while (i < n && u[i] < 0x80 && u[i] != '\r' && u[i] != '\0')
         i++;
     return i;
+}
+
+/* End of the run in u[i..n) that buf_add_text() copies as it is: plain
+ * ASCII and valid UTF-8 sequences. */
+static size_t
+text_run(const unsigned char *u, size_t i, size_t n)
+{
+    for (;;) {
+        size_t k;
+
+        i = ascii_run(u, i, n);
+        if (i == n || u[i] < 0x80 || (k = utf8_seq_len(u + i, n - i)) == 0)
+            return i;
+        i += k;
+    }
 }
 
 /*
@@ -164,16 +181,21 @@ buf_add_text(struct textbuf *b, const char *s, size_t n, enum invalid_bytes inv,
         char tmp[4];
         size_t tlen, j;
 
-        /* Runs of plain ASCII are copied whole: this is most text. */
-        j = ascii_run(u, i, n);
+        /* Runs of text that stays as it is are copied whole: this is
+         * most text. A cut backs off to the start of the character. */
+        j = text_run(u, i, n);
         if (j > i) {
             size_t room = b->len < max ? max - b->len : 0;
 
-            r = textbuf_add(b, s + i, j - i < room ? j - i : room);
+            if (j - i > room) {
+                while (room > 0 && (u[i + room] & 0xc0) == 0x80)
+                    room--;
+                r = textbuf_add(b, s + i, room);
+                return r < 0 ? r : 1;
+            }
+            r = textbuf_add(b, s + i, j - i);
             if (r < 0)
                 return r;
-            if (j - i > room)
-                return 1;
             i = j;
             continue;
         }
@@ -250,8 +272,9 @@ is_msgid_field(const char *name)
     }
 }
 
-/* True if none of the eight bytes at s changes in unfolding: no tab, CR,
- * LF or other control byte, and no two spaces in a row among them. */
+/* True if the eight bytes at s are plain ASCII that unfolding keeps: no
+ * tab, CR, LF or other control byte, no byte of 0x80 or above, and no two
+ * spaces in a row among them. */
 static bool
 unfold_plain8(const char *s)
 {
@@ -259,8 +282,8 @@ unfold_plain8(const char *s)
     uint64_t x, sp;
 
     memcpy(&x, s, 8);
-    /* Any byte below 0x20 (bytes of 0x80 and above are never flagged). */
-    if (((x - 0x20 * ones) & ~x & highs) != 0)
+    /* Any byte below 0x20 or of 0x80 and above. */
+    if ((((x - 0x20 * ones) | x) & highs) != 0)
         return false;
     /* The high bit of each byte that is a space, exactly: no carries. */
     sp = x ^ (0x20 * ones);
@@ -270,20 +293,22 @@ unfold_plain8(const char *s)
 
 /* Unfold src[0..n) into dst (which may be src) and NUL-terminate it: CR,
  * LF and tab become spaces, runs of spaces one, none at either end.
- * Returns the length written. Folded fields (Received:, DKIM-Signature:)
- * are most header bytes, and most of their bytes stay as they are: those
- * go eight at a time. */
+ * Returns the length written; *eight_bit tells if src held a byte of 0x80
+ * or above, which saves its callers a pass to find out. Folded fields
+ * (Received:, DKIM-Signature:) are most header bytes, and most of their
+ * bytes stay as they are: those go eight at a time. */
 static size_t
-unfold(char *dst, const char *src, size_t n)
+unfold(char *dst, const char *src, size_t n, bool *eight_bit)
 {
     size_t i = 0, j = 0;
     bool space = false;
+    unsigned char any = 0;
 
     while (i < n) {
-        size_t end = n - i >= 8 ? i + 8 : n;
+        size_t end;
 
         /* A space first in the eight must not follow one just written. */
-        if (end - i == 8 && j > 0 && !(space && src[i] == ' ') && unfold_plain8(src + i)) {
+        if (n - i >= 8 && j > 0 && !(space && src[i] == ' ') && unfold_plain8(src + i)) {
             space = src[i + 7] == ' ';
             memmove(dst + j, src + i, 8);
             i += 8;
@@ -291,9 +316,11 @@ unfold(char *dst, const char *src, size_t n)
             continue;
         }
         /* Else these eight one at a time: the next eight may pass. */
+        end = n - i >= 8 ? i + 8 : n;
         for (; i < end; i++) {
             unsigned char c = (unsigned char)src[i];
 
+            any |= c;
             if (c > ' ' || (c != ' ' && c != '\t' && c != '\n' && c != '\r')) {
                 dst[j++] = (char)c;
                 space = false;
@@ -306,6 +333,7 @@ unfold(char *dst, const char *src, size_t n)
     while (j > 0 && dst[j - 1] == ' ')
         j--;
     dst[j] = '\0';
+    *eight_bit = any >= 0x80;
     return j;
 }
 
@@ -645,9 +673,14 @@ static size_t
 base64_decoded_size(const char *s, size_t n)
 {
     const char *eq = memchr(s, '=', n);
-    size_t end = eq ? (size_t)(eq - s) : n, chars = 0;
+    size_t end = eq ? (size_t)(eq - s) : n, chars = 0, i = 0;
 
-    for (size_t i = 0; i < end; i++)
+    /* Eight at a time, which the compiler unrolls: fewer loop steps over
+     * what is most of the bytes of most mail with attachments. */
+    for (; end - i >= 8; i += 8)
+        for (size_t k = 0; k < 8; k++)
+            chars += base64_alphabet[(unsigned char)s[i + k]];
+    for (; i < end; i++)
         chars += base64_alphabet[(unsigned char)s[i]];
     if (eq != NULL && chars % 4 >= 2)
         return chars / 4 * 3 + chars % 4 - 1;
@@ -695,6 +728,39 @@ part_decode(GMimePart *part)
     return arr;
 }
 
+/*
+ * The content of a base64 or quoted-printable part, decoded by GMime's
+ * decoder straight from the message into *ret (malloc'd, *ret_len bytes)
+ * rather than through its streams: g_mime_data_wrapper_write_to_stream()
+ * runs the same steps over the same bytes, 4096 at a time, and the
+ * decoder carries its state across those reads, so one step over all of
+ * them writes the same. Returns 1 when decoded, 0 for a part this does
+ * not take (which goes through part_decode()), or -ENOMEM.
+ */
+static int
+part_decode_direct(GMimePart *part, char **ret, size_t *ret_len)
+{
+    GMimeContentEncoding enc;
+    GMimeEncoding dec;
+    const char *raw;
+    size_t n, len;
+    char *out;
+
+    if (!part_content_raw(part, &raw, &n, &enc) ||
+        (enc != GMIME_CONTENT_ENCODING_BASE64 && enc != GMIME_CONTENT_ENCODING_QUOTEDPRINTABLE))
+        return 0;
+    g_mime_encoding_init_decode(&dec, enc);
+    /* Decoding never writes more than it reads, but ask the decoder. */
+    out = malloc(g_mime_encoding_outlen(&dec, n) + g_mime_encoding_outlen(&dec, 0) + 1);
+    if (out == NULL)
+        return -ENOMEM;
+    len = g_mime_encoding_step(&dec, raw, n, out);
+    len += g_mime_encoding_flush(&dec, "", 0, out + len);
+    *ret = out;
+    *ret_len = len;
+    return 1;
+}
+
 /* Decoded size of a binary part, counted without keeping the bytes. */
 static size_t
 part_decoded_size(GMimePart *part)
@@ -703,6 +769,7 @@ part_decoded_size(GMimePart *part)
     GMimeStream *null;
     GMimeContentEncoding enc;
     const char *raw;
+    char *decoded;
     size_t n;
 
     if (part_content_raw(part, &raw, &n, &enc)) {
@@ -710,6 +777,11 @@ part_decoded_size(GMimePart *part)
             return n;
         if (enc == GMIME_CONTENT_ENCODING_BASE64 && base64_counts)
             return base64_decoded_size(raw, n);
+    }
+    /* Quoted-printable: decoding is the only way to count it. */
+    if (part_decode_direct(part, &decoded, &n) == 1) {
+        free(decoded);
+        return n;
     }
     if (dw == NULL)
         return 0;
@@ -792,15 +864,23 @@ walk_leaf(struct walker *w, GMimePart *gp)
 
     if (is_text) {
         GByteArray *arr = NULL;
+        char *decoded = NULL;
         const char *cs = ct ? g_mime_content_type_get_parameter(ct, "charset") : NULL;
         const char *raw;
         size_t n;
         struct textbuf out = {0};
 
         if (!part_content_in_place(gp, &raw, &n)) {
-            arr = part_decode(gp);
-            raw = (const char *)arr->data;
-            n = arr->len;
+            r = part_decode_direct(gp, &decoded, &n);
+            if (r < 0)
+                goto out;
+            if (r == 1) {
+                raw = decoded;
+            } else {
+                arr = part_decode(gp);
+                raw = (const char *)arr->data;
+                n = arr->len;
+            }
         }
         if (p.is_html) {
             struct textbuf utf = {0};
@@ -818,6 +898,7 @@ walk_leaf(struct walker *w, GMimePart *gp)
         }
         if (arr != NULL)
             g_byte_array_free(arr, TRUE);
+        free(decoded);
         if (r < 0) {
             free(out.p);
             goto out;
@@ -930,8 +1011,10 @@ walk(struct walker *w, GMimeObject *o, unsigned depth)
 /* One header field while the view's fields are gathered. */
 struct field {
     const char *name, *value; /* GMime's, alive as long as the message */
-    size_t vlen;
-    bool ascii;                 /* value is plain ASCII */
+    size_t nlen, vlen;
+    /* Set while value is the raw text of a field that GMime must decode
+     * if it holds 8-bit bytes; NULL once decoded or when never needed. */
+    GMimeHeader *decode;
     size_t name_off, value_off; /* in the block of all the fields' text */
 };
 
@@ -957,24 +1040,76 @@ fields_gather(struct mime_view *v, GMimeHeaderList *hl, struct field *f, size_t 
         fd->name = g_mime_header_get_name(h);
         if (fd->name == NULL)
             fd->name = "";
+        fd->nlen = strlen(fd->name);
+        fd->decode = NULL;
         value = g_mime_header_get_raw_value(h);
-        fd->vlen = value ? strlen(value) : 0;
-        fd->ascii = value == NULL || ascii_prefix(value, fd->vlen) == fd->vlen;
         /* Message identifiers have no encoded words (RFC 5322 msg-id): take
          * them raw, or a sender could hide another id, or a line break,
          * in an encoded word that decoding would bring out. Other fields
          * are decoded, unless they are plain ASCII with no "=?": GMime's
          * decoding then only unfolds, which field_append() does too, and
-         * skipping it saves a copy and a tokenising pass per field. */
-        if (!is_msgid_field(fd->name) &&
-            (value == NULL || !fd->ascii || strstr(value, "=?") != NULL)) {
-            value = g_mime_header_get_value(h);
-            fd->vlen = value ? strlen(value) : 0;
-            fd->ascii = value == NULL || ascii_prefix(value, fd->vlen) == fd->vlen;
+         * skipping it saves a copy and a tokenising pass per field.
+         * Whether they are ASCII, field_append() finds out as it unfolds. */
+        if (!is_msgid_field(fd->name)) {
+            if (value == NULL || strstr(value, "=?") != NULL)
+                value = g_mime_header_get_value(h);
+            else
+                fd->decode = h;
         }
         fd->value = value ? value : "";
+        fd->vlen = strlen(fd->value);
         (*n)++;
     }
+}
+
+/*
+ * Append f's value unfolded (valid UTF-8, cut at MIME_VIEW_MAX_HEADER_BYTES)
+ * and its NUL to b at f->value_off; first decoded by GMime if f->decode
+ * and the value holds 8-bit bytes. *cut is set when the cap cut it.
+ */
+static int
+field_append_value(struct textbuf *b, struct field *f, bool *cut)
+{
+    bool eight_bit;
+    size_t vlen;
+    int r;
+
+    /* Plain ASCII under the cap comes out of buf_add_text() unchanged but
+     * for CRs before LFs, which unfolding turns into spaces anyway; so
+     * unfold straight from the value, which also tells if it is ASCII.
+     * When it is not, what was written is overwritten below. */
+    if (f->vlen <= MIME_VIEW_MAX_HEADER_BYTES) {
+        /* The value, its NUL and the NUL that ends b. */
+        r = textbuf_reserve(b, f->vlen + 1);
+        if (r < 0)
+            return r;
+        vlen = unfold(b->p + f->value_off, f->value, f->vlen, &eight_bit);
+        if (!eight_bit) {
+            /* Keep the NUL unfold() wrote, and b NUL-terminated. */
+            b->len = f->value_off + vlen + 1;
+            b->p[b->len] = '\0';
+            return 0;
+        }
+    } else {
+        eight_bit = ascii_prefix(f->value, f->vlen) < f->vlen;
+    }
+    if (f->decode != NULL && eight_bit) {
+        f->value = g_mime_header_get_value(f->decode);
+        if (f->value == NULL)
+            f->value = "";
+        f->vlen = strlen(f->value);
+        f->decode = NULL;
+        return field_append_value(b, f, cut);
+    }
+    r = buf_add_text(b, f->value, f->vlen, INVALID_REPLACE,
+                     f->value_off + MIME_VIEW_MAX_HEADER_BYTES);
+    if (r < 0)
+        return r;
+    if (r == 1)
+        *cut = true;
+    vlen = unfold(b->p + f->value_off, b->p + f->value_off, b->len - f->value_off, &eight_bit);
+    b->len = f->value_off + vlen;
+    return textbuf_add(b, "", 1);
 }
 
 /*
@@ -985,13 +1120,18 @@ fields_gather(struct mime_view *v, GMimeHeaderList *hl, struct field *f, size_t 
 static int
 field_append(struct textbuf *b, struct field *f, bool *cut)
 {
-    size_t nlen = strlen(f->name), vlen;
+    size_t nlen = f->nlen;
     int r;
 
     f->name_off = b->len;
+    /* Room for the name and the value as they are, which most are. */
+    r = textbuf_reserve(b, nlen + f->vlen + 2);
+    if (r < 0)
+        return r;
     /* A name of plain ASCII under the cap is copied as it is. */
     if (nlen <= 1024 && ascii_run((const unsigned char *)f->name, 0, nlen) == nlen) {
-        r = textbuf_add(b, f->name, nlen + 1);
+        memcpy(b->p + b->len, f->name, nlen + 1);
+        b->len += nlen + 1;
     } else {
         r = buf_add_text(b, f->name, nlen, INVALID_REPLACE, f->name_off + 1024);
         if (r == 1)
@@ -1002,25 +1142,7 @@ field_append(struct textbuf *b, struct field *f, bool *cut)
     if (r < 0)
         return r;
     f->value_off = b->len;
-    /* Plain ASCII under the cap comes out of buf_add_text() unchanged but
-     * for CRs before LFs, which unfolding turns into spaces anyway; so
-     * unfold straight from the value and skip that pass. */
-    if (f->ascii && f->vlen <= MIME_VIEW_MAX_HEADER_BYTES) {
-        r = textbuf_reserve(b, f->vlen);
-        if (r < 0)
-            return r;
-        vlen = unfold(b->p + f->value_off, f->value, f->vlen);
-    } else {
-        r = buf_add_text(b, f->value, f->vlen, INVALID_REPLACE,
-                         f->value_off + MIME_VIEW_MAX_HEADER_BYTES);
-        if (r < 0)
-            return r;
-        if (r == 1)
-            *cut = true;
-        vlen = unfold(b->p + f->value_off, b->p + f->value_off, b->len - f->value_off);
-    }
-    b->len = f->value_off + vlen;
-    return textbuf_add(b, "", 1);
+    return field_append_value(b, f, cut);
 }
 
 /*
@@ -1054,7 +1176,7 @@ view_add_headers(struct mime_view *v, GMimeMessage *msg, const struct classifier
     if (n == 0)
         goto out;
     for (size_t i = 0; i < n; i++)
-        bytes += strlen(f[i].name) + f[i].vlen + 2;
+        bytes += f[i].nlen + f[i].vlen + 2;
     r = textbuf_reserve(&b, bytes);
     for (size_t i = 0; i < n && r >= 0; i++)
         r = field_append(&b, &f[i], &v->truncated);

@@ -643,6 +643,50 @@ test_unfold_random(void **state)
     }
 }
 
+/* A field's 8-bit byte is found as the value is unfolded, wherever it
+ * falls among the eight-byte steps, and the field then goes to GMime's
+ * decoding, which reads a Latin-1 byte as such; ASCII around it, folded
+ * or not, comes out as it would without it. */
+static void
+test_header_8bit_offsets(void **state)
+{
+    static const char *const bytes[][2] = {{"\xe9", "\xc3\xa9"}, {"\xc3\xa9", "\xc3\xa9"}};
+    static const char *const fills[] = {"abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH",
+                                        "ab cd\n ef ghij\tkl mnop qr\r\n stuvwx yz01 23456789AB"};
+    char raw[256], want[256], plain[128];
+
+    (void)state;
+    for (size_t b = 0; b < 2; b++) {
+        for (size_t f = 0; f < 2; f++) {
+            size_t n = strlen(fills[f]);
+
+            for (size_t at = 0; at <= n; at++) {
+                struct mime_view *v;
+
+                /* Not inside a line end, nor first on a line, which would end the field. */
+                if (at > 0 && (fills[f][at - 1] == '\n' || fills[f][at - 1] == '\r'))
+                    continue;
+                snprintf(raw, sizeof(raw), "Subject: %.*s%s%s\n\nbody\n", (int)at, fills[f],
+                         bytes[b][0], fills[f] + at);
+                snprintf(plain, sizeof(plain), "%.*s@%s", (int)at, fills[f], fills[f] + at);
+                unfold_reference(want, plain);
+                /* The marker stands for the byte in the unfolded text. */
+                {
+                    char *m = strchr(want, '@');
+                    char tail[128];
+
+                    snprintf(tail, sizeof(tail), "%s", m + 1);
+                    snprintf(m, sizeof(want) - (size_t)(m - want), "%s%s", bytes[b][1], tail);
+                }
+                print_message("byte %zu, fill %zu, at %zu\n", b, f, at);
+                v = parse(raw, strlen(raw));
+                assert_string_equal(mime_view_header(v, "Subject"), want);
+                mime_view_free(v);
+            }
+        }
+    }
+}
+
 /* The len of the one part of a multipart whose content is b64[0..n). */
 static size_t
 base64_part_len(const char *type, const char *b64, size_t n)
@@ -852,6 +896,270 @@ test_html_runs(void **state)
     }
 }
 
+/* Length of the valid UTF-8 sequence at s[0..n), 0 if invalid; the same
+ * rules as utf8_ok(), plus no overlong forms, surrogates or code points
+ * past U+10FFFF. */
+static size_t
+ref_utf8_len(const unsigned char *s, size_t n)
+{
+    size_t k = s[0] < 0x80   ? 1
+               : s[0] < 0xc2 ? 0
+               : s[0] < 0xe0 ? 2
+               : s[0] < 0xf0 ? 3
+               : s[0] < 0xf5 ? 4
+                             : 0;
+    uint32_t cp = k == 2 ? s[0] & 0x1fu : k == 3 ? s[0] & 0x0fu : s[0] & 0x07u;
+
+    if (k <= 1)
+        return k;
+    if (n < k)
+        return 0;
+    for (size_t i = 1; i < k; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3fu);
+    }
+    if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return k;
+}
+
+/* A UTF-8 text part as the view defines it, a character at a time: CR
+ * before LF dropped, NUL as U+FFFD, an invalid byte as Latin-1, and cut
+ * before the first character that would pass max bytes. */
+static size_t
+ref_utf8_text(const char *s, size_t n, size_t max, char *out, bool *cut)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0, j = 0;
+
+    *cut = false;
+    while (i < n) {
+        char unit[4];
+        size_t ul, k = ref_utf8_len(u + i, n - i);
+
+        if (u[i] == '\r' && (i + 1 == n || u[i + 1] == '\n')) {
+            i++;
+            continue;
+        }
+        if (u[i] == '\0') {
+            memcpy(unit, "\xef\xbf\xbd", 3);
+            ul = 3;
+            k = 1;
+        } else if (k > 0) {
+            memcpy(unit, s + i, k);
+            ul = k;
+        } else {
+            unit[0] = (char)(0xc0 | (u[i] >> 6));
+            unit[1] = (char)(0x80 | (u[i] & 0x3f));
+            ul = 2;
+            k = 1;
+        }
+        if (j + ul > max) {
+            *cut = true;
+            break;
+        }
+        memcpy(out + j, unit, ul);
+        j += ul;
+        i += k;
+    }
+    out[j] = '\0';
+    return j;
+}
+
+/* Runs of ASCII and valid UTF-8 are copied whole, and a cap falling in
+ * one backs off to the start of its character: random text of pieces the
+ * copy keeps, drops or replaces, cut at every size. */
+static void
+test_text_runs_cut(void **state)
+{
+    static const char *const pieces[] = {"a",
+                                         "bcdefghijkl",
+                                         "\xc3\xa9",
+                                         "\xe2\x82\xac",
+                                         "\xf0\x9f\x98\x80",
+                                         "\r\n",
+                                         "\r",
+                                         "\n",
+                                         "\xff",
+                                         "\xc3",
+                                         "\xe2\x82",
+                                         "\xed\xa0\x80",
+                                         "\xc0\xaf",
+                                         "\xf4\x90\x80\x80"};
+    const size_t saved = limits.max_part_bytes;
+    char body[256], want[1024];
+    unsigned seed = 99;
+
+    (void)state;
+    for (int round = 0; round < 60; round++) {
+        size_t n = 0;
+
+        seed = seed * 1103515245u + 12345u;
+        for (int p = (int)((seed >> 16) % 30); p > 0; p--) {
+            const char *piece;
+
+            seed = seed * 1103515245u + 12345u;
+            piece = pieces[(seed >> 16) % (sizeof(pieces) / sizeof(pieces[0]))];
+            memcpy(body + n, piece, strlen(piece));
+            n += strlen(piece);
+        }
+        /* A NUL now and then, which must become U+FFFD. */
+        if (round % 3 == 0 && n > 2)
+            body[n / 2] = '\0';
+        for (size_t max = 0; max <= 2 * n + 2; max++) {
+            struct mime_view *v;
+            bool cut;
+            size_t wl;
+
+            limits.max_part_bytes = max;
+            wl = ref_utf8_text(body, n, max, want, &cut);
+            print_message("round %d, max %zu\n", round, max);
+            v = parse_part("Content-Type: text/plain; charset=utf-8\n\n", body, n);
+            assert_int_equal(v->parts[0].len, wl);
+            assert_memory_equal(v->parts[0].text, want, wl + 1);
+            assert_int_equal(v->parts[0].truncated, cut);
+            mime_view_free(v);
+        }
+    }
+    limits.max_part_bytes = saved;
+}
+
+/* Quoted-printable of data[0..n): every byte as =XX when hex is set,
+ * else only '=' and 8-bit bytes; a soft break ("=" eol) every step bytes
+ * of output, so that breaks and escapes fall at every offset. */
+static size_t
+qp_encode(const char *data, size_t n, bool hex, size_t step, const char *eol, char *out)
+{
+    size_t k = 0, col = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)data[i];
+
+        if (hex || c == '=' || c >= 0x80) {
+            k += (size_t)sprintf(out + k, "=%02X", c);
+            col += 3;
+        } else {
+            out[k++] = (char)c;
+            col++;
+        }
+        if (col >= step) {
+            k += (size_t)sprintf(out + k, "=%s", eol);
+            col = 0;
+        }
+    }
+    return k;
+}
+
+/* One part of the given type whose content is body[0..n) in encoding cte. */
+static struct mime_view *
+parse_encoded(const char *type, const char *cte, const char *body, size_t n)
+{
+    char headers[256];
+
+    snprintf(headers, sizeof(headers),
+             "Content-Type: %s\nContent-Disposition: attachment; filename=a.bin\n"
+             "Content-Transfer-Encoding: %s\n\n",
+             type, cte);
+    return parse_part(headers, body, n);
+}
+
+/* Text and attachments in quoted-printable and base64, which the view
+ * decodes with GMime's decoder straight from the message, come out as the
+ * same content in 8bit, which it reads as it is: at sizes around GMime's
+ * 4096-byte reads, with soft breaks and escapes at every offset. */
+static void
+test_decode_direct(void **state)
+{
+    static const size_t lens[] = {0, 1, 2, 3, 75, 76, 77, 1365, 1366, 4095, 4096, 4097, 9001};
+    static const size_t steps[] = {1, 2, 3, 7, 76};
+    static const char *const eols[] = {"\n", "\r\n"};
+    char *text = malloc(9001), *enc = malloc(9001 * 8);
+    unsigned seed = 5;
+
+    (void)state;
+    assert_non_null(text);
+    assert_non_null(enc);
+    for (size_t i = 0; i < 9001; i++) {
+        seed = seed * 1103515245u + 12345u;
+        /* Printable ASCII and some '=' and UTF-8 (é): no CR, LF or NUL,
+         * which a text part would change. */
+        text[i] = (char)(' ' + (seed >> 16) % 95);
+        if ((seed >> 8) % 17 == 0 && i + 1 < 9001) {
+            text[i++] = '\xc3';
+            text[i] = '\xa9';
+        }
+    }
+    for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
+        size_t n = lens[l];
+        struct mime_view *ref;
+
+        /* Do not end inside the two bytes of an é. */
+        if (n > 0 && text[n - 1] == '\xc3')
+            n--;
+        ref = parse_encoded("text/plain; charset=utf-8", "8bit", text, n);
+        assert_int_equal(ref->parts[0].len, n);
+        for (size_t s = 0; s < sizeof(steps) / sizeof(steps[0]); s++) {
+            for (size_t e = 0; e < 2; e++) {
+                for (int hex = 0; hex < 2; hex++) {
+                    size_t k = qp_encode(text, n, hex, steps[s], eols[e], enc);
+                    struct mime_view *v;
+
+                    print_message("qp: length %zu, step %zu, eol %zu, hex %d\n", n, steps[s], e,
+                                  hex);
+                    v = parse_encoded("text/plain; charset=utf-8", "quoted-printable", enc, k);
+                    assert_int_equal(v->parts[0].len, n);
+                    assert_memory_equal(v->parts[0].text, ref->parts[0].text, n);
+                    mime_view_free(v);
+                    v = parse_encoded("application/octet-stream", "quoted-printable", enc, k);
+                    assert_int_equal(v->parts[0].len, n);
+                    mime_view_free(v);
+                }
+            }
+        }
+        for (size_t e = 0; e < 2; e++) {
+            size_t k = base64_encode(text, n, eols[e], true, enc);
+            struct mime_view *v;
+
+            print_message("base64: length %zu, eol %zu\n", n, e);
+            v = parse_encoded("text/plain; charset=utf-8", "base64", enc, k);
+            assert_int_equal(v->parts[0].len, n);
+            assert_memory_equal(v->parts[0].text, ref->parts[0].text, n);
+            mime_view_free(v);
+        }
+        mime_view_free(ref);
+    }
+    free(text);
+    free(enc);
+}
+
+/* Quoted-printable GMime does not take as an escape, and what it makes of
+ * it; the expected texts were taken from GMime's own streams, which the
+ * view used before it decoded straight from the message. */
+static void
+test_decode_qp_malformed(void **state)
+{
+    static const struct {
+        const char *qp, *text;
+    } cases[] = {
+        {"a=ZZb", "a=ZZb"},      {"a=4", "a"},     {"a=", "a"},          {"a=\rb", "a=\rb"},
+        {"a= \nb", "a= \nb"},    {"=3d=3D", "=="}, {"a=\n=\r\nb", "ab"}, {"=4\n", "=4\n"},
+        {"x=e9y", "x\xc3\xa9y"}, {"==41", "==41"}, {"=\n\n", "\n"},      {"tail=\r", "tail"},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct mime_view *v;
+
+        print_message("case %zu: %s\n", i, cases[i].qp);
+        v = parse_encoded("text/plain; charset=iso-8859-1", "quoted-printable", cases[i].qp,
+                          strlen(cases[i].qp));
+        assert_string_equal(v->parts[0].text, cases[i].text);
+        mime_view_free(v);
+    }
+}
+
 static int
 setup(void **state)
 {
@@ -869,15 +1177,27 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fixtures),       cmocka_unit_test(test_attachment_details),
-        cmocka_unit_test(test_strings),        cmocka_unit_test(test_limits),
-        cmocka_unit_test(test_header_lookup),  cmocka_unit_test(test_header_start),
-        cmocka_unit_test(test_ascii_charsets), cmocka_unit_test(test_latin1_boundary),
-        cmocka_unit_test(test_ascii_controls), cmocka_unit_test(test_content_in_place),
-        cmocka_unit_test(test_content_empty),  cmocka_unit_test(test_header_fields),
-        cmocka_unit_test(test_header_caps),    cmocka_unit_test(test_content_types),
-        cmocka_unit_test(test_html_runs),      cmocka_unit_test(test_unfold_random),
+        cmocka_unit_test(test_fixtures),
+        cmocka_unit_test(test_attachment_details),
+        cmocka_unit_test(test_strings),
+        cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_header_lookup),
+        cmocka_unit_test(test_header_start),
+        cmocka_unit_test(test_ascii_charsets),
+        cmocka_unit_test(test_latin1_boundary),
+        cmocka_unit_test(test_ascii_controls),
+        cmocka_unit_test(test_content_in_place),
+        cmocka_unit_test(test_content_empty),
+        cmocka_unit_test(test_header_fields),
+        cmocka_unit_test(test_header_caps),
+        cmocka_unit_test(test_content_types),
+        cmocka_unit_test(test_html_runs),
+        cmocka_unit_test(test_unfold_random),
         cmocka_unit_test(test_base64_sizes),
+        cmocka_unit_test(test_text_runs_cut),
+        cmocka_unit_test(test_decode_direct),
+        cmocka_unit_test(test_decode_qp_malformed),
+        cmocka_unit_test(test_header_8bit_offsets),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
