@@ -10,6 +10,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -448,9 +449,11 @@ classifier_bug_classes(const char *text, size_t len)
 {
     enum { N_PATTERNS = sizeof(bug_patterns) / sizeof(bug_patterns[0]) };
     char low[FINGERPRINT_CLASS_SCAN_MAX];
-    size_t plen[N_PATTERNS];
+    size_t plen[N_PATTERNS], step = SIZE_MAX;
     /* Patterns by slot: head[] and next[] hold index + 1, 0 ends. */
     unsigned char head[32 * 32] = {0}, next[N_PATTERNS];
+    /* The slots of the pairs at offsets 0 .. step - 1 of any pattern. */
+    uint64_t inside[32 * 32 / 64] = {0};
     unsigned mask = 0;
 
     _Static_assert(N_PATTERNS < 256, "pattern indexes fit a byte");
@@ -467,19 +470,37 @@ classifier_bug_classes(const char *text, size_t len)
         plen[p] = strlen(bug_patterns[p].text);
         next[p] = head[slot];
         head[slot] = (unsigned char)(p + 1);
+        step = plen[p] - 1 < step ? plen[p] - 1 : step;
     }
-    /* One pass that tries at each byte only the patterns that could start
-     * there is far cheaper than a memmem() over the text per pattern. */
-    for (size_t i = 0; i + 1 < len; i++) {
-        for (unsigned k = head[pair_slot(low[i], low[i + 1])]; k != 0; k = next[k - 1]) {
-            const struct bug_pattern *bp = &bug_patterns[k - 1];
-            size_t n = plen[k - 1];
+    for (size_t p = 0; p < N_PATTERNS; p++) {
+        for (size_t o = 0; o < step; o++) {
+            unsigned slot = pair_slot(bug_patterns[p].text[o], bug_patterns[p].text[o + 1]);
 
-            if (((mask >> bp->bit) & 1) || n > len - i || memcmp(low + i, bp->text, n) != 0)
-                continue;
-            if (!bp->word || ((i == 0 || !isalnum((unsigned char)low[i - 1])) &&
-                              (i + n >= len || !isalnum((unsigned char)low[i + n]))))
-                mask |= 1u << bp->bit;
+            inside[slot / 64] |= (uint64_t)1 << (slot % 64);
+        }
+    }
+    /* One pass that tries only the patterns that could start at a byte is
+     * far cheaper than a memmem() over the text per pattern. It looks at
+     * every step-th pair only (step is one less than the shortest
+     * pattern): a match holds one of them within its first step bytes, so
+     * a pair that is in no pattern there rules out a match starting in
+     * the step bytes up to it. */
+    for (size_t j = 0; j + 1 < len; j += step) {
+        unsigned at = pair_slot(low[j], low[j + 1]);
+
+        if ((inside[at / 64] & ((uint64_t)1 << (at % 64))) == 0)
+            continue;
+        for (size_t i = j + 1 > step ? j + 1 - step : 0; i <= j; i++) {
+            for (unsigned k = head[pair_slot(low[i], low[i + 1])]; k != 0; k = next[k - 1]) {
+                const struct bug_pattern *bp = &bug_patterns[k - 1];
+                size_t n = plen[k - 1];
+
+                if (((mask >> bp->bit) & 1) || n > len - i || memcmp(low + i, bp->text, n) != 0)
+                    continue;
+                if (!bp->word || ((i == 0 || !isalnum((unsigned char)low[i - 1])) &&
+                                  (i + n >= len || !isalnum((unsigned char)low[i + n]))))
+                    mask |= 1u << bp->bit;
+            }
         }
     }
     return mask;

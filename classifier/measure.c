@@ -436,14 +436,12 @@ long_line_exempt(const char *p, size_t len)
 }
 
 /* "## Heading": a root prompt ("# echo 1 > ...", "# -> ...") does not
- * start with a capital or a digit. */
+ * start with a capital or a digit. t[0..tl) is a trimmed line. */
 static bool
-is_md_heading(const char *p, size_t len)
+is_md_heading(const char *t, size_t tl)
 {
-    const char *t = p;
-    size_t tl = len, i = 0;
+    size_t i = 0;
 
-    trim(&t, &tl);
     while (i < tl && t[i] == '#')
         i++;
     if (i == 0 || i > 6 || i >= tl || !isspace((unsigned char)t[i]))
@@ -538,18 +536,35 @@ struct md_stats {
     bool tables;
 };
 
-/* One non-blank line of the text. */
-static void
-markdown_line(struct md_stats *md, const char *p, size_t len)
-{
-    const char *t = p;
-    size_t tl = len;
-    bool row = is_table_row(p, len);
+/* A line as the per-line tests of prose take it: as written (p, len),
+ * trimmed (t, tl), and whether it is a Markdown heading, which two of
+ * them ask. Trimmed once here instead of once in each test. */
+struct prose_line {
+    const char *p, *t;
+    size_t len, tl;
+    bool heading;
+};
 
-    md->tables |= row && is_table_rule(p, len);
+static struct prose_line
+prose_line(const char *p, size_t len)
+{
+    struct prose_line l = {.p = p, .t = p, .len = len, .tl = len};
+
+    trim(&l.t, &l.tl);
+    l.heading = is_md_heading(l.t, l.tl);
+    return l;
+}
+
+/* One non-blank line of the text. The table tests read it trimmed: what
+ * trimming drops is white space, which they pass over. */
+static void
+markdown_line(struct md_stats *md, const struct prose_line *l)
+{
+    bool row = is_table_row(l->t, l->tl);
+
+    md->tables |= row && is_table_rule(l->t, l->tl);
     md->lines++;
-    trim(&t, &tl);
-    if (is_md_heading(p, len) || has_bold(p, len) || starts(t, tl, "```"))
+    if (l->heading || has_bold(l->p, l->len) || starts(l->t, l->tl, "```"))
         md->markdown++;
     else if (row)
         md->table_rows++;
@@ -582,19 +597,18 @@ count_ws_words(const char *p, size_t len)
  * line of at most three words ending in ':' ("Root Cause:"), a short
  * ALL-CAPS line, or a short numbered title ("2. Proposed Fix"). */
 static bool
-is_section(const char *p, size_t len)
+is_section(const struct prose_line *l)
 {
-    const char *t = p;
-    size_t tl = len, letters = 0, i;
+    const char *t = l->t;
+    size_t tl = l->tl, letters = 0, i;
     bool lower = false, other = false;
 
-    trim(&t, &tl);
     if (tl == 0)
         return false;
-    if (is_md_heading(p, len))
+    if (l->heading)
         return true;
     /* a heading starts at the margin; indented lines are code or traces */
-    if (isspace((unsigned char)p[0]))
+    if (isspace((unsigned char)l->p[0]))
         return false;
     if (tl > 4 && starts(t, tl, "**") &&
         ((t[tl - 1] == '*' && t[tl - 2] == '*') ||
@@ -776,21 +790,20 @@ prose_measure(struct prose_stats *st, const struct region *r, struct log_stats *
     size_t len, n = 0;
 
     while (next_line(&t, &line, &len)) {
-        bool is_blank;
+        struct prose_line l = prose_line(line, len);
 
         n++;
         st->words += count_words_in(line, len, st);
-        is_blank = blank(line, len);
         if (lg != NULL)
-            log_line(lg, line, len, is_blank);
-        if (is_blank)
+            log_line(lg, line, len, l.tl == 0);
+        if (l.tl == 0)
             continue;
         st->lines++;
-        st->sections += is_section(line, len);
+        st->sections += is_section(&l);
         if (st->facts_line == 0 &&
             (has_version(line, len) || has_path(line, len) || has_function(line, len)))
             st->facts_line = n;
-        markdown_line(&md, line, len);
+        markdown_line(&md, &l);
     }
     markdown_done(st, &md);
 }
@@ -803,9 +816,12 @@ markdown_measure(struct prose_stats *st, const struct region *r)
     const char *line;
     size_t len;
 
-    while (next_line(&t, &line, &len))
-        if (!blank(line, len))
-            markdown_line(&md, line, len);
+    while (next_line(&t, &line, &len)) {
+        struct prose_line l = prose_line(line, len);
+
+        if (l.tl > 0)
+            markdown_line(&md, &l);
+    }
     markdown_done(st, &md);
 }
 

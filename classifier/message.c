@@ -10,9 +10,11 @@
  * Limits: text lines are capped at max_lines per message and cut at
  * max_line_bytes (on a UTF-8 boundary); recipients at MESSAGE_MAX_RCPT.
  * Ownership: the message owns all it holds and never borrows from the
- * view. Threading: no shared state; one message per thread.
+ * view. Threading: one message per thread; the only shared state is the
+ * report word index, built once under pthread_once() and read-only after.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,11 +53,12 @@ region_take(struct region *rg, struct textbuf *b)
 }
 
 /* textbuf_line() with one size check and one copy: the body and header
- * regions are built a line at a time, and this is their inner loop. */
+ * regions are built a line at a time, and this is their inner loop. Most
+ * lines fit the room left, which needs no call to find out. */
 static int
 add_line(struct textbuf *b, const char *s, size_t n)
 {
-    if (textbuf_reserve(b, n + 1) < 0)
+    if (b->len + n + 2 > b->cap && textbuf_reserve(b, n + 1) < 0)
         return -ENOMEM;
     memcpy(b->p + b->len, s, n);
     b->len += n;
@@ -193,6 +196,48 @@ lines_split(const char *text, size_t len, size_t max_line, unsigned *budget, str
     return 0;
 }
 
+/* Bytes a bare address stops at, before it and after it. A switch, not
+ * strchr() on each byte of the address; a NUL stops it, as it would be
+ * found in strchr()'s set. */
+static bool
+addr_stops_before(char c)
+{
+    switch (c) {
+    case ' ':
+    case '\t':
+    case '"':
+    case '\'':
+    case '(':
+    case '<':
+    case ',':
+    case ';':
+    case ':':
+    case '\0':
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bool
+addr_stops_after(char c)
+{
+    switch (c) {
+    case ' ':
+    case '\t':
+    case '"':
+    case '\'':
+    case ')':
+    case '>':
+    case ',':
+    case ';':
+    case '\0':
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* A bare, lower-case address out of one mailbox ("Name <a@b>" or "a@b")
  * into buf, NUL-terminated; returns its length, 0 when there is none. */
 static size_t
@@ -216,10 +261,10 @@ addr_extract(const char *s, size_t n, char buf[static MESSAGE_MAX_ADDR + 1])
         if (at == NULL)
             return 0;
         b = at;
-        while (b > s && !strchr(" \t\"'(<,;:", b[-1]))
+        while (b > s && !addr_stops_before(b[-1]))
             b--;
         e = at;
-        while (e < s + n && !strchr(" \t\"')>,;", *e))
+        while (e < s + n && !addr_stops_after(*e))
             e++;
         a = b;
         an = (size_t)(e - b);
@@ -345,8 +390,17 @@ build_headers(struct message *m, const struct mime_view *v)
 {
     const char *first[KEPT__COUNT] = {0};
     struct textbuf b = {0};
+    size_t size = 0;
     int r = 0;
 
+    /* The region in one allocation: a mail's header block is kilobytes,
+     * which a buffer doubling from its default reaches in several. */
+    for (size_t i = 0; i < v->n_headers; i++)
+        size += strlen(v->headers[i].name) + 2 + strlen(v->headers[i].value) + 1;
+    r = textbuf_reserve(&b, size);
+    if (r < 0)
+        goto out;
+    b.p[0] = '\0'; /* no headers at all is "" */
     for (size_t i = 0; i < v->n_headers; i++) {
         const struct mime_header *mh = &v->headers[i];
         size_t nn = strlen(mh->name);
@@ -689,18 +743,21 @@ static const char *const report_weak[] = {
 
 /* Per byte, the words (strong ones in the low bits, weak ones above)
  * whose first, and whose second, byte it is: one AND leaves the few
- * words worth comparing at a position. Built once per message, for up
- * to three texts. */
+ * words worth comparing at a position. Built once (report_index_init())
+ * and only read after that. */
 struct report_index {
     uint64_t by_first[256], by_second[256];
 };
+static struct report_index report_ix;
+static pthread_once_t report_ix_once = PTHREAD_ONCE_INIT;
 
 static void
-report_index_init(struct report_index *ix)
+report_index_init(void)
 {
+    struct report_index *ix = &report_ix;
+
     _Static_assert(MESSAGE_N_WEAK <= 32, "weak_seen has a bit per word");
     _Static_assert(MESSAGE_N_STRONG + MESSAGE_N_WEAK <= 64, "a word mask has a bit per word");
-    memset(ix, 0, sizeof(*ix));
     for (size_t k = 0; k < MESSAGE_N_STRONG + MESSAGE_N_WEAK; k++) {
         const char *w = k < MESSAGE_N_STRONG ? report_strong[k] : report_weak[k - MESSAGE_N_STRONG];
 
@@ -748,12 +805,10 @@ looks_like_report(const struct report_index *ix, const char *text, size_t len)
 static bool
 reads_like_report(const char *subject, const struct textbuf *own, const struct textbuf *attached)
 {
-    struct report_index ix;
-
-    report_index_init(&ix);
-    return (subject != NULL && looks_like_report(&ix, subject, strlen(subject))) ||
-           looks_like_report(&ix, textbuf_str(own), own->len) ||
-           looks_like_report(&ix, textbuf_str(attached), attached->len);
+    pthread_once(&report_ix_once, report_index_init);
+    return (subject != NULL && looks_like_report(&report_ix, subject, strlen(subject))) ||
+           looks_like_report(&report_ix, textbuf_str(own), own->len) ||
+           looks_like_report(&report_ix, textbuf_str(attached), attached->len);
 }
 
 static bool

@@ -109,12 +109,19 @@ struct needle {
 /* Needles one pair_filter serves at most. */
 #define PAIR_FILTER_MAX 32
 
-/* A filter on the first two bytes of a set of needles: one bit per pair
- * of bytes, so a position costs one look-up and no hashing; and the
- * needles grouped by first byte, so a position that passes (a run of
- * dashes passes at every byte) is compared with few of them. */
+/* A filter on pairs of bytes of a set of needles: one bit per pair, so
+ * a position costs one look-up and no hashing; and the needles grouped
+ * by first byte, so a position that passes (a run of dashes passes at
+ * every byte) is compared with few of them.
+ *
+ * Only every step-th position of a text is looked up, step being one
+ * less than the shortest needle: any match then covers one of them, at
+ * most step - 1 bytes past its start, with the byte after it still
+ * inside the match. So the bits hold the pairs at offsets 0 .. step - 1
+ * of every needle, and a hit tries the step starts it could belong to. */
 struct pair_filter {
     uint64_t bits[65536 / 64];
+    size_t step;
     const struct needle *v[PAIR_FILTER_MAX]; /* sorted by first byte */
     uint8_t first[256], count[256];          /* v[first[c] .. + count[c]) */
 };
@@ -125,18 +132,32 @@ pair_index(unsigned char a, unsigned char b)
     return (unsigned)a << 8 | b;
 }
 
-/* needles[0..n), n <= PAIR_FILTER_MAX, each at least two bytes, must
+static bool
+pair_filter_has(const struct pair_filter *f, unsigned char a, unsigned char b)
+{
+    unsigned k = pair_index(a, b);
+
+    return (f->bits[k >> 6] & ((uint64_t)1 << (k & 63))) != 0;
+}
+
+/* needles[0..n), 0 < n <= PAIR_FILTER_MAX, each at least two bytes, must
  * outlive f. */
 static void
 pair_filter_init(struct pair_filter *f, const struct needle *needles, size_t n)
 {
-    size_t m = 0;
+    size_t m = 0, shortest = SIZE_MAX;
 
     memset(f, 0, sizeof(*f));
+    for (size_t k = 0; k < n; k++)
+        shortest = needles[k].n < shortest ? needles[k].n : shortest;
+    f->step = shortest - 1;
     for (size_t k = 0; k < n; k++) {
-        unsigned b = pair_index((unsigned char)needles[k].s[0], (unsigned char)needles[k].s[1]);
+        for (size_t o = 0; o < f->step; o++) {
+            unsigned b =
+                pair_index((unsigned char)needles[k].s[o], (unsigned char)needles[k].s[o + 1]);
 
-        f->bits[b >> 6] |= (uint64_t)1 << (b & 63);
+            f->bits[b >> 6] |= (uint64_t)1 << (b & 63);
+        }
     }
     for (unsigned c = 0; c < 256; c++) {
         f->first[c] = (uint8_t)m;
@@ -149,29 +170,33 @@ pair_filter_init(struct pair_filter *f, const struct needle *needles, size_t n)
     }
 }
 
+/* Whether a needle of f starts at s[i], s being len bytes long. */
+static bool
+needle_at(const char *s, size_t len, size_t i, const struct pair_filter *f)
+{
+    unsigned char c = (unsigned char)s[i];
+
+    for (size_t k = f->first[c]; k < (size_t)f->first[c] + f->count[c]; k++) {
+        const struct needle *e = f->v[k];
+
+        /* The last byte before the rest rules out most near misses. */
+        if (e->n <= len - i && e->s[e->n - 1] == s[i + e->n - 1] && memcmp(s + i, e->s, e->n) == 0)
+            return true;
+    }
+    return false;
+}
+
 /* Whether any needle of f occurs in s[0..len): one pass over s instead
  * of one search per needle, since this runs on every line of a message. */
 static bool
 find_any(const char *s, size_t len, const struct pair_filter *f)
 {
-    for (size_t i = 0; i + 1 < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        unsigned b;
-
-        /* Most bytes start no needle: one look-up before the pair's. */
-        if (f->count[c] == 0)
+    for (size_t j = 0; j + 1 < len; j += f->step) {
+        if (!pair_filter_has(f, (unsigned char)s[j], (unsigned char)s[j + 1]))
             continue;
-        b = pair_index(c, (unsigned char)s[i + 1]);
-        if ((f->bits[b >> 6] & ((uint64_t)1 << (b & 63))) == 0)
-            continue;
-        for (size_t k = f->first[c]; k < (size_t)f->first[c] + f->count[c]; k++) {
-            const struct needle *e = f->v[k];
-
-            /* The last byte before the rest rules out most near misses. */
-            if (e->s[1] == s[i + 1] && e->n <= len - i && e->s[e->n - 1] == s[i + e->n - 1] &&
-                memcmp(s + i, e->s, e->n) == 0)
+        for (size_t i = j + 1 > f->step ? j + 1 - f->step : 0; i <= j; i++)
+            if (needle_at(s, len, i, f))
                 return true;
-        }
     }
     return false;
 }

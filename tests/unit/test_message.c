@@ -115,6 +115,58 @@ test_raw_kinds(void **state)
     }
 }
 
+/* The bare address of a From: value as first written: strchr() on the
+ * sets of bytes that end it before and after the '@'. */
+static bool
+ref_bare_addr(const char *v, char *out, size_t size)
+{
+    const char *at = strchr(v, '@'), *b, *e;
+    size_t n;
+
+    if (at == NULL)
+        return false;
+    for (b = at; b > v && !strchr(" \t\"'(<,;:", b[-1]); b--)
+        ;
+    for (e = at; *e != '\0' && !strchr(" \t\"')>,;", *e); e++)
+        ;
+    while (b < e && (*b == ' ' || *b == '\t'))
+        b++;
+    while (e > b && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '.'))
+        e--;
+    n = (size_t)(e - b);
+    if (n == 0 || n >= size || memchr(b, '@', n) == NULL)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        out[i] = (char)(b[i] >= 'A' && b[i] <= 'Z' ? b[i] - 'A' + 'a' : b[i]);
+    out[n] = '\0';
+    return true;
+}
+
+/* Every printable byte around a bare address, on both sides. */
+static void
+test_bare_address_ends(void **state)
+{
+    (void)state;
+    for (int c = ' '; c < 0x7f; c++) {
+        char raw[64], want[64];
+        int n = snprintf(raw, sizeof(raw), "From: x%cAb@Cd%cy\n\nbody\n", c, c);
+        struct message *m = testutil_message(raw, (size_t)n);
+
+        assert_non_null(m->from);
+        if (ref_bare_addr(m->from, want, sizeof(want))) {
+            if (m->from_addr == NULL || strcmp(m->from_addr, want) != 0) {
+                print_error("'%s': '%s', reference '%s'\n", m->from,
+                            m->from_addr ? m->from_addr : "(null)", want);
+                fail();
+            }
+        } else if (m->from_addr != NULL && strchr(m->from, '<') == NULL) {
+            print_error("'%s': '%s', reference none\n", m->from, m->from_addr);
+            fail();
+        }
+        message_free(m);
+    }
+}
+
 static const char header_raw[] =
     "subject: first\nSUBJECT: second\nSubjec: no\nFROM: A <A@Example.org>\nfrom: b@c.d\n"
     "message-id: <m1@x>\nMessage-Id: <m2@x>\nIN-REPLY-TO: <r@x>\nIn-Reply-To: <r2@x>\n"
@@ -493,6 +545,7 @@ main(void)
         cmocka_unit_test(test_kinds),
         cmocka_unit_test(test_raw_kinds),
         cmocka_unit_test(test_header_fields),
+        cmocka_unit_test(test_bare_address_ends),
         cmocka_unit_test(test_msgid_not_decoded),
         cmocka_unit_test(test_reply_split),
         cmocka_unit_test(test_body_split),

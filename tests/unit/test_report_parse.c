@@ -559,6 +559,56 @@ test_trace_markers(void **state)
     }
 }
 
+/* The markers are looked for at every fourth byte only (the shortest is
+ * five long): each one, whole or cut at every length, at every offset
+ * from the line start, with text or the line end after it and with a
+ * near miss (its own start) before it. */
+static void
+test_trace_marker_offsets(void **state)
+{
+    static const char *const markers[] = {
+        "BUG: ",
+        "KASAN:",
+        "Oops:",
+        "Oops -",
+        "general protection fault",
+        "Call Trace:",
+        "------------[ cut here ]",
+        "---[ end trace",
+        "rcu: INFO:",
+        "unreferenced object 0x",
+    };
+    static const char *const leads[] = {"", "a", "ab", "ab ", "ab c", "ab cd", "ab cd ", "ab cd e"};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(markers) / sizeof(markers[0]); i++) {
+        size_t len = strlen(markers[i]);
+
+        for (size_t lead = 0; lead < sizeof(leads) / sizeof(leads[0]) + 1; lead++) {
+            for (size_t keep = 1; keep <= len; keep++) {
+                for (int tail = 0; tail < 2; tail++) {
+                    char line[128];
+                    struct message *m;
+                    int n;
+
+                    if (lead < sizeof(leads) / sizeof(leads[0]))
+                        n = snprintf(line, sizeof(line), "%s%.*s%s", leads[lead], (int)keep,
+                                     markers[i], tail ? "|x" : "");
+                    else
+                        n = snprintf(line, sizeof(line), "%.*s%.*s%s", (int)len - 1, markers[i],
+                                     (int)keep, markers[i], tail ? "|x" : "");
+                    m = parse_n(line, (size_t)n);
+                    if ((m->regions[REGION_CODE].len > 0) != (keep == len)) {
+                        print_error("'%s': code '%s'\n", line, m->regions[REGION_CODE].text);
+                        fail();
+                    }
+                    message_free(m);
+                }
+            }
+        }
+    }
+}
+
 /* Each line lands whole in one of the two texts, in order. */
 static void
 test_split_sizes(void **state)
@@ -607,6 +657,7 @@ main(void)
         cmocka_unit_test(test_versions_around_nul),
         cmocka_unit_test(test_next_and_commit_anywhere),
         cmocka_unit_test(test_trace_markers),
+        cmocka_unit_test(test_trace_marker_offsets),
         cmocka_unit_test(test_split_sizes),
         cmocka_unit_test(test_caps_and_empty),
     };
