@@ -196,6 +196,39 @@ lines_split(const char *text, size_t len, size_t max_line, unsigned *budget, str
     return 0;
 }
 
+int
+text_lines_split(const char *text, size_t len, size_t max, struct text_lines *ret, bool *cut)
+{
+    struct text_lines l = {0};
+    size_t cap = 0, i = 0;
+
+    *cut = false;
+    while (i < len) {
+        const char *nl = memchr(text + i, '\n', len - i);
+        size_t n = nl ? (size_t)(nl - (text + i)) : len - i;
+
+        if (l.n == max) {
+            *cut = true;
+            break;
+        }
+        if (l.n == cap) {
+            size_t ncap = cap ? cap * 2 : 64;
+            struct text_line *nv = realloc(l.v, ncap * sizeof(*nv));
+
+            if (nv == NULL) {
+                free(l.v);
+                return -ENOMEM;
+            }
+            l.v = nv;
+            cap = ncap;
+        }
+        l.v[l.n++] = (struct text_line){i, n};
+        i += n + 1;
+    }
+    *ret = l;
+    return 0;
+}
+
 /* Bytes a bare address stops at, before it and after it. A switch, not
  * strchr() on each byte of the address; a NUL stops it, as it would be
  * found in strchr()'s set. */
@@ -542,11 +575,20 @@ next_nonblank_is_quote(const struct lines *l, size_t i)
 
 struct body_split {
     struct textbuf own;
+    struct text_lines own_lines; /* the lines of own, for the parsers */
     struct textbuf quoted;
-    unsigned own_lines;
     unsigned quoted_lines;
     bool inline_diff;
 };
+
+/* One own line, indexed as it is written: own_lines has room for every
+ * line of the body. */
+static int
+add_own(struct body_split *bs, const struct span *s)
+{
+    bs->own_lines.v[bs->own_lines.n++] = (struct text_line){bs->own.len, s->n};
+    return add_line(&bs->own, s->p, s->n);
+}
 
 /*
  * Split the body into the author's own lines and quoted lines. Attribution
@@ -576,8 +618,7 @@ body_split(const struct lines *l, struct body_split *bs)
                 in_diff = false;
                 continue;
             }
-            r = add_line(&bs->own, s->p, s->n);
-            bs->own_lines++;
+            r = add_own(bs, s);
             continue;
         }
         if (rest_quoted) {
@@ -608,7 +649,7 @@ body_split(const struct lines *l, struct body_split *bs)
             if (!starts(t.p, t.n, "On ") && last_own_on && last_own_start != SIZE_MAX) {
                 bs->own.len = last_own_start;
                 bs->own.p[bs->own.len] = '\0';
-                bs->own_lines--;
+                bs->own_lines.n--;
             }
             last_own_start = SIZE_MAX;
             last_own_on = false;
@@ -616,8 +657,7 @@ body_split(const struct lines *l, struct body_split *bs)
         }
         last_own_start = bs->own.len;
         last_own_on = starts(s->p, s->n, "On ");
-        r = add_line(&bs->own, s->p, s->n);
-        bs->own_lines++;
+        r = add_own(bs, s);
     }
     return r < 0 ? r : 0;
 }
@@ -1065,6 +1105,7 @@ message_build(const struct mime_view *v, const struct classifier_limits *limits,
     struct lines body = {0};
     unsigned budget = limits->max_lines;
     bool patch_part = false, format_patch = false, reply_subject, cover, trunc = false;
+    const struct text_lines *rlines = NULL;
     const char *rtext, *btext;
     size_t rlen, blen;
     int r;
@@ -1119,6 +1160,11 @@ message_build(const struct mime_view *v, const struct classifier_limits *limits,
     if (r < 0)
         goto out;
     bs.own.p[0] = '\0'; /* an empty body is "" */
+    bs.own_lines.v = malloc((body.n ? body.n : 1) * sizeof(*bs.own_lines.v));
+    if (bs.own_lines.v == NULL) {
+        r = -ENOMEM;
+        goto out;
+    }
     r = body_split(&body, &bs);
     if (r < 0)
         goto out;
@@ -1157,7 +1203,7 @@ message_build(const struct mime_view *v, const struct classifier_limits *limits,
     if (patch_part) {
         r = patch_parse(m, textbuf_str(&patch), patch.len, limits);
     } else if (bs.inline_diff || (m->psubj.tagged && !reply_subject)) {
-        r = patch_parse(m, textbuf_str(&bs.own), bs.own.len, limits);
+        r = patch_parse_lines(m, textbuf_str(&bs.own), bs.own.len, &bs.own_lines, limits);
     }
     if (r < 0)
         goto out;
@@ -1180,6 +1226,7 @@ message_build(const struct mime_view *v, const struct classifier_limits *limits,
     } else if (attached.len == 0) {
         rtext = textbuf_str(&bs.own);
         rlen = bs.own.len;
+        rlines = &bs.own_lines;
     } else {
         r = textbuf_add(&report, textbuf_str(&bs.own), bs.own.len);
         if (r >= 0)
@@ -1189,7 +1236,7 @@ message_build(const struct mime_view *v, const struct classifier_limits *limits,
         rtext = textbuf_str(&report);
         rlen = report.len;
     }
-    r = report_parse(m, rtext, rlen, limits);
+    r = report_parse_lines(m, rtext, rlen, rlines, limits);
     if (r < 0)
         goto out;
 
@@ -1223,6 +1270,7 @@ out:
     textbuf_release(&report);
     textbuf_release(&attached);
     textbuf_release(&bs.own);
+    free(bs.own_lines.v);
     textbuf_release(&bs.quoted);
     message_free(m);
     return r;

@@ -131,10 +131,31 @@ struct message *message_free(struct message *m);
  * fails: without memory the evidence is only left out. */
 void message_note_limit(struct message *m, const char *name, size_t value);
 
+/* The lines of a text: line i is text[v[i].off .. v[i].off + v[i].len),
+ * without its '\n' (a '\r' before it is kept). message_build() indexes the
+ * author's own text while it writes it, so that patch_parse_lines() and
+ * report_parse_lines() need not look for its '\n's again. */
+struct text_line {
+    size_t off, len;
+};
+
+struct text_lines {
+    struct text_line *v;
+    size_t n;
+};
+
+/* message.c: index the lines of text[0..len) into *ret (free ret->v), at
+ * most max of them; sets *cut when text is left after those. */
+int text_lines_split(const char *text, size_t len, size_t max, struct text_lines *ret, bool *cut);
+
 /* patch_parse.c: parse a patch text (changelog, trailers, notes, diffstat,
  * diff) from text[0..len) into m; fills the patch regions and fields. */
 int patch_parse(struct message *m, const char *text, size_t len,
                 const struct classifier_limits *limits);
+/* patch_parse() with the lines of text already indexed (all of them, as
+ * text_lines_split() would find them); lines NULL indexes them here. */
+int patch_parse_lines(struct message *m, const char *text, size_t len,
+                      const struct text_lines *lines, const struct classifier_limits *limits);
 /* patch_parse.c: parse the subject's [PATCH ...] tag into m->psubj. */
 int patch_parse_subject(struct message *m);
 
@@ -142,5 +163,9 @@ int patch_parse_subject(struct message *m);
  * identifiers and URLs from text[0..len) (own text, quotes removed). */
 int report_parse(struct message *m, const char *text, size_t len,
                  const struct classifier_limits *limits);
+/* report_parse() with the lines of text already indexed, as for
+ * patch_parse_lines(); lines NULL indexes them here. */
+int report_parse_lines(struct message *m, const char *text, size_t len,
+                       const struct text_lines *lines, const struct classifier_limits *limits);
 
 #endif

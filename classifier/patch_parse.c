@@ -239,46 +239,36 @@ rbuf_release(struct rbuf *rb)
 
 /* ---- splitting into lines ---- */
 
+/* The patch text's lines from its index, each without a '\r' before its
+ * '\n' and cut to max_line_bytes; at most max_lines of them. */
 static int
-split_lines(struct parser *ps, const char *text, size_t len)
+split_lines(struct parser *ps, const char *text, const struct text_lines *ix)
 {
     const struct classifier_limits *lim = ps->limits;
-    size_t pos = 0, cap = 0;
-    uint32_t lineno = 0;
+    size_t n = ix->n < lim->max_lines ? ix->n : lim->max_lines;
 
-    while (pos < len) {
-        const char *nl = memchr(text + pos, '\n', len - pos);
-        size_t end = nl ? (size_t)(nl - text) : len;
-        size_t l = end - pos;
+    ps->lines = malloc((n ? n : 1) * sizeof(*ps->lines));
+    if (ps->lines == NULL)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const char *p = text + ix->v[i].off;
+        size_t l = ix->v[i].len;
 
-        if (ps->n >= lim->max_lines) {
-            message_note_limit(ps->m, "max_lines", lim->max_lines);
-            break;
-        }
-        if (l > 0 && text[pos + l - 1] == '\r')
+        if (l > 0 && p[l - 1] == '\r')
             l--;
         if (l > lim->max_line_bytes) {
             l = lim->max_line_bytes;
             /* Do not leave half a UTF-8 sequence at the cut. */
-            while (l > 0 && ((unsigned char)text[pos + l] & 0xC0) == 0x80)
+            while (l > 0 && ((unsigned char)p[l] & 0xC0) == 0x80)
                 l--;
             message_note_limit(ps->m, "max_line_bytes", lim->max_line_bytes);
         }
-        if (ps->n == cap) {
-            size_t ncap = cap ? cap * 2 : 256;
-            struct span *v = realloc(ps->lines, ncap * sizeof(*v));
-
-            if (v == NULL)
-                return -ENOMEM;
-            ps->lines = v;
-            cap = ncap;
-        }
-        ps->lines[ps->n].p = text + pos;
-        ps->lines[ps->n].len = l;
-        ps->lines[ps->n].lineno = ++lineno;
-        ps->n++;
-        pos = end + 1;
+        ps->lines[i] = (struct span){p, l, (uint32_t)(i + 1)};
     }
+    ps->n = n;
+    /* Noted after the lines: the first limit noted is the evidence. */
+    if (ix->n > n)
+        message_note_limit(ps->m, "max_lines", lim->max_lines);
     return 0;
 }
 
@@ -1406,7 +1396,16 @@ fill_files(struct parser *ps, size_t first_file)
 int
 patch_parse(struct message *m, const char *text, size_t len, const struct classifier_limits *limits)
 {
+    return patch_parse_lines(m, text, len, NULL, limits);
+}
+
+int
+patch_parse_lines(struct message *m, const char *text, size_t len, const struct text_lines *lines,
+                  const struct classifier_limits *limits)
+{
     struct parser ps = {.m = m, .limits = limits};
+    struct text_lines own = {0};
+    bool cut;
     size_t diff, body, sep, log_end, i, first_file = m->n_files;
     int r;
 
@@ -1425,7 +1424,14 @@ patch_parse(struct message *m, const char *text, size_t len, const struct classi
         for (size_t k = 0; k < sizeof(patch_regions) / sizeof(patch_regions[0]); k++)
             ps.rb[patch_regions[k]].no_nul = true;
     }
-    r = split_lines(&ps, text, len);
+    if (lines == NULL) {
+        /* A line past the cap shows split_lines() that the cap was hit. */
+        r = text_lines_split(text, len, (size_t)limits->max_lines + 1, &own, &cut);
+        if (r < 0)
+            goto out;
+        lines = &own;
+    }
+    r = split_lines(&ps, text, lines);
     if (r < 0)
         goto out;
     for (size_t k = 0; k < sizeof(patch_regions) / sizeof(patch_regions[0]); k++) {
@@ -1495,5 +1501,6 @@ out:
     for (size_t k = 0; k < REGION__COUNT; k++)
         rbuf_release(&ps.rb[k]);
     free(ps.lines);
+    free(own.v);
     return r;
 }

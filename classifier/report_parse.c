@@ -1070,19 +1070,39 @@ int
 report_parse(struct message *m, const char *text, size_t len,
              const struct classifier_limits *limits)
 {
+    return report_parse_lines(m, text, len, NULL, limits);
+}
+
+int
+report_parse_lines(struct message *m, const char *text, size_t len, const struct text_lines *ix,
+                   const struct classifier_limits *limits)
+{
+    struct text_lines own = {0};
     struct span *lines = NULL;
     unsigned char *cls = NULL;
     char *out[2] = {NULL, NULL}, *scratch = NULL;
-    size_t size[2] = {0, 0}, n = 0, cap = 0, i = 0;
+    size_t size[2] = {0, 0}, n, i;
+    bool cut;
     int r = 0;
 
     if (text == NULL)
         len = 0;
-    while (i < len && n < limits->max_lines) {
-        const char *nl = memchr(text + i, '\n', len - i);
-        struct span s = {text + i, nl ? (size_t)(nl - (text + i)) : len - i};
+    if (ix == NULL) {
+        /* A line past the cap shows that the cap was hit. */
+        r = text_lines_split(text, len, (size_t)limits->max_lines + 1, &own, &cut);
+        if (r < 0)
+            goto out;
+        ix = &own;
+    }
+    n = ix->n < limits->max_lines ? ix->n : limits->max_lines;
+    lines = malloc((n ? n : 1) * sizeof(*lines));
+    if (lines == NULL) {
+        r = -ENOMEM;
+        goto out;
+    }
+    for (i = 0; i < n; i++) {
+        struct span s = {text + ix->v[i].off, ix->v[i].len};
 
-        i += s.n + 1;
         if (s.n > 0 && s.p[s.n - 1] == '\r')
             s.n--;
         if (s.n > limits->max_line_bytes) {
@@ -1090,20 +1110,9 @@ report_parse(struct message *m, const char *text, size_t len,
             while (s.n > 0 && ((unsigned char)s.p[s.n] & 0xc0) == 0x80)
                 s.n--;
         }
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 64;
-            struct span *nv = realloc(lines, ncap * sizeof(*nv));
-
-            if (nv == NULL) {
-                r = -ENOMEM;
-                goto out;
-            }
-            lines = nv;
-            cap = ncap;
-        }
-        lines[n++] = s;
+        lines[i] = s;
     }
-    if (i < len)
+    if (ix->n > n)
         message_note_limit(m, "max_lines", limits->max_lines);
 
     cls = calloc(n ? n : 1, 1);
@@ -1145,6 +1154,7 @@ report_parse(struct message *m, const char *text, size_t len,
         out[k] = NULL;
     }
 out:
+    free(own.v);
     free(lines);
     free(cls);
     free(scratch);

@@ -513,6 +513,81 @@ test_line_caps(void **state)
     assert_null(message_free(NULL));
 }
 
+static void
+assert_same_strv(const struct strv *a, const struct strv *b)
+{
+    assert_int_equal(a->n, b->n);
+    for (size_t i = 0; i < a->n; i++)
+        assert_string_equal(a->v[i], b->v[i]);
+}
+
+/* Bodies whose own text message_build() indexes as it writes it: lines
+ * dropped (a wrapped attribution), quoted, signed, "\r\n", cut. */
+static const char *const own_lines_raws[] = {
+    "Subject: Re: x\n\nOn Tue, 5 May 2026 at 10:00, Some Person\n<some@example.org> wrote:\n"
+    "> quoted\n\nmine, see drivers/usb/core/hub.c and hub_event()\n",
+    "Subject: Re: x\n\nfirst\nOn Tue, 5 May 2026, A B wrote:\n> q\nOn Wed, C wrote:\n> r\n"
+    "last on 6.9.0-rc2\n-- \nsig\n",
+    "Subject: bug\r\n\r\nKASAN: use-after-free in foo_bar+0x1/0x2\r\nCall Trace:\r\n"
+    " foo_bar+0x1/0x2\r\n\r\nCONFIG_FOO=y on v6.9\r\n",
+    "Subject: [PATCH] x: fix y\n\nlog line\n> not a quote?\nSigned-off-by: A <a@b.c>\n---\n"
+    " x.c | 2 +-\n\ndiff --git a/x.c b/x.c\n--- a/x.c\n+++ b/x.c\n@@ -1,2 +1,2 @@\n"
+    " ctx\r\n-a\n+b /* new */\n-- \nsig\n",
+    "Subject: x\n\n" /* a line longer than the cap, of two-byte characters */
+    "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\nshort\n",
+};
+
+/* The own text's lines message_build() hands to patch_parse_lines() and
+ * report_parse_lines() give what both parsers find on their own in that
+ * text (REGION_BODY), under tight and default caps. */
+static void
+test_own_lines_reused(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(own_lines_raws) / sizeof(own_lines_raws[0]); i++) {
+        for (int tight = 0; tight < 2; tight++) {
+            const char *raw = own_lines_raws[i];
+            struct classifier_options opts;
+            struct mime_view *v = NULL;
+            struct message *m = NULL, *ref = calloc(1, sizeof(*ref));
+            const struct region *body;
+
+            print_message("case %zu tight %d\n", i, tight);
+            assert_non_null(ref);
+            classifier_options_default(&opts);
+            if (tight) {
+                opts.limits.max_line_bytes = 7;
+                opts.limits.max_lines = 6;
+            }
+            assert_int_equal(mime_view_parse(raw, strlen(raw), &opts.limits, &v), 0);
+            assert_int_equal(message_build(v, &opts.limits, &m), 0);
+            body = &m->regions[REGION_BODY];
+            if (m->kind == CLASSIFIER_KIND_PATCH) {
+                ref->subject = m->subject ? strdup(m->subject) : NULL;
+                assert_int_equal(patch_parse_subject(ref), 0);
+                assert_int_equal(patch_parse(ref, body->text, body->len, &opts.limits), 0);
+                for (unsigned k = REGION_CHANGELOG; k < REGION__COUNT; k++)
+                    if (k != REGION_REPORT && k != REGION_CODE)
+                        assert_string_equal(m->regions[k].text, ref->regions[k].text);
+                assert_int_equal(m->n_hunks, ref->n_hunks);
+                assert_int_equal(m->n_trailers, ref->n_trailers);
+            } else {
+                assert_int_equal(report_parse(ref, body->text, body->len, &opts.limits), 0);
+                assert_string_equal(m->regions[REGION_REPORT].text,
+                                    ref->regions[REGION_REPORT].text);
+                assert_string_equal(m->regions[REGION_CODE].text, ref->regions[REGION_CODE].text);
+                assert_same_strv(&m->versions, &ref->versions);
+                assert_same_strv(&m->functions, &ref->functions);
+                assert_same_strv(&m->paths, &ref->paths);
+                assert_same_strv(&m->configs, &ref->configs);
+            }
+            message_free(ref);
+            message_free(m);
+            mime_view_free(v);
+        }
+    }
+}
+
 /* Message identifiers carry no encoded words: an encoded one stays as
  * written, so a line break or a second id cannot be smuggled through it
  * into the In-Reply-To of our reply. */
@@ -555,6 +630,7 @@ main(void)
         cmocka_unit_test(test_disclosure),
         cmocka_unit_test(test_disclosure_offsets),
         cmocka_unit_test(test_line_caps),
+        cmocka_unit_test(test_own_lines_reused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

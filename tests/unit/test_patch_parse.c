@@ -957,6 +957,85 @@ test_append(void **state)
     msg_free(m);
 }
 
+/* text_lines_split() against a byte loop: every cut of texts with empty
+ * lines, "\r\n" and no last '\n', at every cap. */
+static void
+test_text_lines_split(void **state)
+{
+    static const char *const texts[] = {"a\n\nbc\r\n\r\nd", "\n\n\n", "x\ny\n", "\r\nab"};
+
+    (void)state;
+    for (size_t t = 0; t < sizeof(texts) / sizeof(texts[0]); t++) {
+        const char *text = texts[t];
+        size_t full = strlen(text);
+
+        for (size_t len = 0; len <= full; len++) {
+            for (size_t max = 0; max <= full + 1; max++) {
+                struct text_line want[16];
+                size_t n = 0, start = 0;
+                bool want_cut = false, cut = true;
+                struct text_lines got;
+
+                for (size_t i = 0; i <= len; i++) {
+                    if (i < len && text[i] != '\n')
+                        continue;
+                    if (i == len && start == len)
+                        break;
+                    if (n == max) {
+                        want_cut = true;
+                        break;
+                    }
+                    want[n++] = (struct text_line){start, i - start};
+                    start = i + 1;
+                }
+                print_message("text %zu len %zu max %zu\n", t, len, max);
+                assert_int_equal(text_lines_split(text, len, max, &got, &cut), 0);
+                assert_int_equal(got.n, n);
+                assert_int_equal(cut, want_cut);
+                for (size_t i = 0; i < n; i++) {
+                    assert_int_equal(got.v[i].off, want[i].off);
+                    assert_int_equal(got.v[i].len, want[i].len);
+                }
+                free(got.v);
+            }
+        }
+    }
+}
+
+/* Lines given by the caller: '\r' dropped, long lines cut, at most
+ * max_lines taken, and the first limit met (a long line before the line
+ * cap) stays the evidence, as when patch_parse() splits the text itself. */
+static void
+test_given_lines(void **state)
+{
+    static const char text[] = "log line\r\nsecond \xc3\xa9\xc3\xa9\xc3\xa9 long\nthird\r\n"
+                               "fourth\n";
+    struct classifier_limits lim = test_limits;
+    struct text_lines lines;
+    bool cut;
+
+    (void)state;
+    lim.max_lines = 3;
+    lim.max_line_bytes = 10;
+    assert_int_equal(text_lines_split(text, sizeof(text) - 1, 100, &lines, &cut), 0);
+    assert_int_equal(lines.n, 4);
+    for (int given = 0; given < 2; given++) {
+        struct message *m = calloc(1, sizeof(*m));
+
+        assert_non_null(m);
+        assert_int_equal(patch_parse_lines(m, text, sizeof(text) - 1, given ? &lines : NULL, &lim),
+                         0);
+        assert_regions_built(m);
+        /* "second é" is 9 bytes: a cut at 10 would split the next 'é'. */
+        assert_string_equal(m->regions[REGION_CHANGELOG].text,
+                            "log line\nsecond \xc3\xa9\nthird\n");
+        assert_true(m->truncated);
+        assert_string_equal(m->measure_evidence[MEASURE_LIMIT_HIT], "max_line_bytes=10");
+        msg_free(m);
+    }
+    free(lines.v);
+}
+
 int
 main(void)
 {
@@ -979,6 +1058,8 @@ main(void)
         cmocka_unit_test(test_comment_search_reference),
         cmocka_unit_test(test_nul_everywhere),
         cmocka_unit_test(test_notes_layouts),
+        cmocka_unit_test(test_text_lines_split),
+        cmocka_unit_test(test_given_lines),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

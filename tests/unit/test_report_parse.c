@@ -645,6 +645,40 @@ setup(void **state)
     return 0;
 }
 
+/* Lines given by the caller read as report_parse() reads the text on its
+ * own: '\r' dropped, long lines cut whole-character, max_lines noted. */
+static void
+test_given_lines(void **state)
+{
+    static const char text[] = "see hub_event() in\r\n\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9 v6.9\n"
+                               "\n    code();\r\nlast line v6.8\n";
+    struct classifier_limits lim = limits;
+    struct text_lines lines;
+    struct message *m[2];
+    bool cut;
+
+    (void)state;
+    lim.max_lines = 4;
+    lim.max_line_bytes = 7;
+    assert_int_equal(text_lines_split(text, sizeof(text) - 1, 100, &lines, &cut), 0);
+    for (int given = 0; given < 2; given++) {
+        m[given] = calloc(1, sizeof(*m[given]));
+        assert_non_null(m[given]);
+        assert_int_equal(
+            report_parse_lines(m[given], text, sizeof(text) - 1, given ? &lines : NULL, &lim), 0);
+        assert_true(m[given]->truncated);
+        assert_string_equal(m[given]->measure_evidence[MEASURE_LIMIT_HIT], "max_lines=4");
+    }
+    for (unsigned k = REGION_REPORT; k <= REGION_CODE; k++)
+        assert_string_equal(m[0]->regions[k].text, m[1]->regions[k].text);
+    assert_non_null(
+        strstr(m[1]->regions[REGION_REPORT].text, "see hub\n\xc3\xa9\xc3\xa9\xc3\xa9\n"));
+    assert_null(strstr(m[1]->regions[REGION_REPORT].text, "last"));
+    message_free(m[0]);
+    message_free(m[1]);
+    free(lines.v);
+}
+
 int
 main(void)
 {
@@ -660,6 +694,7 @@ main(void)
         cmocka_unit_test(test_trace_marker_offsets),
         cmocka_unit_test(test_split_sizes),
         cmocka_unit_test(test_caps_and_empty),
+        cmocka_unit_test(test_given_lines),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
