@@ -9,9 +9,10 @@
  * Mail GMime cannot parse still yields a view: malformed is set and the raw
  * text becomes the one body part.
  *
- * Ownership: the view owns every string in it; GMime objects never outlive
- * mime_view_parse(). Threading: GMime is initialised once through
- * pthread_once(); after that any number of threads may parse at once.
+ * Ownership: the view owns every string in it; GMime objects made for a
+ * message never outlive mime_view_parse(). Threading: GMime is initialised
+ * once through pthread_once(); after that any number of threads may parse
+ * at once, each with its own parser (struct parse_ctx).
  */
 #include <errno.h>
 #include <iconv.h>
@@ -38,7 +39,21 @@ struct walker {
     unsigned visited;
 };
 
+/*
+ * One parser per thread, re-initialised for each message: a new parser
+ * costs a GObject and a 4 KB read buffer every time. Between parses arr is
+ * empty, so nothing here points into a caller's message once
+ * mime_view_parse() returns. Freed when its thread exits.
+ */
+struct parse_ctx {
+    GByteArray *arr;     /* wraps the caller's bytes during a parse */
+    GMimeStream *stream; /* reads arr; does not own it */
+    GMimeParser *parser; /* reads stream */
+};
+
 static pthread_once_t mime_view_once = PTHREAD_ONCE_INIT;
+static pthread_key_t parse_ctx_key;
+static bool parse_ctx_key_ok;
 
 /* 1 for each byte of the base64 alphabet ('=' is not one), and whether
  * base64_decoded_size() may stand in for GMime's decoder. Written once,
@@ -47,6 +62,51 @@ static unsigned char base64_alphabet[256];
 static bool base64_counts;
 
 static bool base64_count_matches_gmime(void);
+
+static void
+parse_ctx_free(void *p)
+{
+    struct parse_ctx *c = p;
+
+    /* The parser holds a reference to the stream: drop it first. */
+    g_object_unref(c->parser);
+    g_object_unref(c->stream);
+    g_byte_array_free(c->arr, FALSE);
+    free(c);
+}
+
+static struct parse_ctx *
+parse_ctx_new(void)
+{
+    struct parse_ctx *c = malloc(sizeof(*c));
+
+    if (c == NULL)
+        return NULL;
+    c->arr = g_byte_array_new();
+    c->stream = g_mime_stream_mem_new_with_byte_array(c->arr);
+    g_mime_stream_mem_set_owner(GMIME_STREAM_MEM(c->stream), FALSE);
+    c->parser = g_mime_parser_new_with_stream(c->stream);
+    return c;
+}
+
+/* This thread's parse context, made on first use; NULL if out of memory. */
+static struct parse_ctx *
+parse_ctx_get(void)
+{
+    struct parse_ctx *c;
+
+    if (!parse_ctx_key_ok)
+        return NULL;
+    c = pthread_getspecific(parse_ctx_key);
+    if (c != NULL)
+        return c;
+    c = parse_ctx_new();
+    if (c != NULL && pthread_setspecific(parse_ctx_key, c) != 0) {
+        parse_ctx_free(c);
+        c = NULL;
+    }
+    return c;
+}
 
 static void
 mime_view_init_once(void)
@@ -58,6 +118,7 @@ mime_view_init_once(void)
         base64_alphabet[(unsigned char)alphabet[i]] = 1;
     g_mime_init();
     base64_counts = base64_count_matches_gmime();
+    parse_ctx_key_ok = pthread_key_create(&parse_ctx_key, parse_ctx_free) == 0;
 }
 
 void
@@ -1266,9 +1327,7 @@ mime_view_parse(const char *msg, size_t len, const struct classifier_limits *lim
 {
     struct mime_view *v;
     struct walker w = {0};
-    GByteArray *arr = NULL;
-    GMimeStream *stream = NULL;
-    GMimeParser *parser = NULL;
+    struct parse_ctx *ctx = NULL;
     GMimeMessage *gm = NULL;
     int r = 0;
 
@@ -1292,17 +1351,21 @@ mime_view_parse(const char *msg, size_t len, const struct classifier_limits *lim
     }
 
     if (len > 0) {
-        /* Wrap the caller's bytes without copying; the stream does not own
-         * them, only reads them, and the array header is freed below
-         * without its data. */
-        arr = g_byte_array_new();
-        arr->data = (guint8 *)(uintptr_t)msg;
-        arr->len = (guint)len;
-        stream = g_mime_stream_mem_new_with_byte_array(arr);
-        g_mime_stream_mem_set_owner(GMIME_STREAM_MEM(stream), FALSE);
-        parser = g_mime_parser_new_with_stream(stream);
-        g_mime_parser_set_format(parser, GMIME_FORMAT_MESSAGE);
-        gm = g_mime_parser_construct_message(parser, NULL);
+        ctx = parse_ctx_get();
+        if (ctx == NULL) {
+            r = -ENOMEM;
+            goto out;
+        }
+        /* Wrap the caller's bytes without copying; the stream only reads
+         * them. Setting the array rewinds the stream; re-initialising the
+         * parser drops all its per-message state (buffers, headers,
+         * boundaries, offsets) but keeps the format, so set that too. */
+        ctx->arr->data = (guint8 *)(uintptr_t)msg;
+        ctx->arr->len = (guint)len;
+        g_mime_stream_mem_set_byte_array(GMIME_STREAM_MEM(ctx->stream), ctx->arr);
+        g_mime_parser_init_with_stream(ctx->parser, ctx->stream);
+        g_mime_parser_set_format(ctx->parser, GMIME_FORMAT_MESSAGE);
+        gm = g_mime_parser_construct_message(ctx->parser, NULL);
     }
 
     if (gm == NULL) {
@@ -1333,14 +1396,9 @@ mime_view_parse(const char *msg, size_t len, const struct classifier_limits *lim
 out:
     if (gm != NULL)
         g_object_unref(gm);
-    if (parser != NULL)
-        g_object_unref(parser);
-    if (stream != NULL)
-        g_object_unref(stream);
-    if (arr != NULL) {
-        arr->data = NULL;
-        arr->len = 0;
-        g_byte_array_free(arr, FALSE);
+    if (ctx != NULL) {
+        ctx->arr->data = NULL;
+        ctx->arr->len = 0;
     }
     if (r < 0) {
         mime_view_free(v);

@@ -1,6 +1,7 @@
 /* test_mime_view.c - decoding headers and parts into the flat MIME view. */
 #include <errno.h>
 #include <iconv.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -1160,6 +1161,212 @@ test_decode_qp_malformed(void **state)
     }
 }
 
+/*
+ * Messages that leave GMime's parser in an unusual state: each parse
+ * re-initialises this thread's parser, so what one leaves behind must not
+ * change the view of the next.
+ */
+static const char *const reuse_msgs[] = {
+    "From: a@example.org\nSubject: plain\n\nA normal body.\n",
+    /* Headers cut mid-field, no body. */
+    "From: a@example.org\nSubject: cut in the mid",
+    /* A folded field cut in its continuation. */
+    "Subject: folded\n  and cut",
+    /* mbox From_ line, and From lines in the body. */
+    "From sender@example.org Mon Jan  1 00:00:00 2024\nFrom: b@example.org\n"
+    "Subject: mbox\n\nFirst line.\nFrom here on\n>From there\nFrom x@y Tue Jan  2\n\nTail.\n",
+    /* Nested multipart cut in the middle of an inner part. */
+    "From: c@example.org\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=outer\n\n"
+    "preamble\n--outer\nContent-Type: multipart/alternative; boundary=inner\n\n--inner\n"
+    "Content-Type: text/plain\n\nplain half\n--inner\nContent-Type: text/html\n\n<p>cut he",
+    /* A forwarded message cut inside its headers. */
+    "From: d@example.org\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=b\n\n"
+    "--b\nContent-Type: text/plain\n\nsee below\n--b\nContent-Type: message/rfc822\n\n"
+    "From: e@example.org\nSubject: inner, cut\nContent-Type: multipart/mixed; bound",
+    /* Content-Length that does not match (the parser ignores it). */
+    "From: f@example.org\nContent-Length: 3\n\nlonger than three bytes\n",
+    /* An OpenPGP block the parser notes while reading content. */
+    "From: g@example.org\n\n-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA256\n\nsigned\n"
+    "-----BEGIN PGP SIGNATURE-----\nabc\n",
+    /* A base64 attachment without its closing boundary. */
+    "From: h@example.org\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=zz\n\n"
+    "--zz\nContent-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: base64\n\n"
+    "aGVsbG8gd29ybGQK\n--zz\nContent-Type: application/octet-stream; name=x.bin\n"
+    "Content-Transfer-Encoding: base64\n\nAAECAwQF",
+    "not a message at all",
+    "\n\n   \n",
+};
+
+enum { REUSE_LONG = 2, REUSE_N = sizeof(reuse_msgs) / sizeof(reuse_msgs[0]) + REUSE_LONG };
+
+/* Message i of the reuse set; the last two are built: a header field and a
+ * preamble longer than the parser's buffers. Free with free(). */
+static char *
+reuse_msg(size_t i)
+{
+    size_t n_fixed = sizeof(reuse_msgs) / sizeof(reuse_msgs[0]);
+    char *m = malloc(20000);
+    size_t k;
+
+    assert_non_null(m);
+    if (i < n_fixed) {
+        strcpy(m, reuse_msgs[i]);
+        return m;
+    }
+    k = (size_t)sprintf(m, i == n_fixed ? "Subject: "
+                                        : "Content-Type: multipart/mixed; boundary=q\n\n");
+    memset(m + k, 'x', 12000);
+    k += 12000;
+    strcpy(m + k, i == n_fixed ? "\nFrom: i@example.org\n\nbody\n"
+                               : "\n--q\nContent-Type: text/plain\n\ninside\n--q--\n");
+    return m;
+}
+
+/* Everything in a view as text, to compare two views. Free with free(). */
+static char *
+view_dump(const struct mime_view *v)
+{
+    char *out = NULL;
+    size_t outlen = 0;
+    FILE *f = open_memstream(&out, &outlen);
+
+    assert_non_null(f);
+    fprintf(f, "html_only=%d truncated=%d limit=%s/%zu malformed=%d\n", v->has_html_only,
+            v->truncated, v->limit ? v->limit : "-", v->limit_value, v->malformed);
+    for (size_t i = 0; i < v->n_headers; i++)
+        fprintf(f, "H %s: %s\n", v->headers[i].name, v->headers[i].value);
+    for (size_t i = 0; i < v->n_parts; i++) {
+        const struct mime_part *p = &v->parts[i];
+
+        fprintf(f, "P %d %s %s len=%zu html=%d cut=%d\n", (int)p->role, p->content_type,
+                p->filename ? p->filename : "-", p->len, p->is_html, p->truncated);
+        if (p->text != NULL)
+            fwrite(p->text, 1, p->len, f);
+        fputc('\n', f);
+    }
+    assert_int_equal(fclose(f), 0);
+    return out;
+}
+
+static char *
+parse_dump(size_t i)
+{
+    char *m = reuse_msg(i);
+    struct mime_view *v = parse(m, strlen(m));
+    char *d = view_dump(v);
+
+    mime_view_free(v);
+    free(m);
+    return d;
+}
+
+struct fresh_job {
+    size_t i;
+    char *dump;
+};
+
+/* A new thread's first parse uses a parser nothing has used before. */
+static void *
+fresh_parse(void *arg)
+{
+    struct fresh_job *job = arg;
+
+    job->dump = parse_dump(job->i);
+    return NULL;
+}
+
+static void
+fresh_dumps(char **dumps)
+{
+    for (size_t i = 0; i < REUSE_N; i++) {
+        struct fresh_job job = {.i = i};
+        pthread_t t;
+
+        assert_int_equal(pthread_create(&t, NULL, fresh_parse, &job), 0);
+        assert_int_equal(pthread_join(t, NULL), 0);
+        dumps[i] = job.dump;
+    }
+}
+
+static void
+free_dumps(char **dumps)
+{
+    for (size_t i = 0; i < REUSE_N; i++)
+        free(dumps[i]);
+}
+
+/* Every message parsed right after every other gives the view a fresh
+ * parser gives. */
+static void
+test_parser_reuse(void **state)
+{
+    char *fresh[REUSE_N];
+
+    (void)state;
+    fresh_dumps(fresh);
+    for (size_t a = 0; a < REUSE_N; a++) {
+        for (size_t b = 0; b < REUSE_N; b++) {
+            char *da = parse_dump(a);
+            char *db = parse_dump(b);
+
+            print_message("after %zu: %zu\n", a, b);
+            assert_string_equal(da, fresh[a]);
+            assert_string_equal(db, fresh[b]);
+            free(da);
+            free(db);
+        }
+    }
+    free_dumps(fresh);
+}
+
+struct thread_job {
+    char **fresh;
+    size_t start;
+    int mismatches;
+};
+
+static void *
+parse_all(void *arg)
+{
+    struct thread_job *job = arg;
+
+    for (size_t round = 0; round < 20; round++) {
+        for (size_t k = 0; k < REUSE_N; k++) {
+            size_t i = (job->start + k) % REUSE_N;
+            char *d = parse_dump(i);
+
+            if (strcmp(d, job->fresh[i]) != 0)
+                job->mismatches++;
+            free(d);
+        }
+    }
+    return NULL;
+}
+
+/* Threads parsing at once each get the views of a fresh parser; each
+ * thread's parser goes when the thread ends (the sanitizer build and
+ * valgrind --leak-check=full report it if not). */
+static void
+test_parse_threads(void **state)
+{
+    enum { N_THREADS = 8 };
+    char *fresh[REUSE_N];
+    struct thread_job jobs[N_THREADS];
+    pthread_t t[N_THREADS];
+
+    (void)state;
+    fresh_dumps(fresh);
+    for (size_t i = 0; i < N_THREADS; i++) {
+        jobs[i] = (struct thread_job){.fresh = fresh, .start = i};
+        assert_int_equal(pthread_create(&t[i], NULL, parse_all, &jobs[i]), 0);
+    }
+    for (size_t i = 0; i < N_THREADS; i++) {
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+        assert_int_equal(jobs[i].mismatches, 0);
+    }
+    free_dumps(fresh);
+}
+
 static int
 setup(void **state)
 {
@@ -1198,6 +1405,8 @@ main(void)
         cmocka_unit_test(test_decode_direct),
         cmocka_unit_test(test_decode_qp_malformed),
         cmocka_unit_test(test_header_8bit_offsets),
+        cmocka_unit_test(test_parser_reuse),
+        cmocka_unit_test(test_parse_threads),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
