@@ -1085,8 +1085,12 @@ report_parse_lines(struct message *m, const char *text, size_t len, const struct
     bool cut;
     int r = 0;
 
-    if (text == NULL)
+    /* Without a text there is nothing an index could point into. */
+    if (text == NULL) {
+        text = "";
         len = 0;
+        ix = NULL;
+    }
     if (ix == NULL) {
         /* A line past the cap shows that the cap was hit. */
         r = text_lines_split(text, len, (size_t)limits->max_lines + 1, &own, &cut);

@@ -1778,7 +1778,7 @@ region_finish(struct pf_region *rg)
      * and ends where bucket h + 1 begins. */
     for (size_t i = 0; i < rg->n; i++)
         v[rg->start[entry_bucket(&rg->v[i])]++] = rg->v[i];
-    memmove(rg->start + 1, rg->start, 2 * PF_BUCKETS * sizeof(rg->start[0]));
+    memmove(rg->start + 1, rg->start, sizeof(rg->start) - sizeof(rg->start[0]));
     rg->start[0] = 0;
     for (unsigned h = 0; h < 2 * PF_BUCKETS; h++) {
         for (size_t i = rg->start[h] + 1; i < rg->start[h + 1]; i++) {
