@@ -90,3 +90,40 @@ ascii_prefix(const char *s, size_t n)
         i++;
     return i;
 }
+
+const char *
+ascii_find_at(const char *s, size_t n, const char *needle, size_t at)
+{
+    size_t k = strlen(needle);
+    const char *p = s + at;
+
+    if (k == 0 || n < k)
+        return k == 0 ? s : NULL;
+    while ((p = memchr(p, needle[at], (size_t)(s + n - k + at + 1 - p))) != NULL) {
+        if (memcmp(p - at, needle, k) == 0)
+            return p - at;
+        p++;
+    }
+    return NULL;
+}
+
+const char *
+ascii_find(const char *s, size_t n, const char *needle)
+{
+    return ascii_find_at(s, n, needle, 0);
+}
+
+const char *
+ascii_find_pair(const char *s, size_t n, char a, char b)
+{
+    const char *q = s;
+
+    if (n < 2)
+        return NULL;
+    while ((q = memchr(q, a, (size_t)(s + n - 1 - q))) != NULL) {
+        if (q[1] == b)
+            return q;
+        q++;
+    }
+    return NULL;
+}

@@ -21,6 +21,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "ascii.h"
 #include "facts.h"
 #include "fingerprint.h"
 
@@ -455,24 +456,6 @@ out:
     return r;
 }
 
-/* The first needle in p[0..len), by memchr() to each candidate: on one
- * line of a trace that beats memmem(), whose set-up costs more. */
-static const char *
-find(const char *p, size_t len, const char *needle)
-{
-    size_t n = strlen(needle);
-    const char *q = p;
-
-    if (len < n)
-        return NULL;
-    while ((q = memchr(q, needle[0], (size_t)(p + len - n + 1 - q))) != NULL) {
-        if (memcmp(q, needle, n) == 0)
-            return q;
-        q++;
-    }
-    return NULL;
-}
-
 /* "BUG: KASAN: slab-use-after-free in foo_bar+0x1a/0x30": the function a
  * sanitizer names in its first line. */
 static void
@@ -489,8 +472,9 @@ trace_functions(const struct message *m, char names[][FACTS_NAME_MAX], size_t *n
         const char *e = memchr(p, '\n', (size_t)(end - p)), *in;
         size_t len = e ? (size_t)(e - p) : (size_t)(end - p);
 
-        if ((find(p, len, "BUG: ") || find(p, len, "WARNING: ")) &&
-            (in = find(p, len, " in ")) != NULL) {
+        /* ascii_find(): memmem()'s set-up costs more on one line. */
+        if ((ascii_find(p, len, "BUG: ") || ascii_find(p, len, "WARNING: ")) &&
+            (in = ascii_find(p, len, " in ")) != NULL) {
             const char *b = in + 4, *q = b;
 
             while (q < p + len && is_ident_char(*q))

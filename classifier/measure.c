@@ -451,25 +451,10 @@ is_md_heading(const char *t, size_t tl)
     return i < tl && (isupper((unsigned char)t[i]) || isdigit((unsigned char)t[i]));
 }
 
-/* The first "ab" in p[0..len), or NULL: memchr() per candidate, since on
- * the short lines measured here memmem()'s set-up costs more. */
-static const char *
-find_pair(const char *p, size_t len, char a, char b)
-{
-    const char *e = p + len, *q = p;
-
-    while (q + 1 < e && (q = memchr(q, a, (size_t)(e - q - 1))) != NULL) {
-        if (q[1] == b)
-            return q;
-        q++;
-    }
-    return NULL;
-}
-
 static const char *
 find_double(const char *p, size_t len, char c)
 {
-    return find_pair(p, len, c, c);
+    return ascii_find_pair(p, len, c, c);
 }
 
 /* "**x**", or "__x y__" (identifiers like __func__ or "__a(), __b" are
@@ -712,8 +697,8 @@ has_function(const char *p, size_t len)
 
     /* memchr() for the '(' and then the ')': on short lines that is
      * cheaper than memmem()'s set-up. */
-    for (const char *q = find_pair(p, len, '(', ')'); q != NULL;
-         q = find_pair(q + 2, (size_t)(e - q - 2), '(', ')')) {
+    for (const char *q = ascii_find_pair(p, len, '(', ')'); q != NULL;
+         q = ascii_find_pair(q + 2, (size_t)(e - q - 2), '(', ')')) {
         const char *s = q;
 
         while (s > p &&

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ascii.h"
 #include "message.h"
 
 struct span {
@@ -1104,22 +1105,6 @@ indent_width(const char *p, size_t len, size_t *ret_skip)
     return w;
 }
 
-static const char *
-find2(const char *p, size_t len, char a, char b)
-{
-    const char *q = p;
-
-    if (len < 2)
-        return NULL;
-    /* memchr() to each a: most lines have none, so one call ends it. */
-    while ((q = memchr(q, a, (size_t)(p + len - 1 - q))) != NULL) {
-        if (q[1] == b)
-            return q;
-        q++;
-    }
-    return NULL;
-}
-
 /* C comment state machine over one line of the new file. Returns true
  * when the whole line is comment and sets the comment text (markers
  * removed). */
@@ -1139,7 +1124,7 @@ comment_c(struct comment_state *cs, const char *p, size_t len, const char **ret_
             t++;
             tl--;
         }
-        close = find2(t, tl, '*', '/');
+        close = ascii_find_pair(t, tl, '*', '/');
         if (close != NULL) {
             cs->c_block = false;
             tl = (size_t)(close - t);
@@ -1160,7 +1145,7 @@ comment_c(struct comment_state *cs, const char *p, size_t len, const char **ret_
             t++;
             tl--;
         }
-        close = find2(t, tl, '*', '/');
+        close = ascii_find_pair(t, tl, '*', '/');
         if (close != NULL)
             tl = (size_t)(close - t);
         else
@@ -1168,9 +1153,9 @@ comment_c(struct comment_state *cs, const char *p, size_t len, const char **ret_
         goto comment;
     }
     /* code, possibly opening a block comment at its end */
-    for (const char *o = find2(p, len, '/', '*'); o != NULL;
-         o = find2(o + 2, len - (size_t)(o + 2 - p), '/', '*')) {
-        close = find2(o + 2, len - (size_t)(o + 2 - p), '*', '/');
+    for (const char *o = ascii_find_pair(p, len, '/', '*'); o != NULL;
+         o = ascii_find_pair(o + 2, len - (size_t)(o + 2 - p), '/', '*')) {
+        close = ascii_find_pair(o + 2, len - (size_t)(o + 2 - p), '*', '/');
         if (close == NULL) {
             cs->c_block = true;
             break;

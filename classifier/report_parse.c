@@ -68,33 +68,6 @@ starts(const char *s, size_t n, const char *prefix)
     return n >= k && memcmp(s, prefix, k) == 0;
 }
 
-/* The first needle in s[0..n), by way of memchr() to each needle[at]:
- * at a byte rarer in text than the first ('x' of "next-"), memchr()
- * stops less often. */
-static const char *
-find_by(const char *s, size_t n, const char *needle, size_t at)
-{
-    size_t k = strlen(needle);
-    const char *p = s + at;
-
-    if (k == 0 || n < k)
-        return k == 0 ? s : NULL;
-    /* memchr() per candidate: most texts here are one short line, where
-     * memmem()'s set-up costs more than the search. */
-    while ((p = memchr(p, needle[at], (size_t)(s + n - k + at + 1 - p))) != NULL) {
-        if (memcmp(p - at, needle, k) == 0)
-            return p - at;
-        p++;
-    }
-    return NULL;
-}
-
-static const char *
-find(const char *s, size_t n, const char *needle)
-{
-    return find_by(s, n, needle, 0);
-}
-
 /* A needle with its length, so the per-line search needs no strlen(). */
 struct needle {
     const char *s;
@@ -369,7 +342,7 @@ is_trace_start(struct span s)
         starts(t.p, t.n, "lr : ") || starts(t.p, t.n, "<TASK>") || starts(t.p, t.n, "</TASK>") ||
         starts(t.p, t.n, "<IRQ>") || starts(t.p, t.n, "</IRQ>"))
         return true;
-    if (starts(t.p, t.n, "CPU: ") && find(t.p, t.n, "PID:") != NULL)
+    if (starts(t.p, t.n, "CPU: ") && ascii_find(t.p, t.n, "PID:") != NULL)
         return true;
     /* Each trims what it is given: t spares them the white space. */
     return is_timestamp_line(t) || is_register_line(t) || is_frame_line(t) || is_sanitizer_line(t);
@@ -430,10 +403,10 @@ is_trace_cont(struct span s)
     /* Kernel traces indent their continuation lines by one space. */
     if (!is_blank(s) && (s.p[0] == ' ' || s.p[0] == '\t'))
         return true;
-    for (p = s.p; (p = find(p, s.n - (size_t)(p - s.p), "0x")) != NULL; p += 2)
+    for (p = s.p; (p = ascii_find(p, s.n - (size_t)(p - s.p), "0x")) != NULL; p += 2)
         if (hex_run(p + 2, s.n - (size_t)(p + 2 - s.p)) >= 4)
             return true;
-    for (p = s.p; (p = find(p, s.n - (size_t)(p - s.p), "ffff")) != NULL; p += 4)
+    for (p = s.p; (p = ascii_find(p, s.n - (size_t)(p - s.p), "ffff")) != NULL; p += 4)
         if (hex_run(p, s.n - (size_t)(p - s.p)) >= 12)
             return true;
     return false;
@@ -466,7 +439,7 @@ is_command_line(struct span s)
         if ((c >= 'a' && c <= 'z') || c == '.' || c == '/')
             return true;
         if (s.p[0] == '#' && starts(s.p, s.n, "# CONFIG_"))
-            return find(s.p, s.n, " is not set") != NULL;
+            return ascii_find(s.p, s.n, " is not set") != NULL;
         return s.p[0] == '$';
     }
     if (starts(s.p, s.n, "CONFIG_")) {
@@ -668,7 +641,7 @@ extract_configs(struct message *m, const char *s, size_t n)
     const char *p = s;
     int r;
 
-    while ((p = find(p, n - (size_t)(p - s), "CONFIG_")) != NULL) {
+    while ((p = ascii_find(p, n - (size_t)(p - s), "CONFIG_")) != NULL) {
         size_t k = 7;
 
         if (p > s && is_ident(p[-1])) {
@@ -732,7 +705,7 @@ is_tree_path(const char *s, size_t n)
     const char *base;
     size_t bn;
 
-    if (n < 3 || s[0] == '/' || memchr(s, '/', n) == NULL || find(s, n, "//") != NULL ||
+    if (n < 3 || s[0] == '/' || memchr(s, '/', n) == NULL || ascii_find(s, n, "//") != NULL ||
         starts(s, n, ".."))
         return false;
     base = s + n;
@@ -894,7 +867,7 @@ extract_versions(struct message *m, const char *s, size_t n)
     size_t i = 0;
     int r;
 
-    for (p = s; (p = find_by(p, n - (size_t)(p - s), "next-", 2)) != NULL; p += 5) {
+    for (p = s; (p = ascii_find_at(p, n - (size_t)(p - s), "next-", 2)) != NULL; p += 5) {
         size_t d = 0;
 
         if (p > s && is_alnum(p[-1]))
@@ -907,7 +880,8 @@ extract_versions(struct message *m, const char *s, size_t n)
                 return r;
         }
     }
-    for (p = s; p < s + n && (p = find_by(p, n - (size_t)(p - s), "ommit ", 1)) != NULL; p += 6) {
+    for (p = s; p < s + n && (p = ascii_find_at(p, n - (size_t)(p - s), "ommit ", 1)) != NULL;
+         p += 6) {
         const char *h = p + 6;
         size_t k;
         char tmp[48];
