@@ -36,6 +36,7 @@ static const char *const measure_names[MEASURE__COUNT] = {
     [MEASURE_ADDED_CODE_LINES] = "added_code_lines",
     [MEASURE_COMMENT_RATIO] = "comment_ratio",
     [MEASURE_RESTATING_COMMENTS] = "restating_comments",
+    [MEASURE_COMMENT_HEAVY_BLOCKS] = "comment_heavy_blocks",
     [MEASURE_MARKDOWN_LINES] = "markdown_lines",
     [MEASURE_MARKDOWN_DENSITY] = "markdown_density",
     [MEASURE_PROSE_WORDS] = "prose_words",
@@ -1042,8 +1043,55 @@ is_statement(const char *p, size_t len)
 }
 
 struct diff_stats {
-    size_t comment, code, restating;
+    size_t comment, code, restating, heavy;
 };
+
+/*
+ * A run of added C lines: a comment block, then the statements it sits
+ * on. A block of three or more comment lines over one or two statements
+ * that end the run is prose explaining a small change in place, where
+ * kernel style wants the reason in the changelog. Declarations, kernel-doc
+ * over a definition and lone braces do not count as statements.
+ */
+struct comment_run {
+    size_t comment; /* comment lines of the block */
+    size_t stmts;   /* statements after it */
+    bool open;      /* code is being counted after a block */
+};
+
+static void
+comment_run_end(struct comment_run *cr, struct diff_stats *st)
+{
+    if (cr->open && cr->comment >= 3 && cr->stmts >= 1 && cr->stmts <= 2)
+        st->heavy++;
+    *cr = (struct comment_run){0};
+}
+
+static void
+comment_run_line(struct comment_run *cr, struct diff_stats *st, bool is_comment, const char *p,
+                 size_t len)
+{
+    if (is_comment) {
+        if (cr->open)
+            comment_run_end(cr, st);
+        cr->comment++;
+        return;
+    }
+    if (blank(p, len)) {
+        comment_run_end(cr, st);
+        return;
+    }
+    if (!is_code_line(p, len))
+        return;
+    if (!cr->open) {
+        if (cr->comment == 0 || !is_statement(p, len)) {
+            *cr = (struct comment_run){0};
+            return;
+        }
+        cr->open = true;
+    }
+    cr->stmts++;
+}
 
 static void
 diff_measure(struct diff_stats *st, const struct message *m)
@@ -1060,17 +1108,27 @@ diff_measure(struct diff_stats *st, const struct message *m)
         enum file_lang lang = hk->file < m->n_files ? m->files[hk->file].lang : FILE_LANG_OTHER;
         size_t end = hk->added_first + hk->added_count;
 
+        struct comment_run cr = {0};
+
         if (end > add->n_lines)
             end = add->n_lines;
         for (size_t i = hk->added_first; i < end; i++) {
             const struct region_line *al = &add->lines[i];
             const char *p, *ct, *np;
             size_t len, ctl, nlen;
+            bool is_comment;
 
             region_line_text(add, i, &p, &len);
             /* comment lines come in the same order as the added lines */
-            if (com->lines != NULL && ci < com->n_lines && com->lines[ci].file == al->file &&
-                com->lines[ci].line == al->line) {
+            is_comment = com->lines != NULL && ci < com->n_lines &&
+                         com->lines[ci].file == al->file && com->lines[ci].line == al->line;
+            if (lang == FILE_LANG_C) {
+                /* context between two added lines ends a run */
+                if (i > hk->added_first && add->lines[i - 1].line + 1 != al->line)
+                    comment_run_end(&cr, st);
+                comment_run_line(&cr, st, is_comment, p, len);
+            }
+            if (is_comment) {
                 ci++;
                 if (lang == FILE_LANG_C && i + 1 < end && add->lines[i + 1].line == al->line + 1 &&
                     single_line_comment(p, len, &ct, &ctl)) {
@@ -1085,6 +1143,7 @@ diff_measure(struct diff_stats *st, const struct message *m)
                 continue;
             st->code++;
         }
+        comment_run_end(&cr, st);
     }
 }
 
@@ -1156,6 +1215,7 @@ measure_compute(struct message *m)
     if (ds.comment + ds.code > 0)
         ms[MEASURE_COMMENT_RATIO] = (double)ds.comment / (double)(ds.comment + ds.code);
     ms[MEASURE_RESTATING_COMMENTS] = (double)ds.restating;
+    ms[MEASURE_COMMENT_HEAVY_BLOCKS] = (double)ds.heavy;
 
     if (m->kind == CLASSIFIER_KIND_PATCH)
         markdown_measure(&ps, &m->regions[REGION_NOTES]);

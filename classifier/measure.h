@@ -19,14 +19,15 @@ enum measure_id {
     MEASURE_HUNKS,
     MEASURE_WORDS_PER_CHANGED_LINE, /* changelog words / max(1, changed lines) */
     MEASURE_ADDED_COMMENT_LINES,
-    MEASURE_ADDED_CODE_LINES,   /* added non-blank, non-comment lines */
-    MEASURE_COMMENT_RATIO,      /* comment lines / (comment + code lines), 0..1 */
-    MEASURE_RESTATING_COMMENTS, /* added comments whose words mostly repeat the next code line */
-    MEASURE_MARKDOWN_LINES,     /* Markdown constructs in prose (log, notes, report, body) */
-    MEASURE_MARKDOWN_DENSITY,   /* markdown lines / non-blank prose lines, 0..1 */
-    MEASURE_PROSE_WORDS,        /* words in the author's own prose (log or report, unquoted) */
-    MEASURE_PROSE_LINES,        /* non-blank lines of that prose */
-    MEASURE_SECTIONS,           /* heading-like lines in the prose */
+    MEASURE_ADDED_CODE_LINES,     /* added non-blank, non-comment lines */
+    MEASURE_COMMENT_RATIO,        /* comment lines / (comment + code lines), 0..1 */
+    MEASURE_RESTATING_COMMENTS,   /* added comments whose words mostly repeat the next code line */
+    MEASURE_COMMENT_HEAVY_BLOCKS, /* added comments of 3+ lines over 1-2 added statements */
+    MEASURE_MARKDOWN_LINES,       /* Markdown constructs in prose (log, notes, report, body) */
+    MEASURE_MARKDOWN_DENSITY,     /* markdown lines / non-blank prose lines, 0..1 */
+    MEASURE_PROSE_WORDS,          /* words in the author's own prose (log or report, unquoted) */
+    MEASURE_PROSE_LINES,          /* non-blank lines of that prose */
+    MEASURE_SECTIONS,             /* heading-like lines in the prose */
     MEASURE_FACTS_LINE,   /* 1-based prose line of the first version, path or function; 0 if none */
     MEASURE_EM_DASHES,    /* U+2014 and U+2013 in prose */
     MEASURE_CURLY_QUOTES, /* U+2018/2019/201C/201D in prose */

@@ -83,6 +83,7 @@ static const char *const doc_names[] = {
     "added_code_lines",
     "comment_ratio",
     "restating_comments",
+    "comment_heavy_blocks",
     "markdown_lines",
     "markdown_density",
     "prose_words",
