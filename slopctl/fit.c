@@ -56,8 +56,7 @@ struct fit_group {
 };
 
 struct fit_example {
-    char *file;   /* the path it was read from */
-    size_t index; /* in an mbox */
+    uint64_t key; /* hash of the labels line's path as written, and the index in an mbox */
     uint32_t group;
     unsigned fold;
     /* Cross-validated scores and their substance parts. */
@@ -100,7 +99,8 @@ struct fit {
 
     struct fit_group groups[FIT_MAX_GROUPS];
     size_t n_groups;
-    uint32_t cur_group; /* of the label being scanned */
+    uint32_t cur_group;    /* of the label being scanned */
+    const char *cur_label; /* its path as written */
     unsigned long unreadable;
     int error; /* first -errno of the scan callback */
 };
@@ -131,8 +131,6 @@ fit_usage_error(const char *fmt, ...)
 static void
 fit_release(struct fit *f)
 {
-    for (size_t i = 0; i < f->n_ex; i++)
-        free(f->ex[i].file);
     free(f->ex);
     free(f->y);
     free(f->cw);
@@ -225,6 +223,16 @@ grow_examples(struct fit *f)
     return 0;
 }
 
+static uint64_t
+fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *s = p;
+
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ s[i]) * 1099511628211ull;
+    return h;
+}
+
 static int
 add_feature(struct fit *f, uint32_t j)
 {
@@ -264,12 +272,10 @@ fit_message(void *ctx, const struct mailbox_msg *m)
     }
     e = &f->ex[f->n_ex];
     memset(e, 0, sizeof(*e));
-    e->file = strdup(m->file);
-    if (e->file == NULL) {
-        r = -ENOMEM;
-        goto out;
-    }
-    e->index = m->index;
+    /* The path as written keeps the folds where they are when the labels
+     * and the mail move together. */
+    e->key = fnv1a(14695981039346656037ull, f->cur_label, strlen(f->cur_label));
+    e->key = fnv1a(e->key, &m->index, sizeof(m->index));
     e->group = f->cur_group;
     f->y[f->n_ex] = y;
     f->row[f->n_ex] = f->nnz;
@@ -279,10 +285,8 @@ fit_message(void *ctx, const struct mailbox_msg *m)
         if (j == SIZE_MAX)
             continue;
         r = add_feature(f, (uint32_t)j);
-        if (r < 0) {
-            free(e->file);
+        if (r < 0)
             goto out;
-        }
         f->hits[y][j]++;
     }
     f->groups[f->cur_group].n++;
@@ -416,6 +420,7 @@ labels_scan(struct fit *f)
             break;
         }
         f->cur_group = (uint32_t)g;
+        f->cur_label = field[0];
         if (field[0][0] == '/')
             snprintf(path, sizeof(path), "%s", field[0]);
         else
@@ -426,16 +431,6 @@ labels_scan(struct fit *f)
         r = -EIO;
     fclose(in);
     return r;
-}
-
-static uint64_t
-fnv1a(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *s = p;
-
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ s[i]) * 1099511628211ull;
-    return h;
 }
 
 struct fold_key {
@@ -453,7 +448,7 @@ fold_key_cmp(const void *a, const void *b)
     return x->i < y->i ? -1 : x->i > y->i;
 }
 
-/* Within each group, examples in the order of a hash of path, index and
+/* Within each group, examples in the order of a hash of their key and the
  * seed are dealt to the folds in turn, starting one fold further for each
  * group, so every fold gets its share of every group. */
 static int
@@ -466,16 +461,9 @@ assign_folds(struct fit *f)
     for (size_t g = 0; g < f->n_groups; g++) {
         size_t n = 0;
 
-        for (size_t i = 0; i < f->n_ex; i++) {
-            uint64_t h = 14695981039346656037ull;
-
-            if (f->ex[i].group != g)
-                continue;
-            h = fnv1a(h, f->ex[i].file, strlen(f->ex[i].file));
-            h = fnv1a(h, &f->ex[i].index, sizeof(f->ex[i].index));
-            h = fnv1a(h, &f->seed, sizeof(f->seed));
-            k[n++] = (struct fold_key){h, i};
-        }
+        for (size_t i = 0; i < f->n_ex; i++)
+            if (f->ex[i].group == g)
+                k[n++] = (struct fold_key){fnv1a(f->ex[i].key, &f->seed, sizeof(f->seed)), i};
         qsort(k, n, sizeof(*k), fold_key_cmp);
         for (size_t r = 0; r < n; r++)
             f->ex[k[r].i].fold = (unsigned)((r + g) % f->folds);
