@@ -101,13 +101,13 @@ rule_scores_parse(struct rule_set *set, size_t file, char *text, size_t len, str
     size_t pos = 0;
     int r = -ENOMEM;
 
-    by_name = malloc((set->n_rules + 1) * sizeof(*by_name));
+    by_name = malloc((set->n_rules + 1) * sizeof(struct rule *));
     seen = calloc(set->n_rules + 1, sizeof(*seen));
     if (by_name == NULL || seen == NULL)
         goto out;
     for (size_t i = 0; i < set->n_rules; i++)
         by_name[i] = &set->rules[i];
-    qsort(by_name, set->n_rules, sizeof(*by_name), by_name_cmp);
+    qsort(by_name, set->n_rules, sizeof(struct rule *), by_name_cmp);
 
     while (pos < len) {
         char *s = text + pos, *nl, *p;

@@ -421,10 +421,12 @@ labels_scan(struct fit *f)
         }
         f->cur_group = (uint32_t)g;
         f->cur_label = field[0];
-        if (field[0][0] == '/')
-            snprintf(path, sizeof(path), "%s", field[0]);
-        else
-            snprintf(path, sizeof(path), "%s/%s", dir, field[0]);
+        if ((size_t)snprintf(path, sizeof(path), "%s%s%s", field[0][0] == '/' ? "" : dir,
+                             field[0][0] == '/' ? "" : "/", field[0]) >= sizeof(path)) {
+            fprintf(stderr, "%s:%u: path too long\n", f->labels, lineno);
+            r = EX_DATAERR;
+            break;
+        }
         r = mailbox_walk(path, fit_message, fit_unreadable, f);
     }
     if (r == 0 && ferror(in))
@@ -856,7 +858,7 @@ fit_cmd(int argc, char **argv, const char *(*rules_resolve)(const char *opt))
         .scale = 1,
         .max_score = 8,
     };
-    struct fit_train cv, all;
+    struct fit_train cv = {0}, all = {0};
     const char *rules = NULL;
     size_t n_slop = 0;
     int r, ret = 0;
