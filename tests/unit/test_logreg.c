@@ -156,8 +156,8 @@ test_nonnegative_and_penalty(void **state)
     assert_true(weak[0] >= 0 && weak[0] < 0.2);
     assert_optimal(&t.p, weak);
     obj = logreg_objective(&t.p, weak);
-    for (double d = -0.1; d <= 0.1; d += 0.05) {
-        double v[2] = {weak[0] + fabs(d), weak[1] + d};
+    for (int k = -2; k <= 2; k++) {
+        double d = 0.05 * k, v[2] = {weak[0] + fabs(d), weak[1] + d};
 
         if (v[1] >= t.lo[1] && v[1] <= t.hi[1])
             assert_true(logreg_objective(&t.p, v) >= obj - 1e-12);
