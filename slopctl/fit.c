@@ -335,7 +335,8 @@ group_find(struct fit *f, const char *name, unsigned char y, const char **why)
     return (int)f->n_groups++;
 }
 
-/* Cut line into at most 3 fields at tabs, or at commas when it has none. */
+/* Cut line into at most 3 fields at tabs, or at commas when it has none,
+ * each trimmed of spaces. */
 static size_t
 split_fields(char *line, char *field[3])
 {
@@ -352,6 +353,9 @@ split_fields(char *line, char *field[3])
         *e = '\0';
         p = e + 1;
     }
+    /* Columns past the group are the caller's (notes, URLs). */
+    if (n == 3 && (p = strchr(field[2], sep)) != NULL)
+        *p = '\0';
     for (size_t i = 0; i < n; i++) {
         size_t len = strlen(field[i]);
 
@@ -389,7 +393,7 @@ labels_scan(struct fit *f)
         int g;
 
         lineno++;
-        if (len > FIT_MAX_LINE) {
+        if (len > FIT_MAX_LINE && line[len - 1] != '\n') {
             fprintf(stderr, "%s:%u: line longer than %u bytes\n", f->labels, lineno, FIT_MAX_LINE);
             r = EX_DATAERR;
             break;
