@@ -2,8 +2,8 @@
  * fit.c - "slopctl fit LABELS": fit the rules' scores to labelled mail.
  *
  * Every message named in the labels file is scanned once with the rule
- * set (no state: the rules that need an indexed tree or history do not
- * fire); what is kept per message is the set of reported rules that
+ * set (without --state, the rules that need an indexed tree or history do
+ * not fire; with it, read-only); what is kept per message is the set of reported rules that
  * matched (classifier_result.matched), its class and its group. Scores are
  * then fitted by logistic regression (logreg.h) with the rule files'
  * scores as priors and the tag threshold as the fixed offset; a rule that
@@ -35,6 +35,8 @@
 #include "logreg.h"
 #include "mailbox.h"
 #include "output.h"
+#include "state.h"
+#include "state_db.h"
 
 #define FIT_MAX_EXAMPLES 100000u /* messages fitted on */
 #define FIT_MAX_GROUPS 64u
@@ -74,13 +76,15 @@ struct fit_train {
 
 struct fit {
     /* Options. */
-    const char *labels, *out_path, *plot_dir;
+    const char *labels, *out_path, *plot_dir, *state_dir;
     unsigned folds;
     unsigned long seed;
     double fp_limit, lambda, scale, max_score, tag, reply;
 
     /* Features: the reported rules, in rule order. */
     struct classifier *c;
+    struct state *st; /* --state, read-only; NULL: no state */
+    struct state_lookup sl;
     size_t n_rules, n_feat;
     size_t *feat_of; /* per rule: its feature, or SIZE_MAX for a helper */
     size_t *rule_of; /* per feature: its rule */
@@ -108,7 +112,8 @@ struct fit {
 static const char fit_usage[] =
     "usage: slopctl fit [--rules DIR] [-o FILE] [--folds K] [--fp-limit P]\n"
     "                   [--lambda L] [--scale S] [--max-score N] [--seed N]\n"
-    "                   [--threshold tag=N] [--threshold reply=N] [--plot-dir DIR] LABELS\n"
+    "                   [--threshold tag=N] [--threshold reply=N] [--plot-dir DIR]\n"
+    "                   [--state DIR] LABELS\n"
     "LABELS: one message per line, 'path<TAB>class[<TAB>group]' (or commas), class\n"
     "slop or genuine; paths relative to the labels file's directory\n";
 
@@ -146,6 +151,7 @@ fit_release(struct fit *f)
     free(f->hits[0]);
     free(f->hits[1]);
     classifier_free(f->c);
+    state_close(f->st);
 }
 
 /* The features and their priors and bounds, from the loaded rules. */
@@ -254,6 +260,7 @@ fit_message(void *ctx, const struct mailbox_msg *m)
 {
     struct fit *f = ctx;
     struct classifier_result *res = NULL;
+    struct classifier_envelope env = {.mail_from = "", .lookup = &f->sl.lookup};
     struct fit_example *e;
     unsigned char y = f->groups[f->cur_group].y;
     int r;
@@ -264,7 +271,7 @@ fit_message(void *ctx, const struct mailbox_msg *m)
     }
     if (f->n_ex == f->cap_ex && (r = grow_examples(f)) < 0)
         return f->error = r;
-    r = classifier_scan(f->c, m->data, m->len, NULL, &res);
+    r = classifier_scan(f->c, m->data, m->len, f->st != NULL ? &env : NULL, &res);
     if (r < 0) {
         fprintf(stderr, "slopctl fit: %s: cannot scan: %s\n", m->file, strerror(-r));
         f->unreadable++;
@@ -783,6 +790,7 @@ parse_options(struct fit *f, int argc, char **argv, const char **rules)
         {"seed", required_argument, NULL, 'S'},
         {"threshold", required_argument, NULL, 't'},
         {"plot-dir", required_argument, NULL, 'p'},
+        {"state", required_argument, NULL, 'T'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -834,6 +842,9 @@ parse_options(struct fit *f, int argc, char **argv, const char **rules)
         case 'p':
             f->plot_dir = optarg;
             break;
+        case 'T':
+            f->state_dir = optarg;
+            break;
         case 'h':
             fputs(fit_usage, stdout);
             return -1;
@@ -878,6 +889,18 @@ fit_cmd(int argc, char **argv, const char *(*rules_resolve)(const char *opt))
     if (r < 0) {
         fprintf(stderr, "slopctl fit: cannot load rules from '%s': %s\n", rules, strerror(-r));
         return EX_CONFIG;
+    }
+    if (f.state_dir != NULL) {
+        struct state_lookup_options lopts = {.trust_maintainers = true};
+
+        r = state_open(f.state_dir, STATE_READONLY, 0, &f.st);
+        if (r < 0) {
+            fprintf(stderr, "slopctl fit: cannot open state in '%s': %s\n", f.state_dir,
+                    strerror(-r));
+            ret = EX_NOINPUT;
+            goto out;
+        }
+        state_lookup_init(&f.sl, f.st, &lopts);
     }
     r = features_init(&f);
     if (r == 0)

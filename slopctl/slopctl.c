@@ -52,7 +52,7 @@ static const char usage_text[] =
     "       slopctl lint [--rules DIR] [--scores FILE]\n"
     "       slopctl fit [--rules DIR] [-o FILE] [--folds K] [--fp-limit P] [--plot-dir DIR]\n"
     "                   [--lambda L] [--scale S] [--max-score N] [--seed N]\n"
-    "                   [--threshold tag=N] [--threshold reply=N] LABELS\n"
+    "                   [--threshold tag=N] [--threshold reply=N] [--state DIR] LABELS\n"
     "       slopctl import tree [--state DIR] [--date YYYY-MM-DD] SOURCE_DIR\n"
     "       slopctl import fixes [--state DIR] (FILE | - | --git REPO [--since DATE])\n"
     "       slopctl import maintainers [--state DIR] FILE\n"

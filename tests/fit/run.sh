@@ -181,6 +181,15 @@ grep -v '^#' "$T/fit1.scores" >"$T/body1"
 grep -v '^#' "$T/fit.scores" >"$T/body2"
 check "another seed changes only the folds, not the fit on all" cmp "$T/body1" "$T/body2"
 
+# With state (read-only): a MAINTAINERS index is enough to open one.
+printf 'FOO DRIVER\nM:\tA Maintainer <a@example.org>\nF:\tdrivers/foo/\n' >"$T/MAINTAINERS"
+run import maintainers --state "$T/state" "$T/MAINTAINERS"
+run fit --rules "$T/rules" --folds 3 --state "$T/state" "$T/labels.tsv"
+check "fit reads a state directory" \
+    sh -c "test $rc -eq 0 && grep -q '^slopctl fit: 18 messages' '$T/out'"
+run fit --rules "$T/rules" --state "$T/no-state" "$T/labels.tsv"
+check "a missing state directory: no input" test "$rc" -eq 66
+
 # Errors.
 printf 'score NO_SUCH_RULE 1\n' >"$T/bad.scores"
 run lint --rules "$T/rules" --scores "$T/bad.scores"
