@@ -5,7 +5,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all build deps test-deps run test install clean corpus-eval bench
+.PHONY: all build deps test-deps run test install clean corpus-eval corpus-fit bench
 
 all: build
 
@@ -33,6 +33,9 @@ install: build
 
 corpus-eval: build
 	bench/corpus-eval $(BUILD)
+
+corpus-fit: build
+	bench/corpus-fit $(BUILD)
 
 bench: build
 	bench/run $(BUILD)

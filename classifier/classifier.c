@@ -98,7 +98,8 @@ classifier_new(const char *rules_dir, const struct classifier_options *opts,
     c->opts.doc_base = c->doc_base;
 
     mime_view_global_init();
-    r = rule_set_load(rules_dir, &c->opts.limits, diag_fn, diag_ctx, NULL, &c->rules);
+    r = rule_set_load_scored(rules_dir, c->opts.scores_file, &c->opts.limits, diag_fn, diag_ctx,
+                             NULL, &c->rules);
     if (r < 0)
         goto out;
 
@@ -127,7 +128,22 @@ classifier_rule_count(const struct classifier *c)
 }
 
 int
+classifier_rule_info(const struct classifier *c, size_t i, struct classifier_rule_info *ret)
+{
+    if (c == NULL || ret == NULL)
+        return -EINVAL;
+    return rule_set_info(c->rules, i, ret);
+}
+
+int
 classifier_lint(const char *rules_dir, classifier_diag_fn *diag_fn, void *diag_ctx)
+{
+    return classifier_lint_scored(rules_dir, NULL, diag_fn, diag_ctx);
+}
+
+int
+classifier_lint_scored(const char *rules_dir, const char *scores_file, classifier_diag_fn *diag_fn,
+                       void *diag_ctx)
 {
     struct classifier_options opts;
     struct rule_set *set = NULL;
@@ -135,7 +151,8 @@ classifier_lint(const char *rules_dir, classifier_diag_fn *diag_fn, void *diag_c
     int r;
 
     classifier_options_default(&opts);
-    r = rule_set_load(rules_dir, &opts.limits, diag_fn, diag_ctx, &problems, &set);
+    r = rule_set_load_scored(rules_dir, scores_file, &opts.limits, diag_fn, diag_ctx, &problems,
+                             &set);
     rule_set_free(set);
     if (r < 0 && problems == 0)
         return r;
@@ -228,11 +245,14 @@ classifier_scan(const struct classifier *c, const char *msg, size_t len,
         goto out;
 
     res->action = action_for(&c->opts.thresholds, res->score);
-    /* A maintainer's mail is tagged like any other, but never answered,
-     * held or refused on the strength of heuristics. */
-    if (res->trusted_sender && res->action > CLASSIFIER_ACTION_TAG)
-        res->action = CLASSIFIER_ACTION_TAG;
     res->required = required_score(&c->opts.thresholds);
+    /* A maintainer's mail is tagged like any other, but never answered,
+     * held or refused on the strength of heuristics. Nor is mail whose
+     * substance alone would not even be tagged: an answer must name a
+     * concrete gap, and style (however it is scored) names none. */
+    if (res->action > CLASSIFIER_ACTION_TAG &&
+        (res->trusted_sender || res->substance_score < res->required))
+        res->action = CLASSIFIER_ACTION_TAG;
     *ret = res;
     res = NULL;
 out:
@@ -254,6 +274,7 @@ classifier_result_free(struct classifier_result *r)
         free(r->hits[i].evidence);
     }
     free(r->hits);
+    free(r->matched);
     free(r->fingerprints);
     free(r->message_id);
     free(r->subject);

@@ -67,6 +67,9 @@ struct classifier_options {
     /* Base of threat-model and process document links; a rule's doc link
      * that starts with "@/" is rewritten to this base. */
     const char *doc_base;
+    /* A scores file read after the rules directory's own *.scores files,
+     * so its scores win (docs/rules.md); NULL: none. */
+    const char *scores_file;
 };
 
 /* Where a rule file failed to load: file, 1-based line (0: whole file). */
@@ -151,6 +154,10 @@ struct classifier_result {
     enum classifier_kind kind;
     enum classifier_action action;
     double score;
+    /* The part of score from substance rules (not "class style"). An
+     * action above tag needs this alone to reach the lowest enabled
+     * threshold: style may tag, never answer, hold or refuse. */
+    double substance_score;
     double required;  /* the lowest enabled threshold (tag), for headers */
     char *message_id; /* without <>, or NULL */
     char *subject;    /* decoded, or NULL */
@@ -168,6 +175,22 @@ struct classifier_result {
     uint64_t simhash;    /* of the report prose; 0 when too short */
     bool count_sender;   /* a patch or report that counts towards the sender's daily count */
     bool trusted_sender; /* the lookup says the sender is a trusted maintainer */
+    /* Every reported (non-helper) rule that held, score 0 included, by
+     * index for classifier_rule_info(), in rule order: the hits list stops
+     * at max_hits, this does not. */
+    size_t *matched;
+    size_t n_matched;
+};
+
+/* One loaded rule; strings borrowed from the classifier. */
+struct classifier_rule_info {
+    const char *name;
+    const char *file; /* the rule file's path */
+    unsigned line;
+    double score;      /* in effect: the rule file's, or a scores file's */
+    double file_score; /* as the rule file sets it (the hand-set score) */
+    bool helper;       /* "__" rule: never reported, never scores */
+    bool style;        /* "class style" */
 };
 
 struct classifier;
@@ -175,7 +198,8 @@ struct classifier;
 void classifier_options_default(struct classifier_options *opts);
 
 /*
- * Load and compile every *.rules file in rules_dir. On success *ret owns a
+ * Load and compile every *.rules file in rules_dir, then apply its *.scores
+ * files and opts->scores_file. On success *ret owns a
  * classifier to free with classifier_free(). On failure returns a negative
  * errno; every problem found is passed to diag_fn (which may be NULL).
  * opts may be NULL for the defaults; it is copied.
@@ -188,12 +212,20 @@ struct classifier *classifier_free(struct classifier *c);
 /* Number of rules loaded (helper rules included). */
 size_t classifier_rule_count(const struct classifier *c);
 
+/* Rule i (0 <= i < classifier_rule_count()) into *ret, whose strings live
+ * as long as c. Returns 0 or -EINVAL. */
+int classifier_rule_info(const struct classifier *c, size_t i, struct classifier_rule_info *ret);
+
 /*
- * Check every rule file in rules_dir; report each problem through diag_fn.
+ * Check every rule and scores file in rules_dir; report each problem through diag_fn.
  * Returns the number of problems (0: clean), or a negative errno when the
  * directory cannot be read.
  */
 int classifier_lint(const char *rules_dir, classifier_diag_fn *diag_fn, void *diag_ctx);
+
+/* classifier_lint(), and the scores file scores_file (NULL: none) too. */
+int classifier_lint_scored(const char *rules_dir, const char *scores_file,
+                           classifier_diag_fn *diag_fn, void *diag_ctx);
 
 /*
  * Scan one message. env may be NULL. On success *ret is a new result to

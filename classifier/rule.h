@@ -97,8 +97,10 @@ struct rule {
     bool helper; /* name starts with "__": evaluated, never reported */
     char *describe;
     char *doc;
-    double score;
+    double score;      /* in effect: the rule file's, or a scores file's */
+    double file_score; /* as the rule file sets it: the hand-set prior */
     bool has_score;
+    bool style;     /* "class style": says how the mail is written, names no gap */
     unsigned kinds; /* bit (1u << enum classifier_kind) per allowed kind; 0: any */
     struct rule_cond *conds;
     size_t n_conds;
@@ -190,6 +192,19 @@ const struct rule_pattern *rule_prefilter_alternatives_of(const struct rule_set 
                                                           const struct rule_pattern *pat,
                                                           size_t *n);
 void rule_prefilter_state_release(struct rule_prefilter_state *st);
+
+/* rule_parse.c: cut the next blank-separated word out of *p ("" at the
+ * end of the line); parse a decimal number the locale cannot change.
+ * rule_parse_number() returns 0 or -EINVAL. */
+char *rule_parse_word(char **p);
+int rule_parse_number(const char *s, double *ret);
+
+/* rule_scores.c: parse text[0..len) of the scores file set->files.v[file]
+ * ("score NAME N" lines, docs/rules.md) and set those rules' scores. The
+ * set's names must be checked already (no duplicates). text[0..len] is
+ * modified. Each problem goes to d. Returns 0, or -ENOMEM. */
+int rule_scores_parse(struct rule_set *set, size_t file, char *text, size_t len,
+                      struct rule_diag *d);
 
 /* rule_parse.c: free everything r owns (not r itself). */
 void rule_parse_release(struct rule *r);

@@ -13,7 +13,8 @@
  *
  * max_hits caps res->n_hits (hits already in res count): past it, rules are
  * still evaluated (combinations need them) but neither listed nor scored,
- * so res->score is always the sum of the listed hits.
+ * so res->score is always the sum of the listed hits. res->matched lists
+ * every reported rule that held, past the cap too, for slopctl fit.
  *
  * Helper rules are evaluated on demand, the first time a combination asks
  * for them: a helper only a report rule reads costs nothing on a patch,
@@ -713,6 +714,8 @@ append_hit(struct classifier_result *res, const struct rule *rule, const char *d
     res->hits = v;
     res->hits[res->n_hits++] = hit;
     res->score += rule->score;
+    if (!rule->style)
+        res->substance_score += rule->score;
     return 0;
 out:
     free(hit.rule);
@@ -720,6 +723,19 @@ out:
     free(hit.doc);
     free(hit.evidence);
     return r;
+}
+
+/* Rule i (not a helper) held: list it in res->matched, hits cap or not. */
+static int
+note_matched(struct classifier_result *res, size_t i)
+{
+    size_t *v = realloc(res->matched, (res->n_matched + 1) * sizeof(*v));
+
+    if (v == NULL)
+        return -ENOMEM;
+    res->matched = v;
+    res->matched[res->n_matched++] = i;
+    return 0;
 }
 
 /* A pattern gave up at a PCRE2 limit: that text was not fully analysed.
@@ -735,12 +751,17 @@ note_regex_limit(const struct rule_set *set, const char *doc_base, unsigned max_
     for (size_t i = 0; i < res->n_hits; i++)
         if (strcmp(res->hits[i].rule, "LIMIT_REACHED") == 0)
             return 0;
-    if (res->n_hits >= max_hits)
-        return 0;
     ev_str(&e, limit);
-    for (size_t i = 0; i < set->n_rules; i++)
-        if (strcmp(set->rules[i].name, "LIMIT_REACHED") == 0 && !set->rules[i].helper)
-            return append_hit(res, &set->rules[i], doc_base, &e);
+    for (size_t i = 0; i < set->n_rules; i++) {
+        int r;
+
+        if (strcmp(set->rules[i].name, "LIMIT_REACHED") != 0 || set->rules[i].helper)
+            continue;
+        r = note_matched(res, i);
+        if (r == 0 && res->n_hits < max_hits)
+            r = append_hit(res, &set->rules[i], doc_base, &e);
+        return r;
+    }
     return 0;
 }
 
@@ -781,9 +802,11 @@ rule_set_eval(const struct rule_set *set, const struct message *m, const char *d
             goto out;
         }
         ev.held[i] = held_value(&ev, holds, limits_before);
-        if (!holds || rule->helper || res->n_hits >= max_hits)
+        if (!holds || rule->helper)
             continue;
-        r = append_hit(res, rule, doc_base, &e);
+        r = note_matched(res, i);
+        if (r == 0 && res->n_hits < max_hits)
+            r = append_hit(res, rule, doc_base, &e);
         if (r < 0)
             goto out;
     }

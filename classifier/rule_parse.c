@@ -30,7 +30,7 @@ struct parser {
     bool skipping;    /* ignore attribute lines until the next rule line */
     /* Attribute lines seen for cur, valid or not, so a bad line does not
      * also report the attribute as missing. */
-    bool seen_describe, seen_score, seen_doc, seen_kind, seen_cond;
+    bool seen_describe, seen_score, seen_doc, seen_kind, seen_class, seen_cond;
 };
 
 static const struct {
@@ -502,6 +502,7 @@ parse_score(struct parser *ps, char *p)
         return 0;
     }
     ps->cur->score = n;
+    ps->cur->file_score = n;
     ps->cur->has_score = true;
     return 0;
 }
@@ -565,6 +566,30 @@ parse_kind(struct parser *ps, char *p)
     return 0;
 }
 
+/* "class style" or "class substance" (the default). */
+static int
+parse_class(struct parser *ps, char *p)
+{
+    const char *w;
+
+    if (ps->seen_class) {
+        DIAG(ps, "duplicate class in rule '%s'", ps->cur->name);
+        return 0;
+    }
+    ps->seen_class = true;
+    w = next_word(&p);
+    if (!at_end(p) || (strcmp(w, "style") != 0 && strcmp(w, "substance") != 0)) {
+        DIAG(ps, "class is 'style' or 'substance'");
+        return 0;
+    }
+    if (ps->cur->helper) {
+        DIAG(ps, "helper rule '%s' never scores; remove the class", ps->cur->name);
+        return 0;
+    }
+    ps->cur->style = strcmp(w, "style") == 0;
+    return 0;
+}
+
 static void
 finish_rule(struct parser *ps)
 {
@@ -596,7 +621,8 @@ parse_rule_line(struct parser *ps, char *p)
     }
     finish_rule(ps);
     ps->skipping = true;
-    ps->seen_describe = ps->seen_score = ps->seen_doc = ps->seen_kind = ps->seen_cond = false;
+    ps->seen_describe = ps->seen_score = ps->seen_doc = ps->seen_kind = ps->seen_class = false;
+    ps->seen_cond = false;
 
     name = next_word(&p);
     if (*name == '\0') {
@@ -658,6 +684,8 @@ parse_attribute(struct parser *ps, char *p)
         return parse_doc(ps, p);
     if (strcmp(key, "kind") == 0)
         return parse_kind(ps, p);
+    if (strcmp(key, "class") == 0)
+        return parse_class(ps, p);
     for (size_t i = 0; i < sizeof(cond_names) / sizeof(cond_names[0]); i++)
         if (strcmp(key, cond_names[i].name) == 0)
             return parse_condition(ps, cond_names[i].type, key, p);
@@ -698,4 +726,17 @@ rule_parse_text(struct rule_set *set, size_t file, char *text, size_t len, struc
     if (r == 0)
         finish_rule(&ps);
     return r;
+}
+
+/* For rule_scores.c, which reads the same words and numbers. */
+char *
+rule_parse_word(char **p)
+{
+    return next_word(p);
+}
+
+int
+rule_parse_number(const char *s, double *ret)
+{
+    return parse_number(s, ret);
 }

@@ -32,17 +32,18 @@ name_cmp(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* name ends in suffix (".rules", ".scores") and is more than that. */
 static bool
-is_rule_file(const char *name)
+is_file_of(const char *name, const char *suffix)
 {
-    size_t n = strlen(name);
+    size_t n = strlen(name), k = strlen(suffix);
 
-    return name[0] != '.' && n > 6 && strcmp(name + n - 6, ".rules") == 0;
+    return name[0] != '.' && n > k && strcmp(name + n - k, suffix) == 0;
 }
 
-/* The *.rules regular files of dir, sorted by name. */
+/* The regular files of dir named *suffix, sorted by name. */
 static int
-list_dir(const char *dir, struct strv *names, struct rule_diag *d)
+list_dir(const char *dir, const char *suffix, struct strv *names, struct rule_diag *d)
 {
     struct dirent *de;
     struct stat st;
@@ -59,7 +60,7 @@ list_dir(const char *dir, struct strv *names, struct rule_diag *d)
             r = -errno;
             break;
         }
-        if (!is_rule_file(de->d_name))
+        if (!is_file_of(de->d_name, suffix))
             continue;
         if (fstatat(dirfd(dp), de->d_name, &st, 0) < 0 || !S_ISREG(st.st_mode))
             continue;
@@ -361,14 +362,21 @@ emit_diags(const struct rule_set *set, const char *dir, struct rule_diag *d,
     }
 }
 
+/* dir/name (dir NULL: name is the path), a rule file or, with scores, a
+ * scores file. */
 static int
-rule_set_add_file(struct rule_set *set, const char *dir, const char *name, struct rule_diag *d)
+rule_set_add_file(struct rule_set *set, const char *dir, const char *name, bool scores,
+                  struct rule_diag *d)
 {
     char *path = NULL, *text = NULL;
     size_t len = 0, file;
     int r;
 
-    if (asprintf(&path, "%s/%s", dir, name) < 0)
+    if (dir == NULL)
+        path = strdup(name);
+    else if (asprintf(&path, "%s/%s", dir, name) < 0)
+        path = NULL;
+    if (path == NULL)
         return -ENOMEM;
     r = strv_add(&set->files, path, strlen(path), RULE_MAX_FILES);
     if (r < 0)
@@ -377,7 +385,10 @@ rule_set_add_file(struct rule_set *set, const char *dir, const char *name, struc
     r = read_rule_file(path, file, d, &text, &len);
     if (r < 0 || text == NULL)
         goto out;
-    r = rule_parse_text(set, file, text, len, d);
+    if (scores)
+        r = rule_scores_parse(set, file, text, len, d);
+    else
+        r = rule_parse_text(set, file, text, len, d);
 out:
     free(text);
     free(path);
@@ -387,6 +398,14 @@ out:
 int
 rule_set_load(const char *dir, const struct classifier_limits *limits, classifier_diag_fn *diag_fn,
               void *diag_ctx, unsigned *ret_problems, struct rule_set **ret)
+{
+    return rule_set_load_scored(dir, NULL, limits, diag_fn, diag_ctx, ret_problems, ret);
+}
+
+int
+rule_set_load_scored(const char *dir, const char *extra_scores,
+                     const struct classifier_limits *limits, classifier_diag_fn *diag_fn,
+                     void *diag_ctx, unsigned *ret_problems, struct rule_set **ret)
 {
     struct rule_diag d = {0};
     struct strv names = {0};
@@ -400,17 +419,33 @@ rule_set_load(const char *dir, const struct classifier_limits *limits, classifie
         return -ENOMEM;
     set->ovec_pairs = 1;
 
-    r = list_dir(dir, &names, &d);
+    r = list_dir(dir, ".rules", &names, &d);
     if (r < 0)
         goto out;
     for (size_t i = 0; i < names.n; i++) {
-        r = rule_set_add_file(set, dir, names.v[i], &d);
+        r = rule_set_add_file(set, dir, names.v[i], false, &d);
         if (r < 0)
             goto out;
     }
     r = check_names(set, &d);
     if (r < 0)
         goto out;
+    /* Scores files come after every rule file, so they may name any rule,
+     * and in name order, so a later one wins. */
+    strv_release(&names);
+    r = list_dir(dir, ".scores", &names, &d);
+    if (r < 0)
+        goto out;
+    for (size_t i = 0; i < names.n; i++) {
+        r = rule_set_add_file(set, dir, names.v[i], true, &d);
+        if (r < 0)
+            goto out;
+    }
+    if (extra_scores != NULL) {
+        r = rule_set_add_file(set, NULL, extra_scores, true, &d);
+        if (r < 0)
+            goto out;
+    }
     r = compute_ref_depth(set);
     if (r < 0)
         goto out;
@@ -470,4 +505,24 @@ size_t
 rule_set_count(const struct rule_set *set)
 {
     return set != NULL ? set->n_rules : 0;
+}
+
+int
+rule_set_info(const struct rule_set *set, size_t i, struct classifier_rule_info *ret)
+{
+    const struct rule *rule;
+
+    if (set == NULL || i >= set->n_rules)
+        return -EINVAL;
+    rule = &set->rules[i];
+    *ret = (struct classifier_rule_info){
+        .name = rule->name,
+        .file = set->files.v[rule->file],
+        .line = rule->line,
+        .score = rule->score,
+        .file_score = rule->file_score,
+        .helper = rule->helper,
+        .style = rule->style,
+    };
+    return 0;
 }

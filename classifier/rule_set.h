@@ -17,7 +17,8 @@ struct message;
 struct rule_set;
 
 /*
- * Load every *.rules file in dir. Each problem found is reported through
+ * Load every *.rules file in dir, then every *.scores file in dir (in name
+ * order: a later file's score wins). Each problem found is reported through
  * diag_fn (may be NULL), and loading goes on to find the others. Returns
  * 0 and sets *ret when nothing was wrong; otherwise a negative errno
  * (-EINVAL for bad rules, -ENOENT/-EACCES for the directory) and *ret is
@@ -28,9 +29,18 @@ int rule_set_load(const char *dir, const struct classifier_limits *limits,
                   classifier_diag_fn *diag_fn, void *diag_ctx, unsigned *ret_problems,
                   struct rule_set **ret);
 
+/* rule_set_load(), then the scores file at extra_scores (NULL: none),
+ * which wins over the directory's. */
+int rule_set_load_scored(const char *dir, const char *extra_scores,
+                         const struct classifier_limits *limits, classifier_diag_fn *diag_fn,
+                         void *diag_ctx, unsigned *ret_problems, struct rule_set **ret);
+
 struct rule_set *rule_set_free(struct rule_set *set);
 
 size_t rule_set_count(const struct rule_set *set);
+
+/* Rule i of set into *ret (strings borrowed from set). 0 or -EINVAL. */
+int rule_set_info(const struct rule_set *set, size_t i, struct classifier_rule_info *ret);
 
 /*
  * Evaluate every rule against m. Appends one struct classifier_hit per

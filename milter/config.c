@@ -118,7 +118,9 @@ static const struct key config_keys[] = {
     {"RulesDir", T_PATH, 0, NULL,
      "the source tree's rules/ when run from the build directory, else the installed "
      "rules directory (share/slop-milter/rules)",
-     0, 0, NULL, NULL, F(rules_dir), "Directory of *.rules files, loaded in name order."},
+     0, 0, NULL, NULL, F(rules_dir),
+     "Directory of *.rules files, loaded in name order, then of *.scores files "
+     "(from slopctl fit), whose scores win."},
     {"StateDir", T_PATH, 0, NULL,
      "$STATE_DIRECTORY, else /var/lib/slop-milter when running as root, else var/state/ in the "
      "build directory",

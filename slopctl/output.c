@@ -283,3 +283,15 @@ output_error(const struct output *o, const struct output_source *src, const char
     fputs("}\n", o->out);
     return stream_status(o->out);
 }
+
+void
+output_diag(void *ctx, const struct classifier_diag *d)
+{
+    struct output_diag_sink *sink = ctx;
+
+    sink->count++;
+    if (d->line > 0)
+        fprintf(sink->f, "%s:%u: %s\n", d->file, d->line, d->reason);
+    else
+        fprintf(sink->f, "%s: %s\n", d->file, d->reason);
+}

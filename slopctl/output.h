@@ -49,6 +49,15 @@ int output_error(const struct output *o, const struct output_source *src, const 
 /* Format score as "%.1f" would in the C locale; buf holds at least 32. */
 const char *output_score(double score, char *buf, size_t size);
 
+/* Where rule problems go: file:line: reason lines on f, counted. */
+struct output_diag_sink {
+    FILE *f;
+    unsigned count;
+};
+
+/* A classifier_diag_fn; ctx is a struct output_diag_sink. */
+void output_diag(void *ctx, const struct classifier_diag *d);
+
 /* Write s as a JSON string (with quotes), or null for NULL. */
 void output_json_string(FILE *f, const char *s);
 

@@ -2,7 +2,8 @@
  * slopctl.c - the command-line front end of the classifier library:
  * "scan" mail files, mboxes and Maildirs, "lint" a rule directory, print
  * the "version"; "import" and "db" (import.c) build and look after the
- * state that "scan --state" reads.
+ * state that "scan --state" reads; "fit" (fit.c) fits the rules' scores
+ * to labelled mail.
  *
  * The classifier is built once per run and reused for every message;
  * results are streamed to a fully buffered stdout. Exit codes follow
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "classifier.h"
+#include "fit.h"
 #include "import.h"
 #include "mailbox.h"
 #include "output.h"
@@ -43,11 +45,14 @@
 #define SLOPCTL_EXIT_PARTIAL 1
 
 static const char usage_text[] =
-    "usage: slopctl scan [--json] [--rules DIR] [--threshold ACTION=N]...\n"
+    "usage: slopctl scan [--json] [--rules DIR] [--scores FILE] [--threshold ACTION=N]...\n"
     "                    [--doc-base URL] [--only-actions]\n"
     "                    [--state DIR | --no-state] [--record] [--duplicate-days N]\n"
     "                    [--limit NAME=N]... PATH...\n"
-    "       slopctl lint [--rules DIR]\n"
+    "       slopctl lint [--rules DIR] [--scores FILE]\n"
+    "       slopctl fit [--rules DIR] [-o FILE] [--folds K] [--fp-limit P] [--plot-dir DIR]\n"
+    "                   [--lambda L] [--scale S] [--max-score N] [--seed N]\n"
+    "                   [--threshold tag=N] [--threshold reply=N] [--state DIR] LABELS\n"
     "       slopctl import tree [--state DIR] [--date YYYY-MM-DD] SOURCE_DIR\n"
     "       slopctl import fixes [--state DIR] (FILE | - | --git REPO [--since DATE])\n"
     "       slopctl import maintainers [--state DIR] FILE\n"
@@ -61,6 +66,8 @@ static const char usage_text[] =
     "  -j, --json               one JSON object per message and line\n"
     "  -r, --rules DIR          rule directory (default: $SLOP_RULES_DIR, then\n"
     "                           the installed rules, then the source tree's)\n"
+    "      --scores FILE        scores file read after the rule directory's\n"
+    "                           *.scores files (its scores win)\n"
     "  -t, --threshold ACTION=N score at which ACTION (tag, reply, quarantine,\n"
     "                           reject) applies; N <= 0 disables it\n"
     "      --doc-base URL       base of documentation links written @/...\n"
@@ -78,7 +85,9 @@ static const char usage_text[] =
     "                           patch-hunks (5000), regex-match-limit (100000),\n"
     "                           regex-depth-limit (5000); a cut input is reported\n"
     "                           as LIMIT_REACHED\n"
-    "lint   check every rule file; print file:line: reason for each problem\n"
+    "lint   check every rule and scores file; print file:line: reason for each problem\n"
+    "fit    fit the rules' scores to labelled mail, cross-validate them and\n"
+    "       write a scores file (-o FILE); see slopctl(1) and docs/scoring.md\n"
     "import index a source tree, merged fixes (git log -p) or MAINTAINERS\n"
     "db     print counts and sizes, expire old entries, dump or load a backup\n"
     "       (state DIR default, as the daemon's: $STATE_DIRECTORY, else\n"
@@ -122,23 +131,6 @@ rules_dir_resolve(const char *opt)
     if (stat(SLOP_DEFAULT_RULES_DIR, &st) == 0 && S_ISDIR(st.st_mode))
         return SLOP_DEFAULT_RULES_DIR;
     return SLOP_SOURCE_RULES_DIR;
-}
-
-struct diag_sink {
-    FILE *f;
-    unsigned count;
-};
-
-static void
-diag_print(void *ctx, const struct classifier_diag *d)
-{
-    struct diag_sink *sink = ctx;
-
-    sink->count++;
-    if (d->line > 0)
-        fprintf(sink->f, "%s:%u: %s\n", d->file, d->line, d->reason);
-    else
-        fprintf(sink->f, "%s: %s\n", d->file, d->reason);
 }
 
 /* ACTION=N, e.g. "reject=12.5". */
@@ -297,10 +289,11 @@ cmd_scan(int argc, char **argv)
         {"no-state", no_argument, NULL, 'N'},
         {"duplicate-days", required_argument, NULL, 'D'},
         {"limit", required_argument, NULL, 'l'},
+        {"scores", required_argument, NULL, 's'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    struct diag_sink sink = {.f = stderr};
+    struct output_diag_sink sink = {.f = stderr};
     struct classifier_options opts;
     struct scan_state s = {0};
     struct classifier *c = NULL;
@@ -333,6 +326,9 @@ cmd_scan(int argc, char **argv)
             break;
         case 'd':
             opts.doc_base = optarg;
+            break;
+        case 's':
+            opts.scores_file = optarg;
             break;
         case 'a':
             s.out.only_actions = true;
@@ -387,7 +383,7 @@ cmd_scan(int argc, char **argv)
     }
 
     rules = rules_dir_resolve(rules);
-    r = classifier_new(rules, &opts, diag_print, &sink, &c);
+    r = classifier_new(rules, &opts, output_diag, &sink, &c);
     if (r < 0) {
         /* Without a diagnostic the errno is the only clue (e.g. no such directory). */
         if (sink.count == 0)
@@ -445,11 +441,12 @@ cmd_lint(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"rules", required_argument, NULL, 'r'},
+        {"scores", required_argument, NULL, 's'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    struct diag_sink sink = {.f = stdout};
-    const char *rules = NULL;
+    struct output_diag_sink sink = {.f = stdout};
+    const char *rules = NULL, *scores = NULL;
     char buf[128];
     int opt, n;
 
@@ -457,6 +454,9 @@ cmd_lint(int argc, char **argv)
         switch (opt) {
         case 'r':
             rules = optarg;
+            break;
+        case 's':
+            scores = optarg;
             break;
         case 'h':
             usage(stdout);
@@ -469,7 +469,7 @@ cmd_lint(int argc, char **argv)
         return usage_error("lint takes no arguments, got '%s'", argv[optind]);
 
     rules = rules_dir_resolve(rules);
-    n = classifier_lint(rules, diag_print, &sink);
+    n = classifier_lint_scored(rules, scores, output_diag, &sink);
     if (n < 0) {
         fprintf(stderr, "slopctl: cannot read rules from '%s': %s\n", rules,
                 strerror_r(-n, buf, sizeof(buf)));
@@ -490,6 +490,7 @@ main(int argc, char **argv)
     static char lint_name[] = "slopctl lint";
     static char import_name[] = "slopctl import";
     static char db_name[] = "slopctl db";
+    static char fit_name[] = "slopctl fit";
     const char *cmd;
 
     if (argc < 2) {
@@ -512,6 +513,10 @@ main(int argc, char **argv)
     if (strcmp(cmd, "db") == 0) {
         argv[1] = db_name;
         return import_db_cmd(argc - 1, argv + 1);
+    }
+    if (strcmp(cmd, "fit") == 0) {
+        argv[1] = fit_name;
+        return fit_cmd(argc - 1, argv + 1, rules_dir_resolve);
     }
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("slopctl %s\n", CLASSIFIER_VERSION);

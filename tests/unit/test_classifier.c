@@ -273,6 +273,165 @@ test_lint(void **state)
     assert_true(classifier_lint("/nonexistent/slop-rules", NULL, NULL) < 0);
 }
 
+/* A second rule file in the fixture's directory, removed by the test. */
+static const char style_rules[] = "rule STYLE_LOUD\n"
+                                  "    describe loud style\n"
+                                  "    score 8\n"
+                                  "    class style\n"
+                                  "    match subject /loud/\n"
+                                  "rule STYLE_SOFT\n"
+                                  "    describe soft style\n"
+                                  "    score 4\n"
+                                  "    class style\n"
+                                  "    match subject /soft/\n"
+                                  "rule GAP_BIG\n"
+                                  "    describe big gap\n"
+                                  "    score 6\n"
+                                  "    class substance\n"
+                                  "    match subject /gap/\n"
+                                  "rule NOTE_ZERO\n"
+                                  "    describe a note\n"
+                                  "    score 0\n"
+                                  "    match subject /note/\n";
+
+/* Past the tag threshold only substance may lift the action: style alone,
+ * however high, tags. Tag 5, reply 12 (the defaults). */
+static void
+test_style_caps_action(void **state)
+{
+    static const struct {
+        const char *subject, *body;
+        double score, substance;
+        enum classifier_action action;
+    } cases[] = {
+        {"loud", "x", 8, 0, CLASSIFIER_ACTION_TAG},
+        {"loud soft", "x", 12, 0, CLASSIFIER_ACTION_TAG},
+        {"loud soft foo", "x", 15, 3, CLASSIFIER_ACTION_TAG},
+        {"loud gap", "x", 14, 6, CLASSIFIER_ACTION_REPLY},
+        {"gap foo", "a bar here", 13.5, 13.5, CLASSIFIER_ACTION_REPLY},
+        {"soft foo", "x", 7, 3, CLASSIFIER_ACTION_TAG},
+    };
+    struct fixture *fx = *state;
+    struct classifier *c = NULL;
+    char path[160];
+
+    snprintf(path, sizeof(path), "%s/20-style.rules", fx->dir);
+    write_file(path, style_rules);
+    assert_int_equal(classifier_new(fx->dir, NULL, NULL, NULL, &c), 0);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct classifier_result *res = scan(c, cases[i].subject, cases[i].body);
+
+        assert_float_equal(res->score, cases[i].score, 0.001);
+        assert_float_equal(res->substance_score, cases[i].substance, 0.001);
+        assert_int_equal(res->action, cases[i].action);
+        classifier_result_free(res);
+    }
+    classifier_free(c);
+    unlink(path);
+}
+
+/* res->matched lists every reported rule that held, score 0 and past
+ * max_hits included; helpers never. */
+static void
+test_matched(void **state)
+{
+    struct fixture *fx = *state;
+    struct classifier_options opts;
+    struct classifier_rule_info info;
+    struct classifier *c = NULL;
+    struct classifier_result *res;
+    char path[160];
+
+    snprintf(path, sizeof(path), "%s/20-style.rules", fx->dir);
+    write_file(path, style_rules);
+    classifier_options_default(&opts);
+    opts.limits.max_hits = 1;
+    assert_int_equal(classifier_new(fx->dir, &opts, NULL, NULL, &c), 0);
+    res = scan(c, "foo note loud", "bar quiet");
+    assert_int_equal(res->n_hits, 1);
+    assert_int_equal(res->n_matched, 4);
+    assert_float_equal(res->score, 3, 0.001);
+    for (size_t i = 0; i < res->n_matched; i++) {
+        assert_int_equal(classifier_rule_info(c, res->matched[i], &info), 0);
+        assert_false(info.helper);
+    }
+    assert_int_equal(classifier_rule_info(c, res->matched[3], &info), 0);
+    assert_string_equal(info.name, "NOTE_ZERO");
+    assert_int_equal(classifier_rule_info(c, res->matched[2], &info), 0);
+    assert_string_equal(info.name, "STYLE_LOUD");
+    assert_true(info.style);
+    assert_int_equal(classifier_rule_info(c, classifier_rule_count(c), &info), -EINVAL);
+    classifier_result_free(res);
+    classifier_free(c);
+    unlink(path);
+}
+
+/* Scores files: the directory's *.scores in name order, then
+ * opts.scores_file, each replacing the score in effect but not the prior. */
+static void
+test_scores_files(void **state)
+{
+    static const struct {
+        const char *text;
+        unsigned line; /* of the one problem; 0: loads */
+    } bad[] = {
+        {"# fitted\nscore SUBJ_FOO 1.25\n\nscore NO_SUCH_RULE 1\n", 4},
+        {"score __QUIET 1\n", 1},
+        {"score NOTE_ZERO 0.5\n", 1},
+        {"score BODY_BAR -1\n", 1},
+        {"score BODY_BAR 1\nscore BODY_BAR 2\n", 2},
+        {"score BODY_BAR one\n", 1},
+        {"scores BODY_BAR 1\n", 1},
+        {"score BODY_BAR 1 2\n", 1},
+        {"score BODY_BAR 2 # a comment\nscore NOTE_ZERO 0\n", 0},
+    };
+    struct fixture *fx = *state;
+    struct classifier_options opts;
+    struct classifier_rule_info info;
+    struct classifier *c = NULL;
+    struct classifier_result *res;
+    char rules[160], scores[160], extra[160];
+
+    snprintf(rules, sizeof(rules), "%s/20-style.rules", fx->dir);
+    snprintf(scores, sizeof(scores), "%s/90-fit.scores", fx->dir);
+    snprintf(extra, sizeof(extra), "%s/extra.txt", fx->dir);
+    write_file(rules, style_rules);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct diag_count dc = {0};
+
+        write_file(scores, bad[i].text);
+        assert_int_equal(classifier_lint(fx->dir, count_diag, &dc), bad[i].line ? 1 : 0);
+        assert_int_equal(dc.last_line, bad[i].line);
+    }
+
+    write_file(scores, "score SUBJ_FOO 1.25\nscore BODY_BAR 2\n");
+    assert_int_equal(classifier_new(fx->dir, NULL, NULL, NULL, &c), 0);
+    res = scan(c, "foo", "bar");
+    assert_float_equal(res->score, 3.25, 0.001);
+    assert_float_equal(res->hits[0].score, 1.25, 0.001);
+    assert_int_equal(classifier_rule_info(c, res->matched[0], &info), 0);
+    assert_float_equal(info.score, 1.25, 0.001);
+    assert_float_equal(info.file_score, 3, 0.001);
+    classifier_result_free(res);
+    c = classifier_free(c);
+
+    classifier_options_default(&opts);
+    opts.scores_file = extra;
+    write_file(extra, "score SUBJ_FOO 5\n");
+    assert_int_equal(classifier_new(fx->dir, &opts, NULL, NULL, &c), 0);
+    res = scan(c, "foo", "bar");
+    assert_float_equal(res->score, 7, 0.001);
+    classifier_result_free(res);
+    c = classifier_free(c);
+    write_file(extra, "score NOPE 5\n");
+    assert_true(classifier_new(fx->dir, &opts, NULL, NULL, &c) < 0);
+    assert_int_equal(classifier_lint_scored(fx->dir, extra, NULL, NULL), 1);
+
+    unlink(extra);
+    unlink(scores);
+    unlink(rules);
+}
+
 static void
 test_names(void **state)
 {
@@ -298,6 +457,9 @@ main(void)
         cmocka_unit_test_setup_teardown(test_result_fields, setup, teardown),
         cmocka_unit_test_setup_teardown(test_thresholds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_style_caps_action, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_matched, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_scores_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_oversize_is_truncated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lint, setup, teardown),
         cmocka_unit_test(test_names),

@@ -150,6 +150,11 @@ static struct bad_case bad_cases[] = {
      "bad rule name 'b'"},
     {"text after rule name", "rule A B\n" OK_BODY, 1, 1, "unexpected 'B'"},
     {"kind unknown", "rule A\n" OK_BODY "    kind patch mail\n", 1, 5, "unknown kind 'mail'"},
+    {"class unknown", "rule A\n" OK_BODY "    class looks\n", 1, 5, "class is 'style' or"},
+    {"class twice", "rule A\n" OK_BODY "    class style\n    class style\n", 1, 6,
+     "duplicate class"},
+    {"class on helper", "rule __A\n    class style\n    match body /x/\n", 1, 2,
+     "never scores; remove the class"},
     {"at_least bigger than list",
      "rule __A\n    match body /a/\nrule __B\n    match body /b/\n"
      "rule C\n    describe d\n    score 1\n    at_least 3 __A __B\n",

@@ -1,0 +1,211 @@
+#!/bin/sh
+# slopctl fit end to end, on a rule set and 18 messages written here: it
+# runs and converges, respects its bounds, meets the false-alarm limit on
+# its training mail, writes a scores file that lint and scan load, and a
+# refit is byte-identical. The shipped rules are not used, so their
+# scores can change freely. gnuplot is not needed.
+# Usage: sh run.sh SLOPCTL
+set -u
+
+if [ $# -ne 1 ]; then
+    echo "usage: sh run.sh SLOPCTL" >&2
+    exit 2
+fi
+SLOPCTL=$1
+unset SLOP_RULES_DIR
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/slopctl-fit.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+trap 'exit 1' HUP INT TERM
+
+pass=0
+fail=0
+
+check() {
+    desc=$1
+    shift
+    if "$@" >>"$T/log" 2>&1; then
+        pass=$((pass + 1))
+        printf 'ok - %s\n' "$desc"
+    else
+        fail=$((fail + 1))
+        printf 'not ok - %s\n' "$desc"
+        for f in "$T/out" "$T/err"; do
+            [ -s "$f" ] && sed 's/^/#   /' "$f" | head -30
+        done
+    fi
+}
+
+run() {
+    "$SLOPCTL" "$@" >"$T/out" 2>"$T/err"
+    rc=$?
+}
+
+mkdir -p "$T/rules" "$T/mail/slop" "$T/mail/genuine"
+cat >"$T/rules/10-fit.rules" <<'RULES'
+rule GAP_ALPHA
+    describe the alpha gap
+    score 3
+    match body /\bgapalpha\b/
+rule GAP_BETA
+    describe the beta gap
+    score 2
+    match body /\bgapbeta\b/
+rule STYLE_FLOURISH
+    describe flourishes
+    score 1.5
+    class style
+    match body /\bflourish\b/
+rule COMMON_WORD
+    describe a word both sides use
+    score 1
+    match body /\bcommonword\b/
+rule NOTE_DISCLOSED
+    describe tools disclosed
+    score 0
+    match body /^Assisted-by:/
+rule GAP_NEVER
+    describe never seen here
+    score 2
+    match body /zzzneverzzz/
+rule __ALPHA_LINE
+    match body /^gapalpha/
+rule ALPHA_FIRST
+    describe alpha leads the text
+    score 0.5
+    all_of __ALPHA_LINE GAP_ALPHA
+RULES
+
+# msg DIR NAME BODY: a minimal message.
+msg() {
+    printf 'From: Sender <%s@example.org>\nTo: security@example.org\nSubject: %s\nMessage-ID: <%s@fit.invalid>\n\n%s\n' \
+        "$2" "$2" "$2" "$3" >"$T/mail/$1/$2.eml"
+}
+msg slop s1 'gapalpha and gapbeta here, with a flourish'
+msg slop s2 'gapalpha here, flourish, commonword'
+msg slop s3 'gapbeta and flourish, flourish'
+msg slop s4 'gapalpha alone, then gapbeta'
+msg slop s5 'a flourish and gapalpha commonword'
+msg slop s6 'gapbeta gapalpha flourish commonword'
+msg slop s7 'gapalpha only'
+msg genuine g1 'commonword in a plain fix'
+msg genuine g2 'a plain fix'
+msg genuine g3 'commonword, tested on hardware'
+msg genuine g4 'gapbeta named once in passing, commonword'
+msg genuine g5 'Signed-off-by: A <a@example.org>
+Assisted-by: SomeTool'
+msg genuine g6 'Assisted-by: SomeTool
+commonword'
+msg genuine g7 'a flourish, once'
+msg genuine g8 'plain text'
+msg genuine g9 'commonword again'
+msg genuine g10 'gapalpha and gapbeta mentioned, commonword'
+msg genuine g11 'nothing here'
+
+{
+    echo 'path	class	group'
+    echo '# slop first'
+    for i in 1 2 3 4 5 6 7; do echo "mail/slop/s$i.eml	slop	flagged"; done
+    for i in 1 2 3 4 7 8 9 10 11; do echo "mail/genuine/g$i.eml	genuine	genuine_patch"; done
+    # The other form: commas, no group (the class is the group).
+    echo "mail/genuine/g5.eml,genuine"
+    echo "$T/mail/genuine/g6.eml,genuine,disclosed"
+} >"$T/labels.tsv"
+
+FIT="--rules $T/rules --folds 3 --fp-limit 0 -o $T/fit.scores --plot-dir $T/plot"
+mkdir -p "$T/plot"
+run fit $FIT "$T/labels.tsv"
+cp "$T/out" "$T/out1"
+check "fit runs" test "$rc" -eq 0
+check "fit reports 18 messages, 7 slop" grep -q '^slopctl fit: 18 messages (7 slop, 11 genuine) in 4 groups' "$T/out"
+check "fit converges" grep -q '^fit on all: converged' "$T/out"
+check "cross-validation converges" grep -q '^cross-validation: converged' "$T/out"
+check "false-alarm limit 0 met on the training mail" \
+    grep -q 'genuine over tag 0/11$' "$T/out"
+check "per-group figures for every group" \
+    sh -c "grep -q '^  flagged ' '$T/out' && grep -q '^  genuine_patch ' '$T/out' && grep -q '^  disclosed ' '$T/out'"
+check "never-matched rules listed" grep -q '^never matched: GAP_NEVER' "$T/out"
+check "plot data and script written" \
+    sh -c "test -s '$T/plot/roc-fitted.dat' && test -s '$T/plot/pr-hand-set.dat' && grep -q roc.svg '$T/plot/fit.gp'"
+
+# The scores: within bounds, priors kept without data, notes left out.
+check "scores within [0, 2 x prior], prior kept without data, no note" python3 - "$T/fit.scores" <<'PY'
+import sys
+prior = {"GAP_ALPHA": 3, "GAP_BETA": 2, "STYLE_FLOURISH": 1.5, "COMMON_WORD": 1,
+         "GAP_NEVER": 2, "ALPHA_FIRST": 0.5}
+got = {}
+for line in open(sys.argv[1]):
+    if line.startswith("#") or not line.strip():
+        continue
+    k, name, v = line.split()
+    assert k == "score", line
+    got[name] = float(v)
+assert set(got) == set(prior), got
+for name, v in got.items():
+    assert 0 <= v <= 2 * prior[name], (name, v)
+assert got["GAP_NEVER"] == 2.0, got
+# Seen mostly on slop, the flourish rises; mostly on genuine mail, the
+# common word falls.
+assert got["STYLE_FLOURISH"] > 1.5, got
+assert got["COMMON_WORD"] < 1, got
+PY
+
+run lint --rules "$T/rules" --scores "$T/fit.scores"
+check "lint accepts the scores file" test "$rc" -eq 0
+
+# The false alarm g10 (hand-set 6 >= tag 5) is under tag with the fitted scores.
+run scan --json --no-state --rules "$T/rules" "$T/mail/genuine/g10.eml"
+check "hand-set scores tag g10" grep -q '"action":"tag"' "$T/out"
+run scan --json --no-state --rules "$T/rules" --scores "$T/fit.scores" "$T/mail/genuine/g10.eml"
+check "fitted scores leave g10 untagged" grep -q '"action":"none"' "$T/out"
+
+# In the rules directory, the scores file is read by every loader.
+cp "$T/fit.scores" "$T/rules/90-fit.scores"
+run scan --json --no-state --rules "$T/rules" "$T/mail/slop/s7.eml"
+check "scan uses the directory's scores file" python3 - "$T/out" "$T/fit.scores" <<'PY'
+import json, sys
+res = json.loads(open(sys.argv[1]).readline())
+want = [float(l.split()[2]) for l in open(sys.argv[2]) if l.startswith("score GAP_ALPHA ")][0]
+assert abs(res["score"] - want) < 0.05, (res["score"], want)
+PY
+rm "$T/rules/90-fit.scores"
+
+# Deterministic: a refit writes the same bytes.
+run fit $FIT "$T/labels.tsv"
+check "refit gives the same report" cmp "$T/out" "$T/out1"
+cp "$T/fit.scores" "$T/fit1.scores"
+run fit $FIT "$T/labels.tsv"
+check "refit gives the same scores file" cmp "$T/fit.scores" "$T/fit1.scores"
+run fit $FIT --seed 7 "$T/labels.tsv"
+grep -v '^#' "$T/fit1.scores" >"$T/body1"
+grep -v '^#' "$T/fit.scores" >"$T/body2"
+check "another seed changes only the folds, not the fit on all" cmp "$T/body1" "$T/body2"
+
+# With state (read-only): a MAINTAINERS index is enough to open one.
+printf 'FOO DRIVER\nM:\tA Maintainer <a@example.org>\nF:\tdrivers/foo/\n' >"$T/MAINTAINERS"
+run import maintainers --state "$T/state" "$T/MAINTAINERS"
+run fit --rules "$T/rules" --folds 3 --state "$T/state" "$T/labels.tsv"
+check "fit reads a state directory" \
+    sh -c "test $rc -eq 0 && grep -q '^slopctl fit: 18 messages' '$T/out'"
+run fit --rules "$T/rules" --state "$T/no-state" "$T/labels.tsv"
+check "a missing state directory: no input" test "$rc" -eq 66
+
+# Errors.
+printf 'score NO_SUCH_RULE 1\n' >"$T/bad.scores"
+run lint --rules "$T/rules" --scores "$T/bad.scores"
+check "lint reports an unknown rule in a scores file at file:line" \
+    sh -c "test $rc -eq 1 && grep -q 'bad.scores:1: unknown rule' '$T/out'"
+printf 'mail/slop/s1.eml\tslop\nmail/slop/s2.eml\tmaybe\n' >"$T/badlabels.tsv"
+run fit --rules "$T/rules" "$T/badlabels.tsv"
+check "a bad class is a data error at file:line" \
+    sh -c "test $rc -eq 65 && grep -q 'badlabels.tsv:2:' '$T/err'"
+run fit --rules "$T/rules" "$T/nonexistent.tsv"
+check "missing labels file: no input" test "$rc" -eq 66
+run fit --rules "$T/rules" --folds 1 "$T/labels.tsv"
+check "bad --folds is a usage error" test "$rc" -eq 64
+printf 'mail/slop/s1.eml\tslop\nmail/slop/s2.eml\tslop\nmail/slop/s3.eml\tslop\n' >"$T/oneclass.tsv"
+run fit --rules "$T/rules" "$T/oneclass.tsv"
+check "one class only is a data error" test "$rc" -eq 65
+
+printf '%d passed, %d failed\n' "$pass" "$fail"
+[ "$fail" -eq 0 ]
