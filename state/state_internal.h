@@ -34,6 +34,8 @@ enum state_table {
     STATE_T_MAINT_SEC,      /* u32 section -> name '\0' "M\taddr\n" "L\t..." "X\t..." */
     STATE_T_MAINT_ADDR,     /* M: and R: address -> "" (trusted senders) */
     STATE_T_SENDER,         /* u32 big-endian day, address -> u32 count */
+    STATE_T_SERIES_COVER,   /* flagged cover letter's Message-ID -> i64 time, note */
+    STATE_T_SERIES_LOG, /* u64 BE root hash, u64 BE id hash -> time, version, index, paragraphs */
     STATE_T__COUNT,
 };
 
@@ -59,5 +61,11 @@ int state_run(struct state *st, bool rdonly, state_txn_fn *fn, void *ctx);
  * state_table inside state_open()'s transaction; returns an LMDB code. */
 int state_tables_open(struct state *st, MDB_txn *txn, bool readonly);
 const char *state_table_name(enum state_table t);
+/* Inside a write transaction: delete every entry of t whose value holds,
+ * at byte offset off, an i64 time at or before before (a value too short
+ * counts as time 0); adds the count to *removed (may be NULL). Returns an
+ * LMDB code. */
+int state_table_expire(struct state *st, MDB_txn *txn, enum state_table t, size_t off,
+                       int64_t before, uint64_t *removed);
 
 #endif

@@ -239,48 +239,13 @@ static int
 prune_txn(struct state *st, MDB_txn *txn, void *ctx)
 {
     struct prune_ctx *c = ctx;
-    MDB_cursor *cur;
-    MDB_val key, val;
     int rc;
 
     c->removed = 0;
-    rc = mdb_cursor_open(txn, st->tables[STATE_T_SEEN_FP], &cur);
-    if (rc != MDB_SUCCESS)
-        return rc;
-    for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); rc == MDB_SUCCESS;
-         rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
-        int64_t when = 0;
-
-        if (val.mv_size >= 8)
-            memcpy(&when, val.mv_data, 8);
-        if (when > c->before)
-            continue;
-        rc = mdb_cursor_del(cur, 0);
-        if (rc != MDB_SUCCESS)
-            break;
-        c->removed++;
-    }
-    mdb_cursor_close(cur);
-    if (rc != MDB_NOTFOUND)
-        return rc;
-
-    rc = mdb_cursor_open(txn, st->tables[STATE_T_SEEN_BAND], &cur);
-    if (rc != MDB_SUCCESS)
-        return rc;
-    for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); rc == MDB_SUCCESS;
-         rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
-        int64_t when = 0;
-
-        if (val.mv_size >= 16)
-            memcpy(&when, (const char *)val.mv_data + 8, 8);
-        if (when > c->before)
-            continue;
-        rc = mdb_cursor_del(cur, 0);
-        if (rc != MDB_SUCCESS)
-            break;
-    }
-    mdb_cursor_close(cur);
-    return rc == MDB_NOTFOUND ? MDB_SUCCESS : rc;
+    rc = state_table_expire(st, txn, STATE_T_SEEN_FP, 0, c->before, &c->removed);
+    if (rc == MDB_SUCCESS)
+        rc = state_table_expire(st, txn, STATE_T_SEEN_BAND, 8, c->before, NULL);
+    return rc;
 }
 
 int

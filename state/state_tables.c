@@ -31,6 +31,8 @@ static const struct table_def table_defs[STATE_T__COUNT] = {
     [STATE_T_MAINT_SEC] = {"maint_sec", 0},
     [STATE_T_MAINT_ADDR] = {"maint_addr", 0},
     [STATE_T_SENDER] = {"sender_day", 0},
+    [STATE_T_SERIES_COVER] = {"series_cover", 0},
+    [STATE_T_SERIES_LOG] = {"series_log", 0},
 };
 
 const char *
@@ -58,6 +60,35 @@ state_tables_open(struct state *st, MDB_txn *txn, bool readonly)
         st->have[t] = true;
     }
     return MDB_SUCCESS;
+}
+
+int
+state_table_expire(struct state *st, MDB_txn *txn, enum state_table t, size_t off, int64_t before,
+                   uint64_t *removed)
+{
+    MDB_cursor *cur;
+    MDB_val key, val;
+    int rc;
+
+    rc = mdb_cursor_open(txn, st->tables[t], &cur);
+    if (rc != MDB_SUCCESS)
+        return rc;
+    for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); rc == MDB_SUCCESS;
+         rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
+        int64_t when = 0;
+
+        if (val.mv_size >= off + 8)
+            memcpy(&when, (const char *)val.mv_data + off, 8);
+        if (when > before)
+            continue;
+        rc = mdb_cursor_del(cur, 0);
+        if (rc != MDB_SUCCESS)
+            break;
+        if (removed != NULL)
+            (*removed)++;
+    }
+    mdb_cursor_close(cur);
+    return rc == MDB_NOTFOUND ? MDB_SUCCESS : rc;
 }
 
 struct stats_ctx {
@@ -119,7 +150,7 @@ state_tables_stats(struct state *st, void (*fn)(void *ctx, const struct state_ta
 int
 state_tables_prune(struct state *st, time_t before, uint64_t *ret_removed)
 {
-    uint64_t a = 0, b = 0;
+    uint64_t a = 0, b = 0, c = 0;
     int r;
 
     if (st == NULL)
@@ -129,7 +160,9 @@ state_tables_prune(struct state *st, time_t before, uint64_t *ret_removed)
     r = state_seen_prune(st, before, &a);
     if (r == 0)
         r = state_sender_prune(st, before, &b);
+    if (r == 0)
+        r = state_series_prune(st, before, &c);
     if (r == 0 && ret_removed != NULL)
-        *ret_removed = a + b;
+        *ret_removed = a + b + c;
     return r;
 }
