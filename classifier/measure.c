@@ -2,8 +2,9 @@
  * measure.c - the numbers rules compare ("measure changelog_words > 150").
  *
  * measure_compute() reads a built message model and fills the text and
- * diff measures of m->measures (up to MEASURE_PATCH_VERSION; the look-up
- * measures after it belong to facts.c); it allocates nothing and cannot
+ * diff measures of m->measures (up to MEASURE_PATCH_VERSION; series.c
+ * adds the cover letter ones, and the look-up measures belong to
+ * facts.c); it allocates nothing and cannot
  * fail. The prose it measures is the
  * changelog for a patch, otherwise the report region (or the body when
  * the report region is empty). Every heuristic here works line by line on
