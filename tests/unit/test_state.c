@@ -338,6 +338,52 @@ test_series(void **pstate)
     state_close(st);
 }
 
+/* An environment from the release before the series tables: read-only,
+ * the tables are absent and count as empty; the first write open adds
+ * them, with the schema version unchanged. */
+static void
+test_series_older_state(void **pstate)
+{
+    struct fixture *f = *pstate;
+    struct state *st = open_rw(f, 0);
+    struct classifier_series s = {.root = "cover@x", .self_id = "p2@x", .version = 1, .index = 2};
+    const uint64_t fps[] = {1, 2};
+    const char *const tables[] = {"series_cover", "series_log"};
+    struct state_stats stats;
+    uint32_t patches, found;
+    char note[16];
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+
+    state_close(st);
+    assert_int_equal(mdb_env_create(&env), 0);
+    assert_int_equal(mdb_env_set_maxdbs(env, 32), 0);
+    assert_int_equal(mdb_env_open(env, f->sub, 0, 0640), 0);
+    assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(mdb_dbi_open(txn, tables[i], 0, &dbi), 0);
+        assert_int_equal(mdb_drop(txn, dbi, 1), 0);
+    }
+    assert_int_equal(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+
+    st = NULL;
+    assert_int_equal(state_open(f->sub, STATE_READONLY, 0, &st), 0);
+    assert_int_equal(state_series_cover_find(st, "cover@x", 0, note, sizeof(note)), -ENOENT);
+    assert_int_equal(state_series_log_find(st, &s, fps, 2, 0, &patches, &found), -ENOENT);
+    assert_int_equal(state_series_cover_put(st, "cover@x", "X", T0), -EROFS);
+    state_close(st);
+
+    st = open_rw(f, 0);
+    assert_int_equal(state_series_cover_put(st, "cover@x", "X", T0), 0);
+    assert_int_equal(state_series_cover_find(st, "cover@x", 0, note, sizeof(note)), 0);
+    assert_string_equal(note, "X");
+    assert_int_equal(state_stats(st, &stats), 0);
+    assert_int_equal(stats.schema_version, STATE_SCHEMA_VERSION);
+    state_close(st);
+}
+
 struct race {
     struct state *st;
     const char *addr;
@@ -636,6 +682,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_release, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prune_and_stats, setup, teardown),
         cmocka_unit_test_setup_teardown(test_series, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_series_older_state, setup, teardown),
         cmocka_unit_test_setup_teardown(test_threads_one_grant, setup, teardown),
         cmocka_unit_test_setup_teardown(test_processes_one_grant, setup, teardown),
         cmocka_unit_test_setup_teardown(test_map_growth, setup, teardown),
