@@ -13,11 +13,13 @@
  * and whether its changelog repeats paragraphs of the series' other
  * patches (paragraph fingerprints keyed by the series root).
  *
- * Every loop is capped by the region's length and the caps below.
+ * Every loop is capped by the region's length and the caps below. The
+ * cover letter measures' evidence is owned by the message like the rest.
  * Threading: no shared state; the callbacks run in the scanning thread.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -329,6 +331,7 @@ cover_changed_lines(const struct message *m)
 
 struct cover_stats {
     size_t words, cases, restated;
+    struct span first_case;
     bool retold[SERIES_MAX_PATCHES + 1];
 };
 
@@ -372,10 +375,29 @@ cover_scan(const struct message *m, struct cover_stats *cs)
         }
         para_words += count_words(t);
         cs->words += count_words(t);
-        cs->cases += argues_case(t);
+        if (argues_case(t) && cs->cases++ == 0)
+            cs->first_case = t;
     }
     if (in_para)
         paragraph_end(cs, ref, para_words);
+}
+
+/* Evidence is a courtesy: without memory it is left out, and the rule
+ * shows "name=value" instead. */
+static void note_evidence(struct message *m, enum measure_id id, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+note_evidence(struct message *m, enum measure_id id, const char *fmt, ...)
+{
+    char buf[SERIES_EVIDENCE_MAX];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    free(m->measure_evidence[id]);
+    m->measure_evidence[id] = strdup(buf);
 }
 
 void
@@ -406,6 +428,21 @@ series_measure(struct message *m)
     ms[MEASURE_COVER_CASES] = (double)cs.cases;
     ms[MEASURE_COVER_RESTATED_SHARE] =
         total <= SERIES_MAX_PATCHES ? (double)cs.restated / total : 0;
+
+    if (changed > 0)
+        note_evidence(m, MEASURE_COVER_WORDS,
+                      "%zu words of cover letter for %u patch%s and %ld changed lines", cs.words,
+                      total, total == 1 ? "" : "es", changed);
+    else
+        note_evidence(m, MEASURE_COVER_WORDS, "%zu words of cover letter for %u patch%s", cs.words,
+                      total, total == 1 ? "" : "es");
+    if (cs.cases > 0)
+        note_evidence(m, MEASURE_COVER_CASES, "%zu lines argue cases, first: %.*s", cs.cases,
+                      (int)(cs.first_case.len > 100 ? 100 : cs.first_case.len), cs.first_case.p);
+    if (cs.restated > 0)
+        note_evidence(m, MEASURE_COVER_RESTATED_SHARE,
+                      "%zu of %u patches retold in a paragraph of %d words or more each",
+                      cs.restated, total, SERIES_RESTATE_WORDS);
 }
 
 /* ---- the series through the state ---- */

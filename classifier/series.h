@@ -16,7 +16,8 @@
 #include "classifier.h"
 #include "message.h"
 
-/* Set the cover letter measures of m; cannot fail. */
+/* Set the cover letter measures of m and their evidence; cannot fail
+ * (without memory the evidence is left out). */
 void series_measure(struct message *m);
 
 /* Returns 0 or -ENOMEM. lk may be NULL. */
