@@ -444,6 +444,28 @@ check "a series repeating its log: SERIES_BOILERPLATE_LOG at patch 3, not at 1 o
 sscan --record "$T/ds1.eml" "$T/ds2.eml" "$T/ds3.eml"
 check "a series with distinct logs: no SERIES_BOILERPLATE_LOG" \
     jcheck 'all("SERIES_BOILERPLATE_LOG" not in H(i) for i in range(3))'
+cat >"$T/b-motive" <<'EOF'
+strlcpy() reads the whole source string even when it only copies a
+part of it, and it is being removed from the kernel in favour of
+strscpy(), which returns -E2BIG when the string was cut.
+EOF
+i=1
+for drv in quirkpad joymax padlite; do
+    {
+        cat "$T/b-motive"
+        printf '\nIn %s_probe() the name copied into the input device comes from the\n' "$drv"
+        printf 'descriptor of report %s, which is never terminated by the %s firmware:\n' "$i" "$drv"
+        printf 'the copy now stops at the %s-byte field, and a cut name is logged once\n' "$((i * 8))"
+        printf 'instead of reading into the %s bytes that follow it in the buffer.\n' "$drv"
+        printf '\nSigned-off-by: Tomas Reyes <tomas.reyes@example.net>\n'
+    } >"$T/b-tw$i"
+    spatch "tw$i.eml" "tw-$i@example.net" "[PATCH $i/3] HID: $drv: use strscpy() for the name" \
+        "tw-0@example.net" "$T/b-tw$i"
+    i=$((i + 1))
+done
+sscan --record "$T/tw1.eml" "$T/tw2.eml" "$T/tw3.eml"
+check "a series sharing its motivation, each log with its own reason: no SERIES_BOILERPLATE_LOG" \
+    jcheck 'all("SERIES_BOILERPLATE_LOG" not in H(i) for i in range(3))'
 sscan "$T/bp3.eml"
 check "a patch rescanned is not its own earlier copy" \
     jcheck '"repeat those of 2 other patches" in H(0)["SERIES_BOILERPLATE_LOG"]["evidence"]'
