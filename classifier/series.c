@@ -280,6 +280,9 @@ patch_ref(struct span t, unsigned total)
         i++;
     while (i < t.len && isdigit((unsigned char)t.p[i]) && n < 1000)
         n = n * 10 + (unsigned)(t.p[i++] - '0');
+    /* "[1] https://..." is a footnote; a patch is "[2/5]". */
+    if (t.p[0] == '[' && (i >= t.len || t.p[i] != '/'))
+        return 0;
     return n;
 }
 
