@@ -59,6 +59,7 @@ static const char *const measure_names[MEASURE__COUNT] = {
     [MEASURE_SERIES_INDEX] = "series_index",
     [MEASURE_SERIES_TOTAL] = "series_total",
     [MEASURE_PATCH_VERSION] = "patch_version",
+    [MEASURE_COVER_LETTER] = "cover_letter",
     [MEASURE_COVER_WORDS] = "cover_words",
     [MEASURE_COVER_CHANGED_LINES] = "cover_changed_lines",
     [MEASURE_COVER_WORDS_PER_PATCH] = "cover_words_per_patch",

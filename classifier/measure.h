@@ -44,6 +44,7 @@ enum measure_id {
     MEASURE_SERIES_TOTAL, /* M of [PATCH N/M]; 0 otherwise */
     MEASURE_PATCH_VERSION, /* v of [PATCH vN]; 1 when absent on a patch */
     /* Filled by series.c for a cover letter ([PATCH 0/N]); 0 otherwise. */
+    MEASURE_COVER_LETTER,          /* 1 for a cover letter */
     MEASURE_COVER_WORDS,           /* words of its own prose: no shortlog, diffstat, history */
     MEASURE_COVER_CHANGED_LINES,   /* insertions + deletions of its diffstat summary */
     MEASURE_COVER_WORDS_PER_PATCH, /* cover_words / N */

@@ -411,6 +411,7 @@ series_measure(struct message *m)
     unsigned total = m->psubj.total;
     long changed;
 
+    ms[MEASURE_COVER_LETTER] = m->cover_letter ? 1 : 0;
     ms[MEASURE_COVER_WORDS] = 0;
     ms[MEASURE_COVER_CHANGED_LINES] = 0;
     ms[MEASURE_COVER_WORDS_PER_PATCH] = 0;

@@ -104,6 +104,7 @@ static const char *const doc_names[] = {
     "series_index",
     "series_total",
     "patch_version",
+    "cover_letter",
     "cover_words",
     "cover_changed_lines",
     "cover_words_per_patch",
