@@ -61,11 +61,18 @@ int state_run(struct state *st, bool rdonly, state_txn_fn *fn, void *ctx);
  * state_table inside state_open()'s transaction; returns an LMDB code. */
 int state_tables_open(struct state *st, MDB_txn *txn, bool readonly);
 const char *state_table_name(enum state_table t);
-/* Inside a write transaction: delete every entry of t whose value holds,
- * at byte offset off, an i64 time at or before before (a value too short
- * counts as time 0); adds the count to *removed (may be NULL). Returns an
- * LMDB code. */
-int state_table_expire(struct state *st, MDB_txn *txn, enum state_table t, size_t off,
-                       int64_t before, uint64_t *removed);
+/* A table whose values hold the i64 time they were written at time_off;
+ * counted: its deletions count in what a prune reports. */
+struct state_expiry {
+    enum state_table table;
+    size_t time_off;
+    bool counted;
+};
+
+/* In one write transaction, delete every entry of the n tables of v whose
+ * time is at or before before; sets *ret_removed (may be NULL). Returns 0
+ * or a negative errno (-EROFS when read-only). */
+int state_tables_expire(struct state *st, const struct state_expiry *v, size_t n, time_t before,
+                        uint64_t *ret_removed);
 
 #endif

@@ -230,36 +230,13 @@ state_seen_find(struct state *st, const uint64_t *fps, size_t n, uint64_t simhas
     return state_run(st, true, find_txn, &c);
 }
 
-struct prune_ctx {
-    int64_t before;
-    uint64_t removed;
-};
-
-static int
-prune_txn(struct state *st, MDB_txn *txn, void *ctx)
-{
-    struct prune_ctx *c = ctx;
-    int rc;
-
-    c->removed = 0;
-    rc = state_table_expire(st, txn, STATE_T_SEEN_FP, 0, c->before, &c->removed);
-    if (rc == MDB_SUCCESS)
-        rc = state_table_expire(st, txn, STATE_T_SEEN_BAND, 8, c->before, NULL);
-    return rc;
-}
-
 int
 state_seen_prune(struct state *st, time_t before, uint64_t *ret_removed)
 {
-    struct prune_ctx c = {.before = (int64_t)before};
-    int r;
+    static const struct state_expiry seen[] = {
+        {STATE_T_SEEN_FP, 0, true},
+        {STATE_T_SEEN_BAND, 8, false}, /* a band entry is a copy, not a message */
+    };
 
-    if (st == NULL)
-        return -EINVAL;
-    if (st->readonly)
-        return -EROFS;
-    r = state_run(st, false, prune_txn, &c);
-    if (r == 0 && ret_removed != NULL)
-        *ret_removed = c.removed;
-    return r;
+    return state_tables_expire(st, seen, 2, before, ret_removed);
 }

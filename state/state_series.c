@@ -268,36 +268,13 @@ state_series_log_find(struct state *st, const struct classifier_series *s, const
 
 /* ---- expiry ---- */
 
-struct prune_ctx {
-    int64_t before;
-    uint64_t removed;
-};
-
-static int
-prune_txn(struct state *st, MDB_txn *txn, void *ctx)
-{
-    struct prune_ctx *c = ctx;
-    int rc;
-
-    c->removed = 0;
-    rc = state_table_expire(st, txn, STATE_T_SERIES_COVER, 0, c->before, &c->removed);
-    if (rc == MDB_SUCCESS)
-        rc = state_table_expire(st, txn, STATE_T_SERIES_LOG, 0, c->before, &c->removed);
-    return rc;
-}
-
 int
 state_series_prune(struct state *st, time_t before, uint64_t *ret_removed)
 {
-    struct prune_ctx c = {.before = (int64_t)before};
-    int r;
+    static const struct state_expiry series[] = {
+        {STATE_T_SERIES_COVER, 0, true},
+        {STATE_T_SERIES_LOG, 0, true},
+    };
 
-    if (st == NULL)
-        return -EINVAL;
-    if (st->readonly)
-        return -EROFS;
-    r = state_run(st, false, prune_txn, &c);
-    if (r == 0 && ret_removed != NULL)
-        *ret_removed = c.removed;
-    return r;
+    return state_tables_expire(st, series, 2, before, ret_removed);
 }
