@@ -14,6 +14,7 @@
 #include "message.h"
 #include "mime_view.h"
 #include "rule_set.h"
+#include "series.h"
 
 #define CLASSIFIER_DOC_BASE "https://docs.kernel.org/"
 
@@ -253,6 +254,9 @@ classifier_scan(const struct classifier *c, const char *msg, size_t len,
     if (res->action > CLASSIFIER_ACTION_TAG &&
         (res->trusted_sender || res->substance_score < res->required))
         res->action = CLASSIFIER_ACTION_TAG;
+    r = series_cover_note(m, res);
+    if (r < 0)
+        goto out;
     *ret = res;
     res = NULL;
 out:
@@ -276,6 +280,9 @@ classifier_result_free(struct classifier_result *r)
     free(r->hits);
     free(r->matched);
     free(r->fingerprints);
+    free(r->series_root);
+    free(r->log_paragraphs);
+    free(r->cover_note);
     free(r->message_id);
     free(r->subject);
     free(r->from);

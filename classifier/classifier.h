@@ -110,6 +110,19 @@ struct classifier_maint {
     bool list;                      /* an L: list, not an M: person */
 };
 
+/* Where a patch sits in its series, for the series look-ups: the series
+ * is keyed by its root (the first References: id, else In-Reply-To, else
+ * the message's own Message-ID), and only patches of the same version and
+ * another index count as its other patches. */
+struct classifier_series {
+    const char *root;    /* Message-ID without <> */
+    const char *self_id; /* this message's Message-ID, may be NULL */
+    uint32_t version, index, total;
+};
+
+#define CLASSIFIER_SERIES_PARAS 32 /* changelog paragraph fingerprints per patch */
+#define CLASSIFIER_NOTE_MAX 160    /* a flagged cover letter's note, NUL included */
+
 struct classifier_lookup {
     void *ctx;
     /* Writes e.g. "indexed tree of 2026-11-30"; false: no tree indexed,
@@ -133,6 +146,14 @@ struct classifier_lookup {
     bool (*is_trusted)(void *ctx, const char *addr);
     /* Patches and reports recorded from addr today (UTC), this one excluded. */
     uint32_t (*sender_count)(void *ctx, const char *addr);
+    /* The cover letter with Message-ID id was recorded as flagged: writes
+     * what it was flagged for ("COVER_X, COVER_Y") into buf. */
+    bool (*cover_flagged)(void *ctx, const char *id, char *buf, size_t size);
+    /* Earlier patches of series s whose changelog shares a paragraph
+     * fingerprint with fps (n <= CLASSIFIER_SERIES_PARAS): returns how
+     * many, and sets bit i of *ret_found for each fps[i] one of them has. */
+    uint32_t (*series_repeats)(void *ctx, const struct classifier_series *s, const uint64_t *fps,
+                               size_t n, uint32_t *ret_found);
 };
 
 struct classifier_envelope {
@@ -175,6 +196,15 @@ struct classifier_result {
     uint64_t simhash;    /* of the report prose; 0 when too short */
     bool count_sender;   /* a patch or report that counts towards the sender's daily count */
     bool trusted_sender; /* the lookup says the sender is a trusted maintainer */
+    /* What the caller records for the series look-ups: a patch's place in
+     * its series and the fingerprints of its changelog paragraphs (none
+     * outside a series), and for a cover letter whose score reached an
+     * action, what it was flagged for (else NULL). */
+    char *series_root; /* without <>, or NULL */
+    uint32_t series_version, series_index, series_total;
+    uint64_t *log_paragraphs;
+    size_t n_log_paragraphs;
+    char *cover_note;
     /* Every reported (non-helper) rule that held, score 0 included, by
      * index for classifier_rule_info(), in rule order: the hits list stops
      * at max_hits, this does not. */

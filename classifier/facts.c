@@ -24,6 +24,7 @@
 #include "ascii.h"
 #include "facts.h"
 #include "fingerprint.h"
+#include "series.h"
 
 #define FACTS_MAX_LOOKUPS 64 /* identifiers or paths looked up per kind */
 #define FACTS_MAX_HUNKS 512  /* hunk fingerprints looked up per patch */
@@ -710,7 +711,8 @@ facts_apply(struct message *m, const struct classifier_envelope *env, struct cla
         res->fingerprints[0] = fp;
         res->n_fingerprints = 1;
     }
-    if (lk == NULL)
+    r = series_facts(m, lk, res);
+    if (r < 0 || lk == NULL)
         goto out;
     /* Replies and other mail only need the trust check: the look-up rules
      * are about patches and reports, and every look-up costs a

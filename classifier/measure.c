@@ -2,8 +2,9 @@
  * measure.c - the numbers rules compare ("measure changelog_words > 150").
  *
  * measure_compute() reads a built message model and fills the text and
- * diff measures of m->measures (up to MEASURE_PATCH_VERSION; the look-up
- * measures after it belong to facts.c); it allocates nothing and cannot
+ * diff measures of m->measures (up to MEASURE_PATCH_VERSION; series.c
+ * adds the cover letter ones, and the look-up measures belong to
+ * facts.c); it allocates nothing and cannot
  * fail. The prose it measures is the
  * changelog for a patch, otherwise the report region (or the body when
  * the report region is empty). Every heuristic here works line by line on
@@ -21,6 +22,7 @@
 #include "ascii.h"
 #include "measure.h"
 #include "message.h"
+#include "series.h"
 
 static const char *const measure_names[MEASURE__COUNT] = {
     [MEASURE_CHANGELOG_WORDS] = "changelog_words",
@@ -58,6 +60,13 @@ static const char *const measure_names[MEASURE__COUNT] = {
     [MEASURE_SERIES_INDEX] = "series_index",
     [MEASURE_SERIES_TOTAL] = "series_total",
     [MEASURE_PATCH_VERSION] = "patch_version",
+    [MEASURE_COVER_LETTER] = "cover_letter",
+    [MEASURE_COVER_WORDS] = "cover_words",
+    [MEASURE_COVER_CHANGED_LINES] = "cover_changed_lines",
+    [MEASURE_COVER_WORDS_PER_PATCH] = "cover_words_per_patch",
+    [MEASURE_COVER_WORDS_PER_CHANGED_LINE] = "cover_words_per_changed_line",
+    [MEASURE_COVER_CASES] = "cover_cases",
+    [MEASURE_COVER_RESTATED_SHARE] = "cover_restated_share",
     [MEASURE_TREE_INDEXED] = "tree_indexed",
     [MEASURE_MISSING_IDENTIFIERS] = "missing_identifiers",
     [MEASURE_MISSING_PATHS] = "missing_paths",
@@ -67,6 +76,10 @@ static const char *const measure_names[MEASURE__COUNT] = {
     [MEASURE_UNCC_MAINTAINERS] = "uncc_maintainers",
     [MEASURE_SENDER_DAILY] = "sender_daily",
     [MEASURE_TRUSTED_SENDER] = "trusted_sender",
+    [MEASURE_SERIES_COVER_FLAGGED] = "series_cover_flagged",
+    [MEASURE_SERIES_REPEATED_WORDS] = "series_repeated_words",
+    [MEASURE_SERIES_REPEATED_SHARE] = "series_repeated_share",
+    [MEASURE_SERIES_REPEATING_PATCHES] = "series_repeating_patches",
     [MEASURE_LIMIT_HIT] = "limit_hit",
 };
 
@@ -1248,4 +1261,5 @@ measure_compute(struct message *m)
     if (m->psubj.tagged)
         ms[MEASURE_PATCH_VERSION] = m->psubj.version > 0 ? (double)m->psubj.version : 1.0;
     ms[MEASURE_LIMIT_HIT] = m->truncated ? 1.0 : 0.0;
+    series_measure(m);
 }

@@ -44,16 +44,29 @@ enum measure_id {
     MEASURE_SERIES_INDEX, /* N of [PATCH N/M]; 0 otherwise */
     MEASURE_SERIES_TOTAL, /* M of [PATCH N/M]; 0 otherwise */
     MEASURE_PATCH_VERSION, /* v of [PATCH vN]; 1 when absent on a patch */
+    /* Filled by series.c for a cover letter ([PATCH 0/N]); 0 otherwise. */
+    MEASURE_COVER_LETTER,          /* 1 for a cover letter */
+    MEASURE_COVER_WORDS,           /* words of its own prose: no shortlog, diffstat, history */
+    MEASURE_COVER_CHANGED_LINES,   /* insertions + deletions of its diffstat summary */
+    MEASURE_COVER_WORDS_PER_PATCH, /* cover_words / N */
+    MEASURE_COVER_WORDS_PER_CHANGED_LINE, /* cover_words / cover_changed_lines; 0 without */
+    MEASURE_COVER_CASES,                  /* lines arguing cases: corner cases, Q:/A:, "Why not" */
+    MEASURE_COVER_RESTATED_SHARE,         /* patches restated in a full paragraph / N, 0..1 */
     /* Filled by facts.c from the caller's look-ups; 0 without them. */
-    MEASURE_TREE_INDEXED,        /* 1 when a source tree index is loaded */
-    MEASURE_MISSING_IDENTIFIERS, /* cited functions and CONFIG_ symbols not in the indexed tree */
-    MEASURE_MISSING_PATHS,       /* cited paths not in the indexed tree */
-    MEASURE_DIFF_MISSING_PATHS,  /* diff files (not new) not in the indexed tree */
-    MEASURE_ALREADY_FIXED,       /* 1 when the change or the cited bug is already merged */
-    MEASURE_DUPLICATE,           /* 1 when the same patch or report was seen in the window */
-    MEASURE_UNCC_MAINTAINERS,    /* maintainers of touched files none of whom is in To/Cc */
-    MEASURE_SENDER_DAILY,        /* patches and reports from the sender today, this one included */
-    MEASURE_TRUSTED_SENDER,      /* 1 when the sender is listed in MAINTAINERS */
+    MEASURE_TREE_INDEXED,         /* 1 when a source tree index is loaded */
+    MEASURE_MISSING_IDENTIFIERS,  /* cited functions and CONFIG_ symbols not in the indexed tree */
+    MEASURE_MISSING_PATHS,        /* cited paths not in the indexed tree */
+    MEASURE_DIFF_MISSING_PATHS,   /* diff files (not new) not in the indexed tree */
+    MEASURE_ALREADY_FIXED,        /* 1 when the change or the cited bug is already merged */
+    MEASURE_DUPLICATE,            /* 1 when the same patch or report was seen in the window */
+    MEASURE_UNCC_MAINTAINERS,     /* maintainers of touched files none of whom is in To/Cc */
+    MEASURE_SENDER_DAILY,         /* patches and reports from the sender today, this one included */
+    MEASURE_TRUSTED_SENDER,       /* 1 when the sender is listed in MAINTAINERS */
+    MEASURE_SERIES_COVER_FLAGGED, /* 1 when the series' cover letter was recorded as flagged */
+    MEASURE_SERIES_REPEATED_WORDS, /* words of log paragraphs also in earlier patches of the series
+                                    */
+    MEASURE_SERIES_REPEATED_SHARE, /* those words / the log's paragraph words, 0..1 */
+    MEASURE_SERIES_REPEATING_PATCHES, /* earlier patches of the series sharing them */
     /* Set where the input is cut (message_note_limit()). */
     MEASURE_LIMIT_HIT, /* 1 when a limit cut the input; evidence names the limit */
     MEASURE__COUNT,

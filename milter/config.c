@@ -146,8 +146,9 @@ static const struct key config_keys[] = {
      "but never answered, quarantined or rejected."},
     {"RecordState", T_BOOL, 0, "yes", NULL, 0, 0, NULL, NULL, F(record_state),
      "Record the fingerprints of each scanned patch and report, and count it for its "
-     "sender, in StateDir, so that later duplicates and floods are found. no: the state is "
-     "only read."},
+     "sender, in StateDir, so that later duplicates and floods are found; also a flagged "
+     "cover letter's findings and each series patch's changelog paragraphs, for the rest "
+     "of the series. no: the state is only read."},
     {"Recipients", T_ADDRS, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(recipients),
      "Comma-separated addresses (security@example.org) or domains (@example.org) whose mail "
      "is scanned; mail with none of them among its recipients passes untouched. Empty: "

@@ -9,6 +9,8 @@
  *   maint     MAINTAINERS sections, written by "slopctl import maintainers"
  *   seen      fingerprints of scanned patches and reports (duplicates)
  *   sender    per-sender daily counts of patches and reports
+ *   series    flagged cover letters and the changelog paragraphs of the
+ *             patches of a series
  *   lookup    a struct classifier_lookup whose callbacks read all of it
  *
  * Every call runs its own short transaction, so readers never wait for a
@@ -112,6 +114,26 @@ int state_sender_add(struct state *st, const char *addr, time_t now);
 uint32_t state_sender_count(struct state *st, const char *addr, time_t now);
 int state_sender_prune(struct state *st, time_t before, uint64_t *ret_removed);
 
+/* ---- patch series (state_series.c) ---- */
+
+/* Remember that the cover letter message_id was flagged, and what for. */
+int state_series_cover_put(struct state *st, const char *message_id, const char *note, time_t now);
+/* 0 and the note (cut to size) when message_id was flagged at or after
+ * since; -ENOENT otherwise. */
+int state_series_cover_find(struct state *st, const char *message_id, time_t since, char *buf,
+                            size_t size);
+/* Remember the changelog paragraph fingerprints of patch s->self_id of
+ * the series s->root (at most CLASSIFIER_SERIES_PARAS are kept). */
+int state_series_log_put(struct state *st, const struct classifier_series *s, const uint64_t *fps,
+                         size_t n, time_t now);
+/* 0 when other patches of the series (same version, another index,
+ * recorded at or after since) share a paragraph with fps: sets how many
+ * and, in *ret_found, bit i for each fps[i] shared; -ENOENT when none. */
+int state_series_log_find(struct state *st, const struct classifier_series *s, const uint64_t *fps,
+                          size_t n, time_t since, uint32_t *ret_patches, uint32_t *ret_found);
+/* Drop cover letters and patch paragraphs recorded at or before before. */
+int state_series_prune(struct state *st, time_t before, uint64_t *ret_removed);
+
 /* ---- everything together (state_lookup.c) ---- */
 
 struct state_lookup_options {
@@ -143,8 +165,8 @@ struct state_table_stats {
 /* Call fn for every named database; 0 or -errno. */
 int state_tables_stats(struct state *st, void (*fn)(void *ctx, const struct state_table_stats *s),
                        void *ctx);
-/* Expire seen mail and sender counts older than before (the ledger has
- * state_prune()). */
+/* Expire seen mail, sender counts and series records older than before
+ * (the ledger has state_prune()). */
 int state_tables_prune(struct state *st, time_t before, uint64_t *ret_removed);
 
 #endif

@@ -34,6 +34,8 @@ enum state_table {
     STATE_T_MAINT_SEC,      /* u32 section -> name '\0' "M\taddr\n" "L\t..." "X\t..." */
     STATE_T_MAINT_ADDR,     /* M: and R: address -> "" (trusted senders) */
     STATE_T_SENDER,         /* u32 big-endian day, address -> u32 count */
+    STATE_T_SERIES_COVER,   /* flagged cover letter's Message-ID -> i64 time, note */
+    STATE_T_SERIES_LOG, /* u64 BE root hash, u64 BE id hash -> time, version, index, paragraphs */
     STATE_T__COUNT,
 };
 
@@ -59,5 +61,18 @@ int state_run(struct state *st, bool rdonly, state_txn_fn *fn, void *ctx);
  * state_table inside state_open()'s transaction; returns an LMDB code. */
 int state_tables_open(struct state *st, MDB_txn *txn, bool readonly);
 const char *state_table_name(enum state_table t);
+/* A table whose values hold the i64 time they were written at time_off;
+ * counted: its deletions count in what a prune reports. */
+struct state_expiry {
+    enum state_table table;
+    size_t time_off;
+    bool counted;
+};
+
+/* In one write transaction, delete every entry of the n tables of v whose
+ * time is at or before before; sets *ret_removed (may be NULL). Returns 0
+ * or a negative errno (-EROFS when read-only). */
+int state_tables_expire(struct state *st, const struct state_expiry *v, size_t n, time_t before,
+                        uint64_t *ret_removed);
 
 #endif

@@ -21,6 +21,12 @@ lookup_now(const struct state_lookup *sl)
     return sl->opts.now != 0 ? sl->opts.now : time(NULL);
 }
 
+static time_t
+lookup_since(const struct state_lookup *sl)
+{
+    return lookup_now(sl) - (time_t)sl->opts.duplicate_days * 86400;
+}
+
 static bool
 cb_tree_label(void *ctx, char *buf, size_t size)
 {
@@ -75,9 +81,7 @@ cb_find_duplicate(void *ctx, const uint64_t *fps, size_t n, uint64_t simhash, co
                   struct classifier_seen *ret)
 {
     const struct state_lookup *sl = ctx;
-    time_t since = lookup_now(sl) - (time_t)sl->opts.duplicate_days * 86400;
-
-    return state_seen_find(sl->st, fps, n, simhash, self_id, since, ret) == 0;
+    return state_seen_find(sl->st, fps, n, simhash, self_id, lookup_since(sl), ret) == 0;
 }
 
 static size_t
@@ -104,6 +108,27 @@ cb_sender_count(void *ctx, const char *addr)
     return state_sender_count(sl->st, addr, lookup_now(sl));
 }
 
+static bool
+cb_cover_flagged(void *ctx, const char *id, char *buf, size_t size)
+{
+    const struct state_lookup *sl = ctx;
+
+    return state_series_cover_find(sl->st, id, lookup_since(sl), buf, size) == 0;
+}
+
+static uint32_t
+cb_series_repeats(void *ctx, const struct classifier_series *s, const uint64_t *fps, size_t n,
+                  uint32_t *ret_found)
+{
+    const struct state_lookup *sl = ctx;
+    uint32_t patches = 0, found = 0;
+
+    if (state_series_log_find(sl->st, s, fps, n, lookup_since(sl), &patches, &found) != 0)
+        return 0;
+    *ret_found = found;
+    return patches;
+}
+
 void
 state_lookup_init(struct state_lookup *sl, struct state *st,
                   const struct state_lookup_options *opts)
@@ -126,6 +151,8 @@ state_lookup_init(struct state_lookup *sl, struct state *st,
         .maintainers_of = cb_maintainers_of,
         .is_trusted = cb_is_trusted,
         .sender_count = cb_sender_count,
+        .cover_flagged = cb_cover_flagged,
+        .series_repeats = cb_series_repeats,
     };
 }
 
@@ -143,5 +170,17 @@ state_lookup_record(const struct state_lookup *sl, const struct classifier_resul
                               res->message_id, now, sl->opts.duplicate_days * 86400u);
     if (r == 0 && res->count_sender && res->from != NULL && res->from[0] != '\0')
         r = state_sender_add(sl->st, res->from, now);
+    if (r == 0 && res->cover_note != NULL && res->message_id != NULL)
+        r = state_series_cover_put(sl->st, res->message_id, res->cover_note, now);
+    if (r == 0 && res->n_log_paragraphs > 0 && res->series_root != NULL &&
+        res->message_id != NULL) {
+        struct classifier_series s = {.root = res->series_root,
+                                      .self_id = res->message_id,
+                                      .version = res->series_version,
+                                      .index = res->series_index,
+                                      .total = res->series_total};
+
+        r = state_series_log_put(sl->st, &s, res->log_paragraphs, res->n_log_paragraphs, now);
+    }
     return r;
 }

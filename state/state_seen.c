@@ -230,71 +230,13 @@ state_seen_find(struct state *st, const uint64_t *fps, size_t n, uint64_t simhas
     return state_run(st, true, find_txn, &c);
 }
 
-struct prune_ctx {
-    int64_t before;
-    uint64_t removed;
-};
-
-static int
-prune_txn(struct state *st, MDB_txn *txn, void *ctx)
-{
-    struct prune_ctx *c = ctx;
-    MDB_cursor *cur;
-    MDB_val key, val;
-    int rc;
-
-    c->removed = 0;
-    rc = mdb_cursor_open(txn, st->tables[STATE_T_SEEN_FP], &cur);
-    if (rc != MDB_SUCCESS)
-        return rc;
-    for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); rc == MDB_SUCCESS;
-         rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
-        int64_t when = 0;
-
-        if (val.mv_size >= 8)
-            memcpy(&when, val.mv_data, 8);
-        if (when > c->before)
-            continue;
-        rc = mdb_cursor_del(cur, 0);
-        if (rc != MDB_SUCCESS)
-            break;
-        c->removed++;
-    }
-    mdb_cursor_close(cur);
-    if (rc != MDB_NOTFOUND)
-        return rc;
-
-    rc = mdb_cursor_open(txn, st->tables[STATE_T_SEEN_BAND], &cur);
-    if (rc != MDB_SUCCESS)
-        return rc;
-    for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); rc == MDB_SUCCESS;
-         rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
-        int64_t when = 0;
-
-        if (val.mv_size >= 16)
-            memcpy(&when, (const char *)val.mv_data + 8, 8);
-        if (when > c->before)
-            continue;
-        rc = mdb_cursor_del(cur, 0);
-        if (rc != MDB_SUCCESS)
-            break;
-    }
-    mdb_cursor_close(cur);
-    return rc == MDB_NOTFOUND ? MDB_SUCCESS : rc;
-}
-
 int
 state_seen_prune(struct state *st, time_t before, uint64_t *ret_removed)
 {
-    struct prune_ctx c = {.before = (int64_t)before};
-    int r;
+    static const struct state_expiry seen[] = {
+        {STATE_T_SEEN_FP, 0, true},
+        {STATE_T_SEEN_BAND, 8, false}, /* a band entry is a copy, not a message */
+    };
 
-    if (st == NULL)
-        return -EINVAL;
-    if (st->readonly)
-        return -EROFS;
-    r = state_run(st, false, prune_txn, &c);
-    if (r == 0 && ret_removed != NULL)
-        *ret_removed = c.removed;
-    return r;
+    return state_tables_expire(st, seen, 2, before, ret_removed);
 }

@@ -31,6 +31,8 @@ static const struct table_def table_defs[STATE_T__COUNT] = {
     [STATE_T_MAINT_SEC] = {"maint_sec", 0},
     [STATE_T_MAINT_ADDR] = {"maint_addr", 0},
     [STATE_T_SENDER] = {"sender_day", 0},
+    [STATE_T_SERIES_COVER] = {"series_cover", 0},
+    [STATE_T_SERIES_LOG] = {"series_log", 0},
 };
 
 const char *
@@ -58,6 +60,71 @@ state_tables_open(struct state *st, MDB_txn *txn, bool readonly)
         st->have[t] = true;
     }
     return MDB_SUCCESS;
+}
+
+struct expire_ctx {
+    const struct state_expiry *v;
+    size_t n;
+    int64_t before;
+    uint64_t removed;
+};
+
+/* Delete every entry of e->table whose value holds, at e->time_off, an
+ * i64 time at or before before (a value too short counts as time 0). */
+static int
+expire_table(struct state *st, MDB_txn *txn, const struct state_expiry *e, struct expire_ctx *c)
+{
+    MDB_cursor *cur;
+    MDB_val key, val;
+    int rc;
+
+    rc = mdb_cursor_open(txn, st->tables[e->table], &cur);
+    if (rc != MDB_SUCCESS)
+        return rc;
+    for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); rc == MDB_SUCCESS;
+         rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
+        int64_t when = 0;
+
+        if (val.mv_size >= e->time_off + 8)
+            memcpy(&when, (const char *)val.mv_data + e->time_off, 8);
+        if (when > c->before)
+            continue;
+        rc = mdb_cursor_del(cur, 0);
+        if (rc != MDB_SUCCESS)
+            break;
+        c->removed += e->counted;
+    }
+    mdb_cursor_close(cur);
+    return rc == MDB_NOTFOUND ? MDB_SUCCESS : rc;
+}
+
+static int
+expire_txn(struct state *st, MDB_txn *txn, void *ctx)
+{
+    struct expire_ctx *c = ctx;
+    int rc = MDB_SUCCESS;
+
+    c->removed = 0;
+    for (size_t i = 0; i < c->n && rc == MDB_SUCCESS; i++)
+        rc = expire_table(st, txn, &c->v[i], c);
+    return rc;
+}
+
+int
+state_tables_expire(struct state *st, const struct state_expiry *v, size_t n, time_t before,
+                    uint64_t *ret_removed)
+{
+    struct expire_ctx c = {.v = v, .n = n, .before = (int64_t)before};
+    int r;
+
+    if (st == NULL || (v == NULL && n > 0))
+        return -EINVAL;
+    if (st->readonly)
+        return -EROFS;
+    r = state_run(st, false, expire_txn, &c);
+    if (r == 0 && ret_removed != NULL)
+        *ret_removed = c.removed;
+    return r;
 }
 
 struct stats_ctx {
@@ -119,7 +186,7 @@ state_tables_stats(struct state *st, void (*fn)(void *ctx, const struct state_ta
 int
 state_tables_prune(struct state *st, time_t before, uint64_t *ret_removed)
 {
-    uint64_t a = 0, b = 0;
+    uint64_t a = 0, b = 0, c = 0;
     int r;
 
     if (st == NULL)
@@ -129,7 +196,9 @@ state_tables_prune(struct state *st, time_t before, uint64_t *ret_removed)
     r = state_seen_prune(st, before, &a);
     if (r == 0)
         r = state_sender_prune(st, before, &b);
+    if (r == 0)
+        r = state_series_prune(st, before, &c);
     if (r == 0 && ret_removed != NULL)
-        *ret_removed = a + b;
+        *ret_removed = a + b + c;
     return r;
 }

@@ -2,7 +2,8 @@
 # End to end: slopctl builds the state from a source tree, a git history
 # and a MAINTAINERS file made here, then scans reports and patches that
 # cite real, missing and already-fixed code, and checks the findings in
-# the JSON output. Also duplicates and floods through --record, and
+# the JSON output. Also duplicates, floods and series (a flagged cover
+# letter carried to its patch, repeated logs) through --record, and
 # db stats/prune/dump/load.
 # Usage: sh e2e.sh SLOPCTL RULES_DIR
 set -u
@@ -60,6 +61,10 @@ scan() {
 # rule files must not change which hits appear.
 mkdir "$T/rules"
 cp "$RULES/80-state.rules" "$T/rules/" || exit 1
+FIXTURES=$(dirname "$0")/../fixtures
+# The series: the cover letter rules flag a cover, 85 carries it.
+mkdir "$T/series-rules"
+cp "$RULES/35-series.rules" "$RULES/85-series.rules" "$T/series-rules/" || exit 1
 RULES=$T/rules
 
 if ! command -v git >/dev/null 2>&1; then
@@ -353,6 +358,121 @@ check "the eleventh report today: SENDER_FLOOD" \
 run scan --json --rules "$RULES" --state "$T/state" "$T/newpatch.eml"
 check "another sender: no flood" jcheck '"SENDER_FLOOD" not in H(0)'
 
+# ---- series: the cover letter's findings and repeated logs ----
+sscan() {
+    run scan --json --rules "$T/series-rules" --state "$T/state" "$@"
+}
+COVER_ID=20261012071402.5521-0-tomas.reyes@example.net
+spatch() { # spatch FILE MSGID SUBJECT IN-REPLY-TO BODY-FILE
+    {
+        printf 'From: Tomas Reyes <tomas.reyes@example.net>\nTo: linux-input@vger.kernel.org\n'
+        printf 'Subject: %s\nMessage-ID: <%s>\n' "$3" "$2"
+        [ -n "$4" ] && printf 'In-Reply-To: <%s>\nReferences: <%s>\n' "$4" "$4"
+        printf 'Date: Mon, 12 Oct 2026 09:14:03 +0200\nContent-Type: text/plain\n\n'
+        cat "$5"
+        printf '%s\n' '---' ' drivers/hid/hid-quirkpad.c | 3 ++-' \
+            ' 1 file changed, 2 insertions(+), 1 deletion(-)' '' \
+            'diff --git a/drivers/hid/hid-quirkpad.c b/drivers/hid/hid-quirkpad.c' \
+            '--- a/drivers/hid/hid-quirkpad.c' '+++ b/drivers/hid/hid-quirkpad.c' \
+            '@@ -40,2 +40,4 @@ static int quirkpad_raw_event(struct hid_device *hdev,' \
+            ' 	struct quirkpad *qp = hid_get_drvdata(hdev);' \
+            '+	if (size < 8)' '+		return 0;' ' 	memcpy(qp->state, data, 8);'
+    } >"$T/$1"
+}
+cat >"$T/b-series1" <<'EOF'
+quirkpad_raw_event() copies eight bytes of report 3 before it looks at
+the size the transport delivered, so a short report is read past its
+end. Drop reports shorter than the layout.
+
+Signed-off-by: Tomas Reyes <tomas.reyes@example.net>
+EOF
+spatch cover-p1.eml "20261012071402.5521-1-tomas.reyes@example.net" \
+    "[PATCH 1/1] HID: quirkpad: bound the report length before copying" "$COVER_ID" "$T/b-series1"
+sscan --record "$T/cover-p1.eml"
+check "a patch whose cover letter was not seen: no SERIES_COVER_FLAGGED" \
+    jcheck '"SERIES_COVER_FLAGGED" not in H(0)'
+sscan --record "$FIXTURES/det-series-cover-verbose.eml"
+check "the cover letter is flagged on its own findings" \
+    jcheck '"COVER_VERBOSE_FOR_SERIES" in H(0) and L[0]["action"] == "tag"'
+sscan "$T/cover-p1.eml"
+check "its patch 1/1 carries the cover letter's findings" \
+    jcheck 'H(0)["SERIES_COVER_FLAGGED"]["evidence"].startswith("the series\x27 cover letter <'"$COVER_ID"'> was flagged: COVER_VERBOSE_FOR_SERIES")'
+sed 's/^In-Reply-To: .*/In-Reply-To: <other-cover@example.net>/; s/^References: .*/References: <other-cover@example.net>/' \
+    "$T/cover-p1.eml" >"$T/cover-p1b.eml"
+sscan "$T/cover-p1b.eml"
+check "the same patch under another cover letter: no SERIES_COVER_FLAGGED" \
+    jcheck '"SERIES_COVER_FLAGGED" not in H(0)'
+sscan --record "$FIXTURES/det-genuine-series-short-cover.eml"
+spatch quiet-p1.eml "20261021053245.11402-1-priya.raman@example.com" \
+    "[PATCH 1/2] HID: quirkpad: bound the report length before copying" \
+    "20261021053245.11402-0-priya.raman@example.com" "$T/b-series1"
+sscan "$T/quiet-p1.eml"
+check "a patch of a quiet cover letter: no SERIES_COVER_FLAGGED" \
+    jcheck '"SERIES_COVER_FLAGGED" not in H(0)'
+
+cat >"$T/b-boiler" <<'EOF'
+This change is part of a larger effort to harden the input subsystem
+against malicious or malfunctioning devices that send reports which do
+not match their descriptors, as identified by a careful review of every
+raw event handler in the HID drivers.
+
+By validating the report length before accessing the data, we ensure
+that the driver never reads beyond the end of the buffer, which improves
+the robustness and security of the kernel for all users of the driver.
+EOF
+i=1
+for drv in quirkpad joymax padlite; do
+    {
+        printf 'In %s_raw_event() report %s is copied before its size is checked.\n\n' "$drv" "$i"
+        cat "$T/b-boiler"
+        printf '\nSigned-off-by: Tomas Reyes <tomas.reyes@example.net>\n'
+    } >"$T/b-bp$i"
+    spatch "bp$i.eml" "bp-$i@example.net" "[PATCH $i/3] HID: $drv: check the report length" \
+        "bp-0@example.net" "$T/b-bp$i"
+    {
+        printf 'In %s_raw_event() report %s is copied before its size is checked:\n' "$drv" "$i"
+        printf 'the %s descriptor declares %s bytes and the handler trusts it.\n' "$drv" "$((i + 6))"
+        printf '\nSigned-off-by: Tomas Reyes <tomas.reyes@example.net>\n'
+    } >"$T/b-ds$i"
+    spatch "ds$i.eml" "ds-$i@example.net" "[PATCH $i/3] HID: $drv: check the report length" \
+        "ds-0@example.net" "$T/b-ds$i"
+    i=$((i + 1))
+done
+sscan --record "$T/bp1.eml" "$T/bp2.eml" "$T/bp3.eml"
+check "a series repeating its log: SERIES_BOILERPLATE_LOG at patch 3, not at 1 or 2" \
+    jcheck '"SERIES_BOILERPLATE_LOG" not in H(0) and "SERIES_BOILERPLATE_LOG" not in H(1) and H(2)["SERIES_BOILERPLATE_LOG"]["evidence"].startswith("2 of 3 changelog paragraphs")'
+sscan --record "$T/ds1.eml" "$T/ds2.eml" "$T/ds3.eml"
+check "a series with distinct logs: no SERIES_BOILERPLATE_LOG" \
+    jcheck 'all("SERIES_BOILERPLATE_LOG" not in H(i) for i in range(3))'
+cat >"$T/b-motive" <<'EOF'
+strlcpy() reads the whole source string even when it only copies a
+part of it, and it is being removed from the kernel in favour of
+strscpy(), which returns -E2BIG when the string was cut.
+EOF
+i=1
+for drv in quirkpad joymax padlite; do
+    {
+        cat "$T/b-motive"
+        printf '\nIn %s_probe() the name copied into the input device comes from the\n' "$drv"
+        printf 'descriptor of report %s, which is never terminated by the %s firmware:\n' "$i" "$drv"
+        printf 'the copy now stops at the %s-byte field, and a cut name is logged once\n' "$((i * 8))"
+        printf 'instead of reading into the %s bytes that follow it in the buffer.\n' "$drv"
+        printf '\nSigned-off-by: Tomas Reyes <tomas.reyes@example.net>\n'
+    } >"$T/b-tw$i"
+    spatch "tw$i.eml" "tw-$i@example.net" "[PATCH $i/3] HID: $drv: use strscpy() for the name" \
+        "tw-0@example.net" "$T/b-tw$i"
+    i=$((i + 1))
+done
+sscan --record "$T/tw1.eml" "$T/tw2.eml" "$T/tw3.eml"
+check "a series sharing its motivation, each log with its own reason: no SERIES_BOILERPLATE_LOG" \
+    jcheck 'all("SERIES_BOILERPLATE_LOG" not in H(i) for i in range(3))'
+sscan "$T/bp3.eml"
+check "a patch rescanned is not its own earlier copy" \
+    jcheck '"repeat those of 2 other patches" in H(0)["SERIES_BOILERPLATE_LOG"]["evidence"]'
+run db stats --state "$T/state"
+check "db stats lists the series tables" \
+    sh -c "grep -q 'series_cover' '$T/out' && grep -q 'series_log' '$T/out'"
+
 # ---- trusted maintainers ----
 mk greg.eml "$GREG" linux-usb@vger.kernel.org "" greg-1@m.example "[PATCH] usb: hub: check the quirk length" "$T/b-missingpatch"
 run scan --json --rules "$RULES" --state "$T/state" --threshold tag=1 --threshold reply=2 "$T/greg.eml"
@@ -380,6 +500,9 @@ run db prune --state "$T/state" --days 0
 check "db prune removes the recorded fingerprints" grep -q 'pruned' "$T/out"
 scan "$T/real2.eml"
 check "after prune: no DUPLICATE" jcheck '"DUPLICATE" not in H(0)'
+sscan "$T/cover-p1.eml" "$T/bp3.eml"
+check "after prune: the series findings are gone" \
+    jcheck '"SERIES_COVER_FLAGGED" not in H(0) and "SERIES_BOILERPLATE_LOG" not in H(1)'
 run scan --json --rules "$RULES" --state "$T/nonexistent" "$T/real.eml"
 check "scan with a missing state fails cleanly" [ "$rc" -eq 66 ]
 

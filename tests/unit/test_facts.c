@@ -386,6 +386,8 @@ test_measures(void **state)
         if (c->evidence == NULL && v == 0)
             assert_null(ev);
         free(res.fingerprints);
+        free(res.series_root);
+        free(res.log_paragraphs);
         message_free(m);
     }
 }
@@ -410,6 +412,8 @@ test_no_lookup(void **state)
         assert_int_equal(res.n_fingerprints, 1);
         assert_true(res.count_sender);
         free(res.fingerprints);
+        free(res.series_root);
+        free(res.log_paragraphs);
         message_free(m);
     }
 }
@@ -884,6 +888,8 @@ test_traced_function_reference(void **state)
                 fail();
             }
             free(res.fingerprints);
+            free(res.series_root);
+            free(res.log_paragraphs);
             strv_release(&names);
             message_free(m);
         }

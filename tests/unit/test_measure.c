@@ -105,6 +105,13 @@ static const char *const doc_names[] = {
     "series_index",
     "series_total",
     "patch_version",
+    "cover_letter",
+    "cover_words",
+    "cover_changed_lines",
+    "cover_words_per_patch",
+    "cover_words_per_changed_line",
+    "cover_cases",
+    "cover_restated_share",
     /* look-up measures filled by facts.c */
     "tree_indexed",
     "missing_identifiers",
@@ -115,6 +122,10 @@ static const char *const doc_names[] = {
     "uncc_maintainers",
     "sender_daily",
     "trusted_sender",
+    "series_cover_flagged",
+    "series_repeated_words",
+    "series_repeated_share",
+    "series_repeating_patches",
     "limit_hit",
 };
 

@@ -280,6 +280,110 @@ test_prune_and_stats(void **pstate)
     state_close(st);
 }
 
+/* Series: a flagged cover letter is found by its Message-ID inside the
+ * window; a patch's paragraphs match only other patches of the same
+ * series and version; both expire with state_tables_prune(). */
+static void
+test_series(void **pstate)
+{
+    struct fixture *f = *pstate;
+    struct state *st = open_rw(f, 0);
+    const uint64_t p1[] = {11, 22, 33}, p2[] = {22, 33, 44}, other[] = {55};
+    struct classifier_series s = {.root = "cover@x", .self_id = "p1@x", .version = 1, .index = 1};
+    uint32_t patches = 99, found = 99;
+    uint64_t removed = 0;
+    char note[CLASSIFIER_NOTE_MAX];
+
+    assert_int_equal(state_series_cover_find(st, "cover@x", T0, note, sizeof(note)), -ENOENT);
+    assert_int_equal(state_series_cover_put(st, "cover@x", "COVER_A, COVER_B", T0), 0);
+    assert_int_equal(state_series_cover_find(st, "cover@x", T0, note, sizeof(note)), 0);
+    assert_string_equal(note, "COVER_A, COVER_B");
+    assert_int_equal(state_series_cover_find(st, "cover@x", T0 + 1, note, sizeof(note)), -ENOENT);
+    assert_int_equal(state_series_cover_find(st, "cover@y", T0, note, sizeof(note)), -ENOENT);
+
+    assert_int_equal(state_series_log_put(st, &s, p1, 3, T0), 0);
+    /* The patch itself is not another patch of its series. */
+    assert_int_equal(state_series_log_find(st, &s, p1, 3, T0, &patches, &found), -ENOENT);
+    s.self_id = "p2@x";
+    s.index = 2;
+    assert_int_equal(state_series_log_find(st, &s, p2, 3, T0, &patches, &found), 0);
+    assert_int_equal(patches, 1);
+    assert_int_equal(found, 0x3); /* 22 and 33 */
+    assert_int_equal(state_series_log_find(st, &s, other, 1, T0, &patches, &found), -ENOENT);
+    assert_int_equal(state_series_log_put(st, &s, p2, 3, T0 + 10), 0);
+    s.self_id = "p3@x";
+    s.index = 3;
+    assert_int_equal(state_series_log_find(st, &s, p2, 3, T0, &patches, &found), 0);
+    assert_int_equal(patches, 2);
+    assert_int_equal(found, 0x7);
+    /* Another version, another series, or outside the window: nothing. */
+    s.version = 2;
+    assert_int_equal(state_series_log_find(st, &s, p2, 3, T0, &patches, &found), -ENOENT);
+    s.version = 1;
+    s.root = "cover@y";
+    assert_int_equal(state_series_log_find(st, &s, p2, 3, T0, &patches, &found), -ENOENT);
+    s.root = "cover@x";
+    assert_int_equal(state_series_log_find(st, &s, p2, 3, T0 + 5, &patches, &found), 0);
+    assert_int_equal(patches, 1);
+    /* A patch of the same index under another Message-ID is a resend. */
+    s.index = 2;
+    assert_int_equal(state_series_log_find(st, &s, p2, 3, T0 + 5, &patches, &found), -ENOENT);
+
+    assert_int_equal(state_tables_prune(st, T0, &removed), 0);
+    assert_int_equal(removed, 2); /* the cover letter and p1 */
+    assert_int_equal(state_series_cover_find(st, "cover@x", 0, note, sizeof(note)), -ENOENT);
+    s.index = 3;
+    assert_int_equal(state_series_log_find(st, &s, p2, 3, 0, &patches, &found), 0);
+    assert_int_equal(patches, 1);
+    state_close(st);
+}
+
+/* An environment from the release before the series tables: read-only,
+ * the tables are absent and count as empty; the first write open adds
+ * them, with the schema version unchanged. */
+static void
+test_series_older_state(void **pstate)
+{
+    struct fixture *f = *pstate;
+    struct state *st = open_rw(f, 0);
+    struct classifier_series s = {.root = "cover@x", .self_id = "p2@x", .version = 1, .index = 2};
+    const uint64_t fps[] = {1, 2};
+    const char *const tables[] = {"series_cover", "series_log"};
+    struct state_stats stats;
+    uint32_t patches, found;
+    char note[16];
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+
+    state_close(st);
+    assert_int_equal(mdb_env_create(&env), 0);
+    assert_int_equal(mdb_env_set_maxdbs(env, 32), 0);
+    assert_int_equal(mdb_env_open(env, f->sub, 0, 0640), 0);
+    assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(mdb_dbi_open(txn, tables[i], 0, &dbi), 0);
+        assert_int_equal(mdb_drop(txn, dbi, 1), 0);
+    }
+    assert_int_equal(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+
+    st = NULL;
+    assert_int_equal(state_open(f->sub, STATE_READONLY, 0, &st), 0);
+    assert_int_equal(state_series_cover_find(st, "cover@x", 0, note, sizeof(note)), -ENOENT);
+    assert_int_equal(state_series_log_find(st, &s, fps, 2, 0, &patches, &found), -ENOENT);
+    assert_int_equal(state_series_cover_put(st, "cover@x", "X", T0), -EROFS);
+    state_close(st);
+
+    st = open_rw(f, 0);
+    assert_int_equal(state_series_cover_put(st, "cover@x", "X", T0), 0);
+    assert_int_equal(state_series_cover_find(st, "cover@x", 0, note, sizeof(note)), 0);
+    assert_string_equal(note, "X");
+    assert_int_equal(state_stats(st, &stats), 0);
+    assert_int_equal(stats.schema_version, STATE_SCHEMA_VERSION);
+    state_close(st);
+}
+
 struct race {
     struct state *st;
     const char *addr;
@@ -577,6 +681,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_hourly_cap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_release, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prune_and_stats, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_series, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_series_older_state, setup, teardown),
         cmocka_unit_test_setup_teardown(test_threads_one_grant, setup, teardown),
         cmocka_unit_test_setup_teardown(test_processes_one_grant, setup, teardown),
         cmocka_unit_test_setup_teardown(test_map_growth, setup, teardown),
