@@ -1095,9 +1095,32 @@ note_line_limit(struct message *m, const struct classifier_limits *limits, unsig
         message_note_limit(m, "max_line_bytes", limits->max_line_bytes);
 }
 
+/* The envelope recipients decide when the MTA gave them: a copy of a list
+ * mail that Cc's the security address reaches it in an envelope of its
+ * own. Without them (a mailbox scanned offline) To: and Cc: stand in. */
+static bool
+routed_to_report(const struct message *m, const struct route *route)
+{
+    if (route == NULL)
+        return false;
+    if (route->as_report)
+        return true;
+    if (route->n_rcpt > 0)
+        return route_any_match(route->patterns, route->n_patterns, route->rcpt, route->n_rcpt);
+    return route_any_match(route->patterns, route->n_patterns, (const char *const *)m->recipients.v,
+                           m->recipients.n);
+}
+
 int
 message_build(const struct mime_view *v, const struct classifier_limits *limits,
               struct message **ret)
+{
+    return message_build_routed(v, limits, NULL, ret);
+}
+
+int
+message_build_routed(const struct mime_view *v, const struct classifier_limits *limits,
+                     const struct route *route, struct message **ret)
 {
     struct message *m;
     struct body_split bs = {0};
@@ -1213,7 +1236,7 @@ message_build(const struct mime_view *v, const struct classifier_limits *limits,
         m->kind = CLASSIFIER_KIND_PATCH;
     else if (reply_subject || (m->in_reply_to != NULL && bs.quoted_lines > 0))
         m->kind = CLASSIFIER_KIND_REPLY;
-    else if (reads_like_report(m->subject, &bs.own, &attached))
+    else if (routed_to_report(m, route) || reads_like_report(m->subject, &bs.own, &attached))
         m->kind = CLASSIFIER_KIND_REPORT;
     else
         m->kind = CLASSIFIER_KIND_OTHER;

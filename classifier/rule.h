@@ -100,6 +100,7 @@ struct rule {
     double score;
     bool has_score;
     unsigned kinds; /* bit (1u << enum classifier_kind) per allowed kind; 0: any */
+    bool off;       /* marked for other profiles than the set's: never holds */
     struct rule_cond *conds;
     size_t n_conds;
 };
@@ -113,6 +114,7 @@ struct rule_set {
     uint32_t ovec_pairs;       /* largest capture count + 1, for match data */
     struct rule_prefilter *pf; /* required literals per pattern; NULL: none */
     unsigned ref_depth;        /* longest chain of combination references */
+    char *profile;             /* the profile loaded for; NULL: CLASSIFIER_PROFILE_DEFAULT */
 };
 
 struct rule_diag_entry {

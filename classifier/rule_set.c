@@ -388,6 +388,14 @@ int
 rule_set_load(const char *dir, const struct classifier_limits *limits, classifier_diag_fn *diag_fn,
               void *diag_ctx, unsigned *ret_problems, struct rule_set **ret)
 {
+    return rule_set_load_profile(dir, NULL, limits, diag_fn, diag_ctx, ret_problems, ret);
+}
+
+int
+rule_set_load_profile(const char *dir, const char *profile, const struct classifier_limits *limits,
+                      classifier_diag_fn *diag_fn, void *diag_ctx, unsigned *ret_problems,
+                      struct rule_set **ret)
+{
     struct rule_diag d = {0};
     struct strv names = {0};
     struct rule_set *set;
@@ -399,6 +407,10 @@ rule_set_load(const char *dir, const struct classifier_limits *limits, classifie
     if (set == NULL)
         return -ENOMEM;
     set->ovec_pairs = 1;
+    if (profile != NULL && (set->profile = strdup(profile)) == NULL) {
+        r = -ENOMEM;
+        goto out;
+    }
 
     r = list_dir(dir, &names, &d);
     if (r < 0)
@@ -462,6 +474,7 @@ rule_set_free(struct rule_set *set)
     strv_release(&set->files);
     pcre2_match_context_free(set->mctx);
     rule_prefilter_free(set->pf);
+    free(set->profile);
     free(set);
     return NULL;
 }

@@ -28,6 +28,12 @@ int rule_set_load(const char *dir, const struct classifier_limits *limits,
                   classifier_diag_fn *diag_fn, void *diag_ctx, unsigned *ret_problems,
                   struct rule_set **ret);
 
+/* rule_set_load() for a profile (NULL: CLASSIFIER_PROFILE_DEFAULT): rules
+ * marked for other profiles are loaded and checked, and never hold. */
+int rule_set_load_profile(const char *dir, const char *profile,
+                          const struct classifier_limits *limits, classifier_diag_fn *diag_fn,
+                          void *diag_ctx, unsigned *ret_problems, struct rule_set **ret);
+
 struct rule_set *rule_set_free(struct rule_set *set);
 
 size_t rule_set_count(const struct rule_set *set);
@@ -36,7 +42,8 @@ size_t rule_set_count(const struct rule_set *set);
  * Evaluate every rule against m. Appends one struct classifier_hit per
  * reported rule that holds (helper rules, named "__*", are not reported)
  * to res->hits, and adds the scores to res->score. doc_base rewrites doc
- * links that start with "@/". Returns 0 or -ENOMEM. Thread-safe.
+ * links that start with "@/" (NULL: docs.kernel.org; "": such links are
+ * left out). Returns 0 or -ENOMEM. Thread-safe.
  */
 int rule_set_eval(const struct rule_set *set, const struct message *m, const char *doc_base,
                   unsigned max_hits, struct classifier_result *res);
