@@ -919,6 +919,9 @@ reply_doc_url(struct rbuf *b, const char *base, const char *page)
     size_t before = b->len;
     size_t n;
 
+    /* A profile without a document base ("") has no such page. */
+    if (base != NULL && base[0] == '\0')
+        return;
     n = reply_clean(b, base ? base : REPLY_DOC_BASE, REPLY_TEXT_MAX);
     if (n == 0) {
         rbuf_adds(b, REPLY_DOC_BASE);

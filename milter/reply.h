@@ -111,7 +111,7 @@ struct reply_input {
     const char *subject;    /* original subject (UTF-8); NULL: result->subject */
     const char *message_id; /* original Message-ID with or without <>;
                              * NULL: result->message_id */
-    const char *doc_base;   /* DocBase; NULL: "https://docs.kernel.org/" */
+    const char *doc_base;   /* DocBase; NULL: "https://docs.kernel.org/"; "": no links */
     const char *hostname;   /* right side of our Message-ID; NULL: gethostname() */
     time_t now;             /* Date:; 0: time(NULL) */
     const struct classifier_result *result; /* may be NULL (no findings) */
