@@ -1247,6 +1247,10 @@ product_version_token(struct message *m, const char *s, size_t n, size_t b, size
                 return 0;
         if (version_shape(slash + 1, len - nl - 1) == 0)
             return 0;
+        /* "HTTP/1.1" names a protocol's version, not the product's. */
+        word_before(s, b + nl, prev, sizeof(prev));
+        if (word_in(prev, not_products, sizeof(not_products) / sizeof(not_products[0])))
+            return 0;
         return keep(strv_add_unique(&m->versions, slash + 1, len - nl - 1, REPORT_MAX_VERSIONS));
     }
     if (t[0] == 'v' || t[0] == 'V') {

@@ -199,6 +199,7 @@ static const char *const no_version_cases[] = {
     "Negotiates TLS 1.2 and SMB 3.1.1; the CVSS:3.1 score is 7.5 (CVSS v3.1).\n",
     "A word like deadbeef or the id 1234567 with no commit word before it.\n",
     "paths such as lib/1.2.3/foo and a/b/1.2.3 are not products.\n",
+    "The server answers \"HTTP/1.1 200 OK\" over TLS/1.3, not HTTP/2.\n",
 };
 
 static void
