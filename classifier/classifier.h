@@ -78,8 +78,9 @@ struct classifier_options {
      * '?' one character, case-insensitive) matched against the envelope
      * recipients, or the To: and Cc: addresses when the envelope names
      * none. Mail to a matching address is a report unless it is a patch
-     * or a reply. NULL: CLASSIFIER_REPORT_RECIPIENTS; an empty list: no
-     * address makes a report. Copied by classifier_new(). */
+     * or a reply in a thread (In-Reply-To:). NULL:
+     * CLASSIFIER_REPORT_RECIPIENTS; an empty list: no address makes a
+     * report. Copied by classifier_new(). */
     const char *const *report_recipients;
 };
 
@@ -156,7 +157,8 @@ struct classifier_envelope {
     size_t n_rcpt;
     const struct classifier_lookup *lookup; /* may be NULL: no state */
     /* The caller knows the mail is a report (slopctl --kind report): it
-     * is one unless it is a patch or a reply, whatever its recipients. */
+     * is one unless it is a patch or a reply in a thread, whatever its
+     * recipients. */
     bool as_report;
 };
 

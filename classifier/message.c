@@ -1097,11 +1097,13 @@ note_line_limit(struct message *m, const struct classifier_limits *limits, unsig
 
 /* The envelope recipients decide when the MTA gave them: a copy of a list
  * mail that Cc's the security address reaches it in an envelope of its
- * own. Without them (a mailbox scanned offline) To: and Cc: stand in. */
+ * own. Without them (a mailbox scanned offline) To: and Cc: stand in. A
+ * mail in a thread (In-Reply-To:) follows up on a report, quoted or not:
+ * it is not held to what a first report must contain. */
 static bool
 routed_to_report(const struct message *m, const struct route *route)
 {
-    if (route == NULL)
+    if (route == NULL || m->in_reply_to != NULL)
         return false;
     if (route->as_report)
         return true;

@@ -2,8 +2,9 @@
  * route.h - what the recipients say about a mail's kind.
  *
  * Mail sent to an address where reports arrive (a security contact) is a
- * report unless it is a patch or a reply, however short it is; mail to a
- * list is a report only if it reads like one. The patterns are globs
+ * report unless it is a patch or a reply in a thread (In-Reply-To:),
+ * however short it is; mail to a list is a report only if it reads like
+ * one. The patterns are globs
  * ('*' any run, '?' one byte), matched case-insensitively on the bare
  * address. Pure functions; thread-safe.
  */

@@ -69,7 +69,7 @@ static const char usage_text[] =
     "      --doc-base URL       base of documentation links written @/... (default:\n"
     "                           the profile's; kernel: https://docs.kernel.org/)\n"
     "      --kind auto|report   report: read every message as a report unless it\n"
-    "                           is a patch or a reply (default auto)\n"
+    "                           is a patch or a reply in a thread (default auto)\n"
     "      --report-recipients PATTERNS\n"
     "                           comma-separated globs of addresses where reports\n"
     "                           arrive, matched on To: and Cc: (default security@*;\n"

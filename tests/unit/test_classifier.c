@@ -381,6 +381,9 @@ test_report_routing(void **state)
          CLASSIFIER_KIND_PATCH},
         {"security@example.org", NULL, NULL, false, "Re: oops", "In-Reply-To: <a@b>\n",
          CLASSIFIER_KIND_REPLY},
+        /* A follow-up in a thread, neither quoting nor "Re:". */
+        {"security@example.org", NULL, NULL, true, "oops", "In-Reply-To: <a@b>\n",
+         CLASSIFIER_KIND_OTHER},
         {"security@example.org", NULL, list_only, false, "oops", "", CLASSIFIER_KIND_OTHER},
         {"team@security.example.org", NULL, list_only, false, "oops", "", CLASSIFIER_KIND_REPORT},
         {"security@example.org", NULL, none, false, "oops", "", CLASSIFIER_KIND_OTHER},
