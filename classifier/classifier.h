@@ -77,8 +77,9 @@ struct classifier_options {
     /* Where reports arrive: NULL-terminated glob patterns ('*' any run,
      * '?' one character, case-insensitive) matched against the envelope
      * recipients, or the To: and Cc: addresses when the envelope names
-     * none. Mail to a matching address is a report unless it is a patch
-     * or a reply in a thread (In-Reply-To:). NULL:
+     * none. Mail to a matching address that names a problem (one word
+     * such as crash, overflow or bug) is a report unless it is a patch or
+     * a reply in a thread (In-Reply-To:). NULL:
      * CLASSIFIER_REPORT_RECIPIENTS; an empty list: no address makes a
      * report. Copied by classifier_new(). */
     const char *const *report_recipients;

@@ -2,11 +2,11 @@
  * route.h - what the recipients say about a mail's kind.
  *
  * Mail sent to an address where reports arrive (a security contact) is a
- * report unless it is a patch or a reply in a thread (In-Reply-To:),
- * however short it is; mail to a list is a report only if it reads like
- * one. The patterns are globs
- * ('*' any run, '?' one byte), matched case-insensitively on the bare
- * address. Pure functions; thread-safe.
+ * report, however short, when it names a problem and is not a patch or a
+ * reply in a thread; mail to a list is a report only if it reads like one
+ * (message.c decides). The patterns are globs ('*' any run, '?' one
+ * byte), matched case-insensitively on the bare address. Pure functions;
+ * thread-safe.
  */
 #ifndef SLOP_ROUTE_H
 #define SLOP_ROUTE_H

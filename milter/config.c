@@ -192,8 +192,8 @@ static const struct key config_keys[] = {
      F(report_recipients),
      "Comma-separated patterns of the addresses where reports arrive ('*' any run, '?' one "
      "character, case-insensitive), matched on the envelope recipients: mail to one of them "
-     "is read as a report unless it is a patch or a reply in a thread, however short; other mail "
-     "is a "
+     "is a report, however short, when it names a problem (one word such as crash, overflow, "
+     "leak, bug or security) and is not a patch or a reply in a thread; other mail is a "
      "report only if it reads like one. Empty: no address makes a report."},
     {"ReplyEnable", T_BOOL, 0, "yes", NULL, 0, 0, NULL, NULL, F(reply_enable),
      "Answer the sender of mail that reaches ReplyThreshold (RFC 3834 rules apply: never "

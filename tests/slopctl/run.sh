@@ -289,7 +289,7 @@ check "version: prints a version" sh -c "[ $rc -eq 0 ] && grep -Eq '^slopctl [0-
 lmsg() {
     printf 'From: Tester <tester@example.org>\nTo: %s\n' "$2"
     [ -n "$3" ] && printf 'Cc: %s\n' "$3"
-    printf 'Subject: %s\nMessage-ID: <%s>\n\nThe frob parser writes past its buffer.\n' "$4" "$1"
+    printf 'Subject: %s\nMessage-ID: <%s>\n\nThe frob parser overflows its buffer.\n' "$4" "$1"
 }
 lmsg l1 dev@lists.example.org "" "frob parser" >"$T/list.eml"
 lmsg l2 "Dev List <dev@lists.example.org>" "Security <Security@Example.org>" "frob parser" >"$T/cc.eml"

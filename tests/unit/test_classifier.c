@@ -387,6 +387,9 @@ test_report_routing(void **state)
         {"security@example.org", NULL, list_only, false, "oops", "", CLASSIFIER_KIND_OTHER},
         {"team@security.example.org", NULL, list_only, false, "oops", "", CLASSIFIER_KIND_REPORT},
         {"security@example.org", NULL, none, false, "oops", "", CLASSIFIER_KIND_OTHER},
+        /* A question names no problem: it is no report that lacks everything. */
+        {"security@example.org", NULL, NULL, false, "Question", "", CLASSIFIER_KIND_OTHER},
+        {"security@example.org", NULL, NULL, true, "Question", "", CLASSIFIER_KIND_REPORT},
     };
     struct fixture *fx = *state;
 
@@ -404,8 +407,11 @@ test_report_routing(void **state)
         assert_int_equal(classifier_new(fx->dir, &opts, NULL, NULL, &c), 0);
         assert_true(asprintf(&msg,
                              "From: Alice <alice@example.net>\nTo: %s\nSubject: %s\n%s\n"
-                             "The parser crashes.\n",
-                             cases[i].to, cases[i].subject, cases[i].extra) > 0);
+                             "%s\n",
+                             cases[i].to, cases[i].subject, cases[i].extra,
+                             strncmp(cases[i].subject, "Question", 8) == 0
+                                 ? "Which PGP key should I use for you?"
+                                 : "The parser crashes.") > 0);
         env.rcpt = cases[i].rcpt ? rcpt : NULL;
         env.n_rcpt = cases[i].rcpt ? 1 : 0;
         env.as_report = cases[i].as_report;
