@@ -201,7 +201,8 @@ static const struct key config_keys[] = {
     {"ReplyFrom", T_STRING, 0, NULL, "slop-milter <postmaster@HOSTNAME>", 0, 0, NULL, NULL,
      F(reply_from), "From: header of replies (the envelope sender is always <>)."},
     {"ReplyTemplate", T_PATH, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(reply_template),
-     "Template file for replies. Empty: the built-in template."},
+     "Template file for replies. Empty: the built-in template (milter/reply.tmpl; under "
+     "another Project than kernel, the same without the kernel's wording and links)."},
     {"ReplyInterval", T_DURATION, 0, "7d", NULL, 60, 366.0 * 86400, NULL, NULL, F(reply_interval),
      "At most one reply per sender address in this interval (suffix s, m, h or d; "
      "no suffix: seconds)."},

@@ -122,8 +122,9 @@ snapshot_build(const char *config_path, const struct config_paths *paths, snapsh
         goto out;
     }
 
-    r = reply_template_load(*s->cfg->reply_template ? s->cfg->reply_template : NULL,
-                            &s->reply_template, terr, sizeof(terr));
+    r = reply_template_load_for(*s->cfg->reply_template ? s->cfg->reply_template : NULL,
+                                strcmp(s->cfg->project, "kernel") == 0, &s->reply_template, terr,
+                                sizeof(terr));
     if (r < 0) {
         if (diag_fn)
             diag_fn(diag_ctx, terr[0] ? terr : "reply template: cannot load");
