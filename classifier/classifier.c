@@ -20,7 +20,10 @@
 
 struct classifier {
     struct classifier_options opts;
-    char *doc_base; /* owned copy of opts.doc_base */
+    char *doc_base;     /* owned copy of opts.doc_base; "": no document base */
+    char *profile;      /* owned copy of opts.profile */
+    char **report_rcpt; /* owned copies of opts.report_recipients */
+    size_t n_report_rcpt;
     struct rule_set *rules;
 };
 
@@ -61,7 +64,39 @@ classifier_options_default(struct classifier_options *opts)
     opts->thresholds.score[CLASSIFIER_ACTION_REPLY] = 12.0;
     opts->thresholds.score[CLASSIFIER_ACTION_QUARANTINE] = 20.0;
     opts->thresholds.score[CLASSIFIER_ACTION_REJECT] = 30.0;
-    opts->doc_base = CLASSIFIER_DOC_BASE;
+}
+
+/* The kernel profile's documents are docs.kernel.org; another profile has
+ * a base only when the caller gives one. */
+static const char *
+doc_base_for(const struct classifier_options *opts, const char *profile)
+{
+    if (opts->doc_base != NULL)
+        return opts->doc_base;
+    return strcmp(profile, CLASSIFIER_PROFILE_DEFAULT) == 0 ? CLASSIFIER_DOC_BASE : "";
+}
+
+static int
+copy_patterns(struct classifier *c, const char *const *pats)
+{
+    static const char *const def[] = {CLASSIFIER_REPORT_RECIPIENTS, NULL};
+    size_t n = 0;
+
+    if (pats == NULL)
+        pats = def;
+    while (pats[n] != NULL)
+        if (++n > CLASSIFIER_MAX_PATTERNS)
+            return -E2BIG;
+    c->report_rcpt = calloc(n ? n : 1, sizeof(*c->report_rcpt));
+    if (c->report_rcpt == NULL)
+        return -ENOMEM;
+    for (; c->n_report_rcpt < n; c->n_report_rcpt++) {
+        c->report_rcpt[c->n_report_rcpt] = strdup(pats[c->n_report_rcpt]);
+        if (c->report_rcpt[c->n_report_rcpt] == NULL)
+            return -ENOMEM;
+    }
+    c->opts.report_recipients = NULL;
+    return 0;
 }
 
 static bool
@@ -91,16 +126,25 @@ classifier_new(const char *rules_dir, const struct classifier_options *opts,
         c->opts = *opts;
     else
         classifier_options_default(&c->opts);
-    c->doc_base = strdup(c->opts.doc_base ? c->opts.doc_base : CLASSIFIER_DOC_BASE);
+    c->profile = strdup(c->opts.profile ? c->opts.profile : CLASSIFIER_PROFILE_DEFAULT);
+    if (c->profile == NULL) {
+        r = -ENOMEM;
+        goto out;
+    }
+    c->opts.profile = c->profile;
+    c->doc_base = strdup(doc_base_for(&c->opts, c->profile));
     if (c->doc_base == NULL) {
         r = -ENOMEM;
         goto out;
     }
     c->opts.doc_base = c->doc_base;
+    r = copy_patterns(c, c->opts.report_recipients);
+    if (r < 0)
+        goto out;
 
     mime_view_global_init();
-    r = rule_set_load_scored(rules_dir, c->opts.scores_file, &c->opts.limits, diag_fn, diag_ctx,
-                             NULL, &c->rules);
+    r = rule_set_load_scored(rules_dir, c->profile, c->opts.scores_file, &c->opts.limits, diag_fn,
+                             diag_ctx, NULL, &c->rules);
     if (r < 0)
         goto out;
 
@@ -118,6 +162,10 @@ classifier_free(struct classifier *c)
         return NULL;
     rule_set_free(c->rules);
     free(c->doc_base);
+    free(c->profile);
+    for (size_t i = 0; i < c->n_report_rcpt; i++)
+        free(c->report_rcpt[i]);
+    free(c->report_rcpt);
     free(c);
     return NULL;
 }
@@ -152,7 +200,7 @@ classifier_lint_scored(const char *rules_dir, const char *scores_file, classifie
     int r;
 
     classifier_options_default(&opts);
-    r = rule_set_load_scored(rules_dir, scores_file, &opts.limits, diag_fn, diag_ctx, &problems,
+    r = rule_set_load_scored(rules_dir, NULL, scores_file, &opts.limits, diag_fn, diag_ctx, &problems,
                              &set);
     rule_set_free(set);
     if (r < 0 && problems == 0)
@@ -213,11 +261,19 @@ classifier_scan(const struct classifier *c, const char *msg, size_t len,
     struct classifier_result *res = NULL;
     struct mime_view *view = NULL;
     struct message *m = NULL;
+    struct route route = {0};
     bool cut = false;
     int r;
 
     if (c == NULL || (msg == NULL && len > 0) || ret == NULL)
         return -EINVAL;
+    route.patterns = (const char *const *)c->report_rcpt;
+    route.n_patterns = c->n_report_rcpt;
+    if (env != NULL) {
+        route.rcpt = env->rcpt;
+        route.n_rcpt = env->rcpt != NULL ? env->n_rcpt : 0;
+        route.as_report = env->as_report;
+    }
     if (len > c->opts.limits.max_message_bytes) {
         len = c->opts.limits.max_message_bytes;
         cut = true;
@@ -230,7 +286,7 @@ classifier_scan(const struct classifier *c, const char *msg, size_t len,
     r = mime_view_parse(msg ? msg : "", len, &c->opts.limits, &view);
     if (r < 0)
         goto out;
-    r = message_build(view, &c->opts.limits, &m);
+    r = message_build_routed(view, &c->opts.limits, &route, &m);
     if (r < 0)
         goto out;
     if (cut)

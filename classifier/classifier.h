@@ -65,12 +65,32 @@ struct classifier_options {
     struct classifier_limits limits;
     struct classifier_thresholds thresholds;
     /* Base of threat-model and process document links; a rule's doc link
-     * that starts with "@/" is rewritten to this base. */
+     * that starts with "@/" is rewritten to this base. NULL: the
+     * profile's own (kernel: https://docs.kernel.org/; any other profile
+     * has none, and such links are left out of its hits). */
     const char *doc_base;
     /* A scores file read after the rules directory's own *.scores files,
      * so its scores win (docs/rules.md); NULL: none. */
     const char *scores_file;
+    /* Project profile: rules that name profiles (docs/rules.md) apply only
+     * under one of them; rules that name none apply under all. NULL:
+     * "kernel". "generic" ships for any other project; a site names its
+     * own. */
+    const char *profile;
+    /* Where reports arrive: NULL-terminated glob patterns ('*' any run,
+     * '?' one character, case-insensitive) matched against the envelope
+     * recipients, or the To: and Cc: addresses when the envelope names
+     * none. Mail to a matching address that names a problem (one word
+     * such as crash, overflow or bug) is a report unless it is a patch or
+     * a reply in a thread (In-Reply-To:). NULL:
+     * CLASSIFIER_REPORT_RECIPIENTS; an empty list: no address makes a
+     * report. Copied by classifier_new(). */
+    const char *const *report_recipients;
 };
+
+#define CLASSIFIER_PROFILE_DEFAULT "kernel"
+#define CLASSIFIER_REPORT_RECIPIENTS "security@*"
+#define CLASSIFIER_MAX_PATTERNS 64 /* report_recipients patterns kept */
 
 /* Where a rule file failed to load: file, 1-based line (0: whole file). */
 struct classifier_diag {
@@ -161,6 +181,10 @@ struct classifier_envelope {
     const char *const *rcpt; /* envelope recipients, may be NULL */
     size_t n_rcpt;
     const struct classifier_lookup *lookup; /* may be NULL: no state */
+    /* The caller knows the mail is a report (slopctl --kind report): it
+     * is one unless it is a patch or a reply in a thread, whatever its
+     * recipients. */
+    bool as_report;
 };
 
 struct classifier_hit {
@@ -231,7 +255,8 @@ void classifier_options_default(struct classifier_options *opts);
  * Load and compile every *.rules file in rules_dir, then apply its *.scores
  * files and opts->scores_file. On success *ret owns a
  * classifier to free with classifier_free(). On failure returns a negative
- * errno; every problem found is passed to diag_fn (which may be NULL).
+ * errno (-E2BIG: more than CLASSIFIER_MAX_PATTERNS report_recipients);
+ * every problem found is passed to diag_fn (which may be NULL).
  * opts may be NULL for the defaults; it is copied.
  */
 int classifier_new(const char *rules_dir, const struct classifier_options *opts,

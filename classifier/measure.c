@@ -57,6 +57,7 @@ static const char *const measure_names[MEASURE__COUNT] = {
     [MEASURE_RECIPIENTS] = "recipients",
     [MEASURE_ATTACHMENTS] = "attachments",
     [MEASURE_HTML_ONLY] = "html_only",
+    [MEASURE_REPORT_ADDRESS] = "report_address",
     [MEASURE_SERIES_INDEX] = "series_index",
     [MEASURE_SERIES_TOTAL] = "series_total",
     [MEASURE_PATCH_VERSION] = "patch_version",
@@ -1256,6 +1257,7 @@ measure_compute(struct message *m)
     ms[MEASURE_RECIPIENTS] = (double)m->recipients.n;
     ms[MEASURE_ATTACHMENTS] = (double)m->attachments;
     ms[MEASURE_HTML_ONLY] = m->html_only ? 1.0 : 0.0;
+    ms[MEASURE_REPORT_ADDRESS] = m->report_address ? 1.0 : 0.0;
     ms[MEASURE_SERIES_INDEX] = (double)m->psubj.index;
     ms[MEASURE_SERIES_TOTAL] = (double)m->psubj.total;
     if (m->psubj.tagged)

@@ -806,8 +806,9 @@ report_index_init(void)
     }
 }
 
+/* A strong word, or `need` different weak ones. */
 static bool
-looks_like_report(const struct report_index *ix, const char *text, size_t len)
+looks_like_report(const struct report_index *ix, const char *text, size_t len, int need)
 {
     uint32_t weak_seen = 0;
 
@@ -832,23 +833,26 @@ looks_like_report(const struct report_index *ix, const char *text, size_t len)
                     return true;
             } else if (starts_ci(text + i, len - i, report_weak[k - MESSAGE_N_STRONG])) {
                 weak_seen |= 1u << (k - MESSAGE_N_STRONG);
-                if (__builtin_popcount(weak_seen) >= 2)
+                if (__builtin_popcount(weak_seen) >= need)
                     return true;
             }
         }
     }
-    return __builtin_popcount(weak_seen) >= 2;
+    return __builtin_popcount(weak_seen) >= need;
 }
 
 /* The subject, the own text or the text attachments read like a report;
- * each on its own (looks_like_report()). */
+ * each on its own (looks_like_report()). need 0: any mail does. */
 static bool
-reads_like_report(const char *subject, const struct textbuf *own, const struct textbuf *attached)
+reads_like_report(const char *subject, const struct textbuf *own, const struct textbuf *attached,
+                  int need)
 {
+    if (need == 0)
+        return true;
     pthread_once(&report_ix_once, report_index_init);
-    return (subject != NULL && looks_like_report(&report_ix, subject, strlen(subject))) ||
-           looks_like_report(&report_ix, textbuf_str(own), own->len) ||
-           looks_like_report(&report_ix, textbuf_str(attached), attached->len);
+    return (subject != NULL && looks_like_report(&report_ix, subject, strlen(subject), need)) ||
+           looks_like_report(&report_ix, textbuf_str(own), own->len, need) ||
+           looks_like_report(&report_ix, textbuf_str(attached), attached->len, need);
 }
 
 static bool
@@ -1095,9 +1099,49 @@ note_line_limit(struct message *m, const struct classifier_limits *limits, unsig
         message_note_limit(m, "max_line_bytes", limits->max_line_bytes);
 }
 
+/*
+ * How many weak report words (report_weak[]) make m a report; a strong one
+ * always does. Mail to a list needs two. Mail to a report address needs
+ * one, however short it is: it names a problem, where a question to the
+ * security team ("which PGP key?") names none and is not answered as a
+ * report that lacks everything. The caller's word (as_report) needs none.
+ * The envelope recipients decide when the MTA gave them: a copy of a list
+ * mail that Cc's the security address reaches it in an envelope of its
+ * own. Without them (a mailbox scanned offline) To: and Cc: stand in. A
+ * mail in a thread (In-Reply-To:) follows up on a report, quoted or not:
+ * it is not held to what a first report must contain.
+ */
+static bool
+routed_to_reports(const struct message *m, const struct route *route)
+{
+    if (route == NULL)
+        return false;
+    if (route->n_rcpt > 0)
+        return route_any_match(route->patterns, route->n_patterns, route->rcpt, route->n_rcpt);
+    return route_any_match(route->patterns, route->n_patterns,
+                           (const char *const *)m->recipients.v, m->recipients.n);
+}
+
+static int
+report_words_needed(const struct message *m, const struct route *route)
+{
+    if (route == NULL || m->in_reply_to != NULL)
+        return 2;
+    if (route->as_report)
+        return 0;
+    return m->report_address ? 1 : 2;
+}
+
 int
 message_build(const struct mime_view *v, const struct classifier_limits *limits,
               struct message **ret)
+{
+    return message_build_routed(v, limits, NULL, ret);
+}
+
+int
+message_build_routed(const struct mime_view *v, const struct classifier_limits *limits,
+                     const struct route *route, struct message **ret)
 {
     struct message *m;
     struct body_split bs = {0};
@@ -1209,11 +1253,12 @@ message_build(const struct mime_view *v, const struct classifier_limits *limits,
         goto out;
     m->cover_letter |= cover;
 
+    m->report_address = routed_to_reports(m, route) || (route != NULL && route->as_report);
     if (m->has_diff || patch_part || bs.inline_diff || cover || (m->psubj.tagged && !reply_subject))
         m->kind = CLASSIFIER_KIND_PATCH;
     else if (reply_subject || (m->in_reply_to != NULL && bs.quoted_lines > 0))
         m->kind = CLASSIFIER_KIND_REPLY;
-    else if (reads_like_report(m->subject, &bs.own, &attached))
+    else if (reads_like_report(m->subject, &bs.own, &attached, report_words_needed(m, route)))
         m->kind = CLASSIFIER_KIND_REPORT;
     else
         m->kind = CLASSIFIER_KIND_OTHER;

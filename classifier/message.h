@@ -19,6 +19,7 @@
 #include "measure.h"
 #include "mime_view.h"
 #include "region.h"
+#include "route.h"
 #include "strv.h"
 
 /* "[PATCH v3 2/7] net: foo: do bar" */
@@ -103,6 +104,7 @@ struct message {
     unsigned binary_attachments; /* executables, archives, octet-stream */
     bool html_only;
     bool disclosure; /* Assisted-by:, Generated-by:, or a stated AI origin */
+    bool report_address; /* went to a report address, or the caller said it is a report */
     bool truncated;  /* a limit cut the input */
 
     double measures[MEASURE__COUNT];
@@ -119,6 +121,11 @@ struct message {
  */
 int message_build(const struct mime_view *v, const struct classifier_limits *limits,
                   struct message **ret);
+/* message_build() for mail that went to route's recipients (NULL: none
+ * known): mail to a report address, or that the caller says is a report,
+ * is a report unless it is a patch or a reply. */
+int message_build_routed(const struct mime_view *v, const struct classifier_limits *limits,
+                         const struct route *route, struct message **ret);
 
 struct message *message_free(struct message *m);
 

@@ -830,6 +830,12 @@ after_cvss(const char *s, size_t i)
     return false;
 }
 
+/* Words that number parts of a document: "section 3.2.1" is no version. */
+static const char *const numbering_words[] = {
+    "section", "sections", "chapter", "figure", "fig",  "table", "step",  "steps",    "rfc",
+    "page",    "pages",    "clause",  "item",   "part", "line",  "lines", "appendix",
+};
+
 /*
  * Kernel versions, conservatively. A dotted number counts when its major
  * is 2..7 (2.6.x up to today's kernels), it has two or three components
@@ -846,9 +852,9 @@ after_cvss(const char *s, size_t i)
  * Numbers right after the name of another program (gcc 12.2.0, qemu
  * 7.2.0) are skipped, and so is anything shortly after "CVSS" (CVSS:3.1,
  * CVSS v3.1, CVSS version 3.1): the scoring system's version is no kernel.
- * So are times (12:30), decimals ("0.5 seconds", "3.5 GHz") and
- * addresses (10.0.0.1). Also "next-YYYYMMDD" and "commit <12+ hex>",
- * stored as "commit <sha>". s[n] must be a NUL.
+ * So are times (12:30), decimals ("0.5 seconds", "3.5 GHz"), dates
+ * (04.12.2026: no component has four digits) and addresses (10.0.0.1). Also "next-YYYYMMDD" and
+ * "commit <12+ hex>", stored as "commit <sha>". s[n] must be a NUL.
  */
 static int
 extract_versions(struct message *m, const char *s, size_t n)
@@ -862,6 +868,7 @@ extract_versions(struct message *m, const char *s, size_t n)
         "gcc",    "clang",   "llvm",   "python", "python3", "qemu", "glibc",   "binutils",
         "bash",   "openssl", "curl",   "rustc",  "rust",    "go",   "systemd", "perl",
         "ubuntu", "debian",  "fedora", "rhel",   "gdb",     "libc", "node",    "java",
+        "smb",    "nfs",     "tls",    "ssl",    "http",
     };
     const char *p;
     size_t i = 0;
@@ -904,7 +911,7 @@ extract_versions(struct message *m, const char *s, size_t n)
     while (i < n) {
         size_t start, j, comps = 0, rc = 0;
         unsigned long major = 0, minor = 0;
-        bool vprefix = false, ysuffix = false, distro = false, ok;
+        bool vprefix = false, ysuffix = false, distro = false, wide = false, ok;
         char prev[16];
 
         if (!is_digit(s[i])) {
@@ -938,6 +945,8 @@ extract_versions(struct message *m, const char *s, size_t n)
                 major = val;
             else if (comps == 1)
                 minor = val;
+            /* No kernel has a component of four digits: 04.12.2026 is a date. */
+            wide |= d > 3;
             comps++;
             if (j + 1 < n && s[j] == '.' && is_digit(s[j + 1])) {
                 j++;
@@ -982,8 +991,9 @@ extract_versions(struct message *m, const char *s, size_t n)
         }
         ok = false;
         word_before(s, vprefix ? i - 1 : i, prev, sizeof(prev));
-        if (comps >= 2 && comps <= 3 && major >= 2 && major <= 7 && minor <= 99 &&
+        if (comps >= 2 && comps <= 3 && major >= 2 && major <= 7 && minor <= 99 && !wide &&
             !word_in(prev, other_programs, sizeof(other_programs) / sizeof(other_programs[0])) &&
+            !word_in(prev, numbering_words, sizeof(numbering_words) / sizeof(numbering_words[0])) &&
             !after_cvss(s, start)) {
             /* Two reasons, one outcome: the version's own shape, then the
              * words around it. */
@@ -1021,6 +1031,278 @@ extract_versions(struct message *m, const char *s, size_t n)
     return 0;
 }
 
+/*
+ * Versions of any product, in the forms projects write them. These go
+ * beyond the kernel's numbering above, so they rest on shape alone where
+ * the shape is unmistakable, and on a word before them otherwise:
+ *   - "name/1.2.3-DEV" (a User-Agent-like product/version), two or more
+ *     components;
+ *   - "v2.41", "v8.5.0-rc1": a 'v' and two or more components;
+ *   - three components, optionally with a letter (1.1.1w) and -suffixes
+ *     (8.7.0-DEV), unless the word before numbers a document (section
+ *     3.2.1, figure, table, RFC) or names a tool that built or ran the
+ *     test (gcc 12.2.0, qemu 7.2.0, Python 3.11.4) or a protocol;
+ *   - two components after "version" or "release", or before a range
+ *     word ("8.5 and earlier", "through", "to and including");
+ *   - git describe strings (v6.9-rc2-123-gabcdef012345,
+ *     curl-8_5_0-12-g1234567) and tags written name-N_N_N (curl-8_5_0);
+ *   - a commit id (7 to 40 hex digits, a digit among them) after
+ *     "commit", "HEAD", "master", "main", "revision", "tree" or "at"
+ *     after one of them ("current master at abc1234", "git master
+ *     (abc1234)"), stored as "commit <id>".
+ * Never four components (10.0.0.1), components of four digits or more
+ * (dates as 04.12.2026), times (12:30) or anything shortly after "CVSS".
+ */
+#define REPORT_VERSION_TOKEN_MAX 80
+
+static bool
+is_version_delim(char c)
+{
+    return is_token_end(c) || strchr("{}\"'<>`|*=\n\r", c) != NULL;
+}
+
+/* Components of a version filling t[0..n) ("8.7.0-DEV", "1.1.1w"): 2 or
+ * 3 of at most three digits each; 0 when t is not one. */
+static unsigned
+version_shape(const char *t, size_t n)
+{
+    unsigned comps = 0;
+    size_t i = 0;
+
+    for (;;) {
+        size_t d = 0;
+
+        while (i < n && is_digit(t[i]) && d < 4) {
+            i++;
+            d++;
+        }
+        if (d == 0 || d > 3)
+            return 0;
+        comps++;
+        if (i + 1 < n && t[i] == '.' && is_digit(t[i + 1]))
+            i++;
+        else
+            break;
+    }
+    if (comps < 2 || comps > 3)
+        return 0;
+    if (i < n && t[i] >= 'a' && t[i] <= 'z' && (i + 1 == n || t[i + 1] == '-'))
+        i++;
+    while (i + 1 < n && t[i] == '-' && is_alnum(t[i + 1])) {
+        i++;
+        while (i < n && is_alnum(t[i]))
+            i++;
+    }
+    return i == n ? comps : 0;
+}
+
+/* t[0..n) is a git describe string: "...-<N>-g<7 to 40 hex>". */
+static bool
+is_describe(const char *t, size_t n)
+{
+    const char *g = NULL;
+    size_t k, d = 0;
+
+    for (size_t i = 1; i + 1 < n; i++)
+        if (t[i] == '-' && t[i + 1] == 'g')
+            g = t + i;
+    if (g == NULL)
+        return false;
+    k = hex_run(g + 2, (size_t)(t + n - g - 2));
+    if (k < 7 || k > 40 || g + 2 + k != t + n)
+        return false;
+    while (g - d > t && is_digit(g[-1 - (ptrdiff_t)d]))
+        d++;
+    return d > 0 && g - d - 1 > t && g[-1 - (ptrdiff_t)d] == '-';
+}
+
+/* t[0..n) is a tag written "name-8_5_0". */
+static bool
+is_underscore_tag(const char *t, size_t n)
+{
+    size_t i = 0, parts = 0;
+
+    if (n == 0 || !(ascii_class[(unsigned char)t[0]] & ASCII_ALPHA))
+        return false;
+    while (i < n && is_alnum(t[i]))
+        i++;
+    if (i + 1 >= n || t[i] != '-')
+        return false;
+    for (i++; i < n; i++) {
+        size_t d = 0;
+
+        while (i + d < n && is_digit(t[i + d]))
+            d++;
+        if (d == 0 || d > 4)
+            return false;
+        parts++;
+        i += d;
+        if (i < n && t[i] != '_')
+            return false;
+    }
+    return parts >= 3;
+}
+
+/* The hex id t[0..n) follows a word that introduces a commit. */
+static bool
+after_commit_word(const char *s, size_t b)
+{
+    static const char *const words[] = {"commit", "head",     "master", "main",
+                                        "tree",   "revision", "rev",    "sha1"};
+    char prev[16];
+    size_t e = b;
+
+    while (e > 0 && (s[e - 1] == '(' || s[e - 1] == '#'))
+        e--;
+    word_before(s, e, prev, sizeof(prev));
+    if (strcmp(prev, "at") == 0 || strcmp(prev, "is") == 0) {
+        while (e > 0 && s[e - 1] == ' ')
+            e--;
+        while (e > 0 && is_alnum(s[e - 1]))
+            e--;
+        word_before(s, e, prev, sizeof(prev));
+        if (strcmp(prev, "is") == 0) {
+            while (e > 0 && s[e - 1] == ' ')
+                e--;
+            while (e > 0 && is_alnum(s[e - 1]))
+                e--;
+            word_before(s, e, prev, sizeof(prev));
+        }
+    }
+    return word_in(prev, words, sizeof(words) / sizeof(words[0]));
+}
+
+static int
+add_commit_id(struct message *m, const char *h, size_t k)
+{
+    char tmp[48];
+
+    memcpy(tmp, "commit ", 7);
+    for (size_t j = 0; j < k; j++)
+        tmp[7 + j] = (char)(h[j] >= 'A' && h[j] <= 'F' ? h[j] - 'A' + 'a' : h[j]);
+    return keep(strv_add_unique(&m->versions, tmp, 7 + k, REPORT_MAX_VERSIONS));
+}
+
+/* A two-component version ends a range: "8.5 and earlier", "through". */
+static bool
+before_range_word(const char *s, size_t n, size_t e)
+{
+    static const char *const ranges[] = {"and earlier", "and later",  "or earlier", "or later",
+                                         "and older",   "and newer",  "and above",  "and below",
+                                         "through",     "to and inc", "up to"};
+
+    while (e < n && s[e] == ' ')
+        e++;
+    for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
+        if (n - e >= strlen(ranges[i]) && strncasecmp(s + e, ranges[i], strlen(ranges[i])) == 0)
+            return true;
+    return false;
+}
+
+/* One token s[b..e) of the line s[0..n) that holds a digit. */
+static int
+product_version_token(struct message *m, const char *s, size_t n, size_t b, size_t e)
+{
+    /* Tools that built or ran the test, and protocols, are not the product. */
+    static const char *const not_products[] = {
+        "gcc",    "clang",   "llvm",   "qemu",    "gdb",    "binutils", "rustc",  "cmake",
+        "python", "python3", "perl",   "node",    "java",   "go",       "ubuntu", "debian",
+        "fedora", "rhel",    "centos", "tls",     "ssl",    "http",     "smb",    "nfs",
+        "cvss",   "ip",      "ipv4",   "address", "offset",
+    };
+    static const char *const version_words[] = {"version", "versions", "release", "releases",
+                                                "ver"};
+    const char *t, *slash;
+    char prev[16];
+    unsigned comps;
+    size_t len;
+
+    while (b < e && strchr(">~@#+", s[b]) != NULL)
+        b++;
+    while (e > b && strchr(".:!?-", s[e - 1]) != NULL)
+        e--;
+    t = s + b;
+    len = e - b;
+    if (len < 3 || len > REPORT_VERSION_TOKEN_MAX || (b > 0 && (unsigned char)s[b - 1] >= 0x80))
+        return 0;
+    if (is_describe(t, len) || is_underscore_tag(t, len))
+        return keep(strv_add_unique(&m->versions, t, len, REPORT_MAX_VERSIONS));
+    if (hex_run(t, len) == len) {
+        if (len < 7 || len > 40 || strcspn(t, "0123456789") >= len || !after_commit_word(s, b))
+            return 0;
+        return add_commit_id(m, t, len);
+    }
+    if (after_cvss(s, b))
+        return 0;
+    slash = memchr(t, '/', len);
+    if (slash != NULL) {
+        size_t nl = (size_t)(slash - t);
+
+        /* "curl/8.7.0-DEV": a name with a letter first, no path before it. */
+        if (nl < 2 || !(ascii_class[(unsigned char)t[0]] & ASCII_ALPHA) ||
+            memchr(slash + 1, '/', len - nl - 1) != NULL)
+            return 0;
+        for (size_t i = 0; i < nl; i++)
+            if (!is_ident(t[i]) && t[i] != '-' && t[i] != '+')
+                return 0;
+        if (version_shape(slash + 1, len - nl - 1) == 0)
+            return 0;
+        /* "HTTP/1.1" names a protocol's version, not the product's. */
+        word_before(s, b + nl, prev, sizeof(prev));
+        if (word_in(prev, not_products, sizeof(not_products) / sizeof(not_products[0])))
+            return 0;
+        return keep(strv_add_unique(&m->versions, slash + 1, len - nl - 1, REPORT_MAX_VERSIONS));
+    }
+    if (t[0] == 'v' || t[0] == 'V') {
+        if (version_shape(t + 1, len - 1) == 0)
+            return 0;
+        return keep(strv_add_unique(&m->versions, t, len, REPORT_MAX_VERSIONS));
+    }
+    comps = version_shape(t, len);
+    if (comps == 0)
+        return 0;
+    word_before(s, b, prev, sizeof(prev));
+    if (word_in(prev, not_products, sizeof(not_products) / sizeof(not_products[0])) ||
+        word_in(prev, numbering_words, sizeof(numbering_words) / sizeof(numbering_words[0])))
+        return 0;
+    if (comps == 2 &&
+        !word_in(prev, version_words, sizeof(version_words) / sizeof(version_words[0])) &&
+        !before_range_word(s, n, e))
+        return 0;
+    return keep(strv_add_unique(&m->versions, t, len, REPORT_MAX_VERSIONS));
+}
+
+/* s[n] must be a NUL. */
+static int
+extract_product_versions(struct message *m, const char *s, size_t n)
+{
+    size_t i = 0;
+    int r;
+
+    while (i < n) {
+        size_t b, e;
+
+        i += strcspn(s + i, "0123456789");
+        if (i >= n)
+            break;
+        if (s[i] == '\0') {
+            i++;
+            continue;
+        }
+        b = i;
+        while (b > 0 && !is_version_delim(s[b - 1]))
+            b--;
+        e = i;
+        while (e < n && !is_version_delim(s[e]))
+            e++;
+        r = product_version_token(m, s, n, b, e);
+        if (r < 0)
+            return r;
+        i = e;
+    }
+    return 0;
+}
+
 static int
 extract_facts(struct message *m, const char *line, size_t n, char *scratch)
 {
@@ -1037,6 +1319,8 @@ extract_facts(struct message *m, const char *line, size_t n, char *scratch)
         r = extract_paths(m, scratch, n);
     if (r >= 0)
         r = extract_versions(m, scratch, n);
+    if (r >= 0)
+        r = extract_product_versions(m, scratch, n);
     return r;
 }
 

@@ -102,6 +102,7 @@ struct rule {
     bool has_score;
     bool style;     /* "class style": says how the mail is written, names no gap */
     unsigned kinds; /* bit (1u << enum classifier_kind) per allowed kind; 0: any */
+    bool off;       /* marked for other profiles than the set's: never holds */
     struct rule_cond *conds;
     size_t n_conds;
 };
@@ -115,6 +116,7 @@ struct rule_set {
     uint32_t ovec_pairs;       /* largest capture count + 1, for match data */
     struct rule_prefilter *pf; /* required literals per pattern; NULL: none */
     unsigned ref_depth;        /* longest chain of combination references */
+    char *profile;             /* the profile loaded for; NULL: CLASSIFIER_PROFILE_DEFAULT */
 };
 
 struct rule_diag_entry {

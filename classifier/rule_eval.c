@@ -661,7 +661,7 @@ eval_cond(struct eval *ev, const struct rule_cond *c, size_t self, struct eviden
 }
 
 /* 1 when every condition of rule i holds, 0 when not (or when the rule
- * does not apply to the message's kind), -ENOMEM. */
+ * does not apply to the message's kind or the set's profile), -ENOMEM. */
 static int
 eval_rule(struct eval *ev, size_t i, struct evidence *e)
 {
@@ -669,7 +669,7 @@ eval_rule(struct eval *ev, size_t i, struct evidence *e)
     unsigned kind_bit = (unsigned)ev->m->kind < 32 ? 1u << ev->m->kind : 0;
     int holds = 1;
 
-    if (rule->kinds != 0 && (rule->kinds & kind_bit) == 0)
+    if (rule->off || (rule->kinds != 0 && (rule->kinds & kind_bit) == 0))
         return 0;
     /* A helper's evidence is never shown: do not collect it. */
     if (rule->helper)
@@ -704,8 +704,13 @@ append_hit(struct classifier_result *res, const struct rule *rule, const char *d
     hit.description = strdup(rule->describe != NULL ? rule->describe : "");
     if (hit.rule == NULL || hit.description == NULL)
         goto out;
-    if (rule->doc != NULL && (hit.doc = doc_link(rule->doc, doc_base)) == NULL)
-        goto out;
+    /* An empty base: the profile has no documents to point "@/" links at. */
+    if (rule->doc != NULL &&
+        !(doc_base != NULL && doc_base[0] == '\0' && strncmp(rule->doc, "@/", 2) == 0)) {
+        hit.doc = doc_link(rule->doc, doc_base);
+        if (hit.doc == NULL)
+            goto out;
+    }
     if (e->set && (hit.evidence = strndup(e->buf, e->len)) == NULL)
         goto out;
     v = realloc(res->hits, (res->n_hits + 1) * sizeof(*v));

@@ -11,6 +11,11 @@
  * from a word starting with '#' after a complete condition, rule line or
  * kind list. A '#' inside describe or doc text (URL anchors) is text.
  *
+ * Profiles: a `profile NAME...` line in column 1 before the file's first
+ * rule marks every rule of the file; a rule's own `profile` attribute
+ * replaces it. A rule marked for profiles of which none is the set's
+ * profile is parsed and checked like any other, and set off.
+ *
  * Patterns are only cut out and unescaped here; rule_set.c compiles them
  * and resolves combination names. No global state.
  */
@@ -30,7 +35,9 @@ struct parser {
     bool skipping;    /* ignore attribute lines until the next rule line */
     /* Attribute lines seen for cur, valid or not, so a bad line does not
      * also report the attribute as missing. */
-    bool seen_describe, seen_score, seen_doc, seen_kind, seen_class, seen_cond;
+    bool seen_describe, seen_score, seen_doc, seen_kind, seen_class, seen_cond, seen_profile;
+    bool file_profile; /* a file-level profile line was seen */
+    bool file_off;     /* and it does not name the set's profile */
 };
 
 static const struct {
@@ -590,6 +597,75 @@ parse_class(struct parser *ps, char *p)
     return 0;
 }
 
+/* "kernel", "generic", a site's "example-org": lower case, digits, '-', '_'. */
+static bool
+profile_name_valid(const char *s)
+{
+    size_t n = 0;
+
+    for (; s[n] != '\0'; n++)
+        if (!((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= '0' && s[n] <= '9') || s[n] == '-' ||
+              s[n] == '_'))
+            return false;
+    return n > 0 && n <= RULE_NAME_MAX;
+}
+
+/* Reads the names after "profile"; *ret_off: none is the set's profile.
+ * Returns false after reporting a problem. */
+static bool
+parse_profile_names(struct parser *ps, char *p, bool *ret_off)
+{
+    const char *want = ps->set->profile != NULL ? ps->set->profile : CLASSIFIER_PROFILE_DEFAULT;
+    bool named = false, off = true;
+
+    while (!at_end(p)) {
+        const char *w = next_word(&p);
+
+        if (!profile_name_valid(w)) {
+            DIAG(ps, "bad profile name '%.40s' (a-z, 0-9, '-' and '_')", w);
+            return false;
+        }
+        named = true;
+        if (strcmp(w, want) == 0)
+            off = false;
+    }
+    if (!named) {
+        DIAG(ps, "profile needs at least one name");
+        return false;
+    }
+    *ret_off = off;
+    return true;
+}
+
+static int
+parse_profile(struct parser *ps, char *p)
+{
+    bool off;
+
+    if (ps->seen_profile) {
+        DIAG(ps, "duplicate profile in rule '%s'", ps->cur->name);
+        return 0;
+    }
+    ps->seen_profile = true;
+    if (parse_profile_names(ps, p, &off))
+        ps->cur->off = off;
+    return 0;
+}
+
+/* "profile NAME..." in column 1: the profiles of the whole file. */
+static int
+parse_file_profile(struct parser *ps, char *p)
+{
+    if (ps->cur != NULL || ps->skipping || ps->file_profile) {
+        DIAG(ps, "a file's profile line comes once, before its first rule");
+        return 0;
+    }
+    ps->file_profile = true;
+    if (!parse_profile_names(ps, p, &ps->file_off))
+        ps->file_off = false;
+    return 0;
+}
+
 static void
 finish_rule(struct parser *ps)
 {
@@ -614,6 +690,8 @@ parse_rule_line(struct parser *ps, char *p)
     const char *w = next_word(&p), *name;
     struct rule *v;
 
+    if (strcmp(w, "profile") == 0)
+        return parse_file_profile(ps, p);
     if (strcmp(w, "rule") != 0) {
         /* Keep the open rule: most likely an attribute lost its indent. */
         DIAG(ps, "expected 'rule NAME' (attributes are indented), got '%.40s'", w);
@@ -622,7 +700,7 @@ parse_rule_line(struct parser *ps, char *p)
     finish_rule(ps);
     ps->skipping = true;
     ps->seen_describe = ps->seen_score = ps->seen_doc = ps->seen_kind = ps->seen_class = false;
-    ps->seen_cond = false;
+    ps->seen_cond = ps->seen_profile = false;
 
     name = next_word(&p);
     if (*name == '\0') {
@@ -658,6 +736,7 @@ parse_rule_line(struct parser *ps, char *p)
     ps->cur->file = ps->file;
     ps->cur->line = ps->line;
     ps->cur->helper = strncmp(name, "__", 2) == 0;
+    ps->cur->off = ps->file_off;
     ps->skipping = false;
     return 0;
 }
@@ -686,6 +765,8 @@ parse_attribute(struct parser *ps, char *p)
         return parse_kind(ps, p);
     if (strcmp(key, "class") == 0)
         return parse_class(ps, p);
+    if (strcmp(key, "profile") == 0)
+        return parse_profile(ps, p);
     for (size_t i = 0; i < sizeof(cond_names) / sizeof(cond_names[0]); i++)
         if (strcmp(key, cond_names[i].name) == 0)
             return parse_condition(ps, cond_names[i].type, key, p);

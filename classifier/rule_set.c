@@ -399,11 +399,11 @@ int
 rule_set_load(const char *dir, const struct classifier_limits *limits, classifier_diag_fn *diag_fn,
               void *diag_ctx, unsigned *ret_problems, struct rule_set **ret)
 {
-    return rule_set_load_scored(dir, NULL, limits, diag_fn, diag_ctx, ret_problems, ret);
+    return rule_set_load_scored(dir, NULL, NULL, limits, diag_fn, diag_ctx, ret_problems, ret);
 }
 
 int
-rule_set_load_scored(const char *dir, const char *extra_scores,
+rule_set_load_scored(const char *dir, const char *profile, const char *extra_scores,
                      const struct classifier_limits *limits, classifier_diag_fn *diag_fn,
                      void *diag_ctx, unsigned *ret_problems, struct rule_set **ret)
 {
@@ -418,6 +418,10 @@ rule_set_load_scored(const char *dir, const char *extra_scores,
     if (set == NULL)
         return -ENOMEM;
     set->ovec_pairs = 1;
+    if (profile != NULL && (set->profile = strdup(profile)) == NULL) {
+        r = -ENOMEM;
+        goto out;
+    }
 
     r = list_dir(dir, ".rules", &names, &d);
     if (r < 0)
@@ -497,6 +501,7 @@ rule_set_free(struct rule_set *set)
     strv_release(&set->files);
     pcre2_match_context_free(set->mctx);
     rule_prefilter_free(set->pf);
+    free(set->profile);
     free(set);
     return NULL;
 }

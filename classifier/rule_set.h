@@ -29,9 +29,11 @@ int rule_set_load(const char *dir, const struct classifier_limits *limits,
                   classifier_diag_fn *diag_fn, void *diag_ctx, unsigned *ret_problems,
                   struct rule_set **ret);
 
-/* rule_set_load(), then the scores file at extra_scores (NULL: none),
- * which wins over the directory's. */
-int rule_set_load_scored(const char *dir, const char *extra_scores,
+/* rule_set_load() for a profile (NULL: CLASSIFIER_PROFILE_DEFAULT), then
+ * the scores file at extra_scores (NULL: none), which wins over the
+ * directory's. Rules marked for other profiles are loaded and checked,
+ * and never hold. */
+int rule_set_load_scored(const char *dir, const char *profile, const char *extra_scores,
                          const struct classifier_limits *limits, classifier_diag_fn *diag_fn,
                          void *diag_ctx, unsigned *ret_problems, struct rule_set **ret);
 
@@ -46,7 +48,8 @@ int rule_set_info(const struct rule_set *set, size_t i, struct classifier_rule_i
  * Evaluate every rule against m. Appends one struct classifier_hit per
  * reported rule that holds (helper rules, named "__*", are not reported)
  * to res->hits, and adds the scores to res->score. doc_base rewrites doc
- * links that start with "@/". Returns 0 or -ENOMEM. Thread-safe.
+ * links that start with "@/" (NULL: docs.kernel.org; "": such links are
+ * left out). Returns 0 or -ENOMEM. Thread-safe.
  */
 int rule_set_eval(const struct rule_set *set, const struct message *m, const char *doc_base,
                   unsigned max_hits, struct classifier_result *res);

@@ -362,6 +362,7 @@ prepare_reply(struct snapshot *snap, struct msg *m, struct decision *d)
     in.from = cfg->reply_from;
     in.to = m->mail_from;
     in.doc_base = cfg->doc_base;
+    in.other_project = strcmp(cfg->project, "kernel") != 0;
     in.result = d->res;
     r = reply_render(snap->reply_template, &in, &d->reply_text);
     if (r < 0) {

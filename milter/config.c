@@ -181,15 +181,31 @@ static const struct key config_keys[] = {
     {"SubjectTag", T_STRING, K_EMPTY_OK, "[SLOP]", NULL, 0, 0, NULL, NULL, F(subject_tag),
      "Text put before the Subject of tagged mail (followed by a space). Empty (\"\"): the "
      "subject is left alone."},
-    {"DocBase", T_STRING, 0, "https://docs.kernel.org/", NULL, 0, 0, NULL, NULL, F(doc_base),
-     "Base URL of the documents the findings link to (rules' @/ links)."},
+    {"Project", T_STRING, 0, "kernel", NULL, 0, 0, NULL, NULL, F(project),
+     "Project profile (a-z, 0-9, '-', '_'): rules marked for other profiles are off. kernel "
+     "(the threat model, checkpatch, tree-index and MAINTAINERS rules apply) or generic ship; "
+     "a site names its own and marks its rule files with it (see docs/rules.md)."},
+    {"DocBase", T_STRING, 0, NULL,
+     "https://docs.kernel.org/ when Project is kernel, else none: findings then carry only "
+     "their own full links, and replies and refusals no document link",
+     0, 0, NULL, NULL, F(doc_base),
+     "Base URL of the documents the findings link to (rules' @/ links), and of the "
+     "threat-model and security-bugs pages that replies and refusals point to."},
+    {"ReportRecipients", T_ADDRS, K_EMPTY_OK, "security@*", NULL, 0, 0, NULL, NULL,
+     F(report_recipients),
+     "Comma-separated patterns of the addresses where reports arrive ('*' any run, '?' one "
+     "character, case-insensitive), matched on the envelope recipients: mail to one of them "
+     "is a report, however short, when it names a problem (one word such as crash, overflow, "
+     "leak, bug or security) and is not a patch or a reply in a thread; other mail is a "
+     "report only if it reads like one. Empty: no address makes a report."},
     {"ReplyEnable", T_BOOL, 0, "yes", NULL, 0, 0, NULL, NULL, F(reply_enable),
      "Answer the sender of mail that reaches ReplyThreshold (RFC 3834 rules apply: never "
      "to <>, lists, bulk or auto-submitted mail)."},
     {"ReplyFrom", T_STRING, 0, NULL, "slop-milter <postmaster@HOSTNAME>", 0, 0, NULL, NULL,
      F(reply_from), "From: header of replies (the envelope sender is always <>)."},
     {"ReplyTemplate", T_PATH, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(reply_template),
-     "Template file for replies. Empty: the built-in template."},
+     "Template file for replies. Empty: the built-in template (milter/reply.tmpl; under "
+     "another Project than kernel, the same without the kernel's wording and links)."},
     {"ReplyInterval", T_DURATION, 0, "7d", NULL, 60, 366.0 * 86400, NULL, NULL, F(reply_interval),
      "At most one reply per sender address in this interval (suffix s, m, h or d; "
      "no suffix: seconds)."},
@@ -266,6 +282,7 @@ static const struct {
     {F(rules_dir), "/usr/share/slop-milter/rules"},
     {F(state_dir), "/var/lib/slop-milter"},
     {F(reply_from), "slop-milter <postmaster@mail.example.org>"},
+    {F(doc_base), "https://docs.kernel.org/"},
 };
 
 static const char *
@@ -1122,6 +1139,24 @@ computed_default(struct config *cfg, const struct key *k, const struct config_pa
         snprintf(buf, sizeof(buf), "slop-milter <postmaster@%s>", host);
         return replace_string(&cfg->reply_from, buf);
     }
+    /* Runs after every key was read, so Project is known. */
+    if (k->offset == offsetof(struct config, doc_base))
+        return replace_string(
+            &cfg->doc_base, strcmp(cfg->project, "kernel") == 0 ? "https://docs.kernel.org/" : "");
+    return -EINVAL;
+}
+
+/* A profile name is matched against the rule files' profile lines. */
+static int
+project_check(const struct config *cfg, const char *name, const unsigned *seen,
+              struct config_error *err)
+{
+    const char *p = cfg->project;
+
+    if (strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789-_") == strlen(p) && strlen(p) <= 63)
+        return 0;
+    err_set(err, "%s:%u: Project: bad name '%.64s' (a-z, 0-9, '-' and '_')", name,
+            seen[key_find("Project") - config_keys], p);
     return -EINVAL;
 }
 
@@ -1271,6 +1306,8 @@ config_parse(const char *name, const char *text, size_t len, const struct config
         }
     }
     r = thresholds_check(cfg, name, seen, err);
+    if (r >= 0)
+        r = project_check(cfg, name, seen, err);
     if (r < 0)
         goto out;
 

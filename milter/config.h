@@ -88,7 +88,9 @@ struct config {
     double reject_threshold;
     int mode; /* enum config_mode */
     char *subject_tag;
-    char *doc_base;
+    char *project;
+    char *doc_base;                       /* "": the profile has no document base */
+    struct config_list report_recipients; /* patterns, lower case */
     bool reply_enable;
     char *reply_from;
     char *reply_template;

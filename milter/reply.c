@@ -487,36 +487,44 @@ struct reply_template {
     size_t n_segs;
 };
 
-/* The built-in template: keep identical to milter/reply.tmpl (a unit
- * test renders both and compares). */
-static const char reply_default_template[] =
-    "Hello,\n"
-    "\n"
-    "This is an automatic reply to your message {message_id}\n"
-    "with the subject \"{subject}\".\n"
-    "\n"
+/* The built-in templates, of the kernel and of another project (nothing
+ * about the kernel, no links to its documents), share all else. The
+ * kernel's must stay identical to milter/reply.tmpl (a unit test renders
+ * both and compares). */
+#define REPLY_TMPL_OPENING                                                                         \
+    "Hello,\n"                                                                                     \
+    "\n"                                                                                           \
+    "This is an automatic reply to your message {message_id}\n"                                    \
+    "with the subject \"{subject}\".\n"                                                            \
+    "\n"                                                                                           \
     "Before a maintainer reads it, a filter checked it for the details that\n"
-    "kernel maintainers ask for first. It found these gaps (score {score}):\n"
+#define REPLY_TMPL_GAPS                                                                            \
+    "maintainers ask for first. It found these gaps (score {score}):\n"                            \
+    "\n"                                                                                           \
+    "{findings}\n"                                                                                 \
+    "\n"                                                                                           \
+    "A maintainer would likely ask you:\n"                                                         \
+    "\n"                                                                                           \
+    "{questions}\n"                                                                                \
+    "\n"                                                                                           \
+    "{disclosure_note}\n"                                                                          \
     "\n"
-    "{findings}\n"
-    "\n"
-    "A maintainer would likely ask you:\n"
-    "\n"
-    "{questions}\n"
-    "\n"
-    "{disclosure_note}\n"
-    "\n"
-    "Security reports are judged against the kernel's threat model:\n"
+#define REPLY_TMPL_CLOSING                                                                         \
+    "If you can, please send the missing details in a reply to your original\n"                    \
+    "message, keeping the same recipients. This reply is only a checklist;\n"                      \
+    "it was written by a program and nobody reads answers to it.\n"                                \
+    "\n"                                                                                           \
+    "-- \n"                                                                                        \
+    "slop-milter (automatic reply)\n"
+
+static const char reply_default_template[] = REPLY_TMPL_OPENING
+    "kernel " REPLY_TMPL_GAPS "Security reports are judged against the kernel's threat model:\n"
     "  {threat_model_url}\n"
     "How to report a security bug, and what a report needs:\n"
     "  {security_bugs_url}\n"
-    "\n"
-    "If you can, please send the missing details in a reply to your original\n"
-    "message, keeping the same recipients. This reply is only a checklist;\n"
-    "it was written by a program and nobody reads answers to it.\n"
-    "\n"
-    "-- \n"
-    "slop-milter (automatic reply)\n";
+    "\n" REPLY_TMPL_CLOSING;
+
+static const char reply_other_template[] = REPLY_TMPL_OPENING REPLY_TMPL_GAPS REPLY_TMPL_CLOSING;
 
 struct reply_template *
 reply_template_free(struct reply_template *t)
@@ -707,7 +715,15 @@ out:
 int
 reply_template_load(const char *path, struct reply_template **ret, char *err, size_t errlen)
 {
+    return reply_template_load_for(path, true, ret, err, errlen);
+}
+
+int
+reply_template_load_for(const char *path, bool kernel, struct reply_template **ret, char *err,
+                        size_t errlen)
+{
     const char *name = path ? path : "(built-in template)";
+    const char *builtin = kernel ? reply_default_template : reply_other_template;
     struct reply_template *t;
     size_t len = 0;
     int r;
@@ -720,8 +736,8 @@ reply_template_load(const char *path, struct reply_template **ret, char *err, si
     if (t == NULL)
         return -ENOMEM;
     if (path == NULL) {
-        len = sizeof(reply_default_template) - 1;
-        t->text = strdup(reply_default_template);
+        len = strlen(builtin);
+        t->text = strdup(builtin);
         r = t->text ? 0 : -ENOMEM;
     } else {
         r = reply_read_file(path, &t->text, &len);
@@ -755,6 +771,14 @@ out:
 
 /* ---- rendering -------------------------------------------------------- */
 
+static const char reply_q_version[] =
+    "Which kernel version is affected, and does the problem still happen on current "
+    "mainline or a supported stable release?";
+/* The same question for another project than the kernel. */
+static const char reply_q_version_other[] =
+    "Which versions are affected (a release, or the commit you tested), and does the problem "
+    "still happen on the current release?";
+
 /*
  * What a maintainer would ask, keyed on words in the names of the rules
  * that hit. A key starting with '^' must be a prefix of the name.
@@ -764,9 +788,7 @@ static const struct {
     const char *question;
 } reply_questions[] = {
     {{"TEST"}, "How did you test this change (hardware or configuration, and what you ran)?"},
-    {{"VERSION", "EOL"},
-     "Which kernel version is affected, and does the problem still happen on current "
-     "mainline or a supported stable release?"},
+    {{"VERSION", "EOL"}, reply_q_version},
     {{"REPRO", "CRASH", "TRACE"}, "Can you share a reproducer (source or steps)?"},
     {{"^TM_", "THREAT", "SECURITY", "CVSS", "SEVERITY", "IMPACT"},
      "Which trust boundary does this cross on a correctly configured production system?"},
@@ -791,7 +813,7 @@ reply_rule_matches(const char *rule, const char *key)
 }
 
 static void
-reply_render_questions(struct rbuf *b, const struct classifier_result *res)
+reply_render_questions(struct rbuf *b, const struct classifier_result *res, bool other_project)
 {
     bool any = false;
 
@@ -807,7 +829,11 @@ reply_render_questions(struct rbuf *b, const struct classifier_result *res)
                 hit = reply_rule_matches(rule, reply_questions[q].keys[k]);
         }
         if (hit) {
-            reply_wrap(b, reply_questions[q].question, "- ", "  ");
+            const char *text = reply_questions[q].question;
+
+            if (other_project && text == reply_q_version)
+                text = reply_q_version_other;
+            reply_wrap(b, text, "- ", "  ");
             any = true;
         }
     }
@@ -919,6 +945,9 @@ reply_doc_url(struct rbuf *b, const char *base, const char *page)
     size_t before = b->len;
     size_t n;
 
+    /* A profile without a document base ("") has no such page. */
+    if (base != NULL && base[0] == '\0')
+        return;
     n = reply_clean(b, base ? base : REPLY_DOC_BASE, REPLY_TEXT_MAX);
     if (n == 0) {
         rbuf_adds(b, REPLY_DOC_BASE);
@@ -985,7 +1014,7 @@ reply_render_body(struct rbuf *b, const struct reply_template *t, const struct r
             reply_render_findings(&line, res);
             break;
         case SEG_QUESTIONS:
-            reply_render_questions(&line, res);
+            reply_render_questions(&line, res, in->other_project);
             break;
         case SEG_DISCLOSURE:
             if (res != NULL && res->disclosure)

@@ -101,6 +101,10 @@ struct reply_template;
  * unterminated placeholder, -EFBIG when too large, -errno when unreadable.
  */
 int reply_template_load(const char *path, struct reply_template **ret, char *err, size_t errlen);
+/* reply_template_load() for a profile: with path NULL and kernel false, the
+ * built-in template for another project (no kernel wording, no links). */
+int reply_template_load_for(const char *path, bool kernel, struct reply_template **ret, char *err,
+                            size_t errlen);
 
 struct reply_template *reply_template_free(struct reply_template *t);
 
@@ -111,7 +115,8 @@ struct reply_input {
     const char *subject;    /* original subject (UTF-8); NULL: result->subject */
     const char *message_id; /* original Message-ID with or without <>;
                              * NULL: result->message_id */
-    const char *doc_base;   /* DocBase; NULL: "https://docs.kernel.org/" */
+    const char *doc_base;   /* DocBase; NULL: "https://docs.kernel.org/"; "": no links */
+    bool other_project;     /* Project is not kernel: questions do not name the kernel */
     const char *hostname;   /* right side of our Message-ID; NULL: gethostname() */
     time_t now;             /* Date:; 0: time(NULL) */
     const struct classifier_result *result; /* may be NULL (no findings) */

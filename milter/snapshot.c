@@ -58,6 +58,7 @@ snapshot_build(const char *config_path, const struct config_paths *paths, snapsh
     struct classifier_options opts;
     struct config_error cerr = {""};
     struct snapshot *s;
+    const char *rcpt[CLASSIFIER_MAX_PATTERNS + 1];
     char terr[768] = "";
     int r;
 
@@ -73,12 +74,29 @@ snapshot_build(const char *config_path, const struct config_paths *paths, snapsh
         goto out;
     }
 
+    if (s->cfg->report_recipients.n > CLASSIFIER_MAX_PATTERNS) {
+        if (diag_fn) {
+            char text[128];
+
+            snprintf(text, sizeof(text), "ReportRecipients: more than %d patterns",
+                     CLASSIFIER_MAX_PATTERNS);
+            diag_fn(diag_ctx, text);
+        }
+        r = -EINVAL;
+        goto out;
+    }
+    for (size_t i = 0; i < s->cfg->report_recipients.n; i++)
+        rcpt[i] = s->cfg->report_recipients.items[i];
+    rcpt[s->cfg->report_recipients.n] = NULL;
+
     classifier_options_default(&opts);
     opts.thresholds.score[CLASSIFIER_ACTION_TAG] = s->cfg->tag_threshold;
     opts.thresholds.score[CLASSIFIER_ACTION_REPLY] = s->cfg->reply_threshold;
     opts.thresholds.score[CLASSIFIER_ACTION_QUARANTINE] = s->cfg->quarantine_threshold;
     opts.thresholds.score[CLASSIFIER_ACTION_REJECT] = s->cfg->reject_threshold;
     opts.doc_base = s->cfg->doc_base;
+    opts.profile = s->cfg->project;
+    opts.report_recipients = (const char *const *)rcpt;
     opts.limits.max_message_bytes = (size_t)s->cfg->max_message_size;
     opts.limits.max_mime_depth = s->cfg->max_mime_depth;
     opts.limits.max_mime_parts = s->cfg->max_mime_parts;
@@ -104,8 +122,9 @@ snapshot_build(const char *config_path, const struct config_paths *paths, snapsh
         goto out;
     }
 
-    r = reply_template_load(*s->cfg->reply_template ? s->cfg->reply_template : NULL,
-                            &s->reply_template, terr, sizeof(terr));
+    r = reply_template_load_for(*s->cfg->reply_template ? s->cfg->reply_template : NULL,
+                                strcmp(s->cfg->project, "kernel") == 0, &s->reply_template, terr,
+                                sizeof(terr));
     if (r < 0) {
         if (diag_fn)
             diag_fn(diag_ctx, terr[0] ? terr : "reply template: cannot load");

@@ -429,6 +429,9 @@ reject_lines(struct verdict_plan *plan, const struct config *cfg,
         if (r < 0)
             return r;
     }
+    /* A profile without a document base has no page to point to. */
+    if (cfg->doc_base[0] == '\0')
+        return r;
     snprintf(line, sizeof(line), "What a security report needs: %.400sprocess/threat-model.html",
              cfg->doc_base);
     if (plan->n_smtp_lines < VERDICT_MAX_SMTP_LINES)

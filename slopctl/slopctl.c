@@ -46,7 +46,8 @@
 
 static const char usage_text[] =
     "usage: slopctl scan [--json] [--rules DIR] [--scores FILE] [--threshold ACTION=N]...\n"
-    "                    [--doc-base URL] [--only-actions]\n"
+    "                    [--project NAME] [--doc-base URL] [--only-actions]\n"
+    "                    [--kind auto|report] [--report-recipients PATTERNS]\n"
     "                    [--state DIR | --no-state] [--record] [--duplicate-days N]\n"
     "                    [--limit NAME=N]... PATH...\n"
     "       slopctl lint [--rules DIR] [--scores FILE]\n"
@@ -70,7 +71,16 @@ static const char usage_text[] =
     "                           *.scores files (its scores win)\n"
     "  -t, --threshold ACTION=N score at which ACTION (tag, reply, quarantine,\n"
     "                           reject) applies; N <= 0 disables it\n"
-    "      --doc-base URL       base of documentation links written @/...\n"
+    "      --project NAME       project profile: kernel (default), generic or a\n"
+    "                           site's own (rules marked for other profiles are off)\n"
+    "      --doc-base URL       base of documentation links written @/... (default:\n"
+    "                           the profile's; kernel: https://docs.kernel.org/)\n"
+    "      --kind auto|report   report: read every message as a report unless it\n"
+    "                           is a patch or a reply in a thread (default auto)\n"
+    "      --report-recipients PATTERNS\n"
+    "                           comma-separated globs of addresses where reports\n"
+    "                           arrive, matched on To: and Cc: (default security@*;\n"
+    "                           \"\" for none)\n"
     "      --only-actions       do not print messages whose action is none\n"
     "      --state DIR          use the indices and history in DIR (read-only);\n"
     "                           default: the default state below when it exists\n"
@@ -131,6 +141,25 @@ rules_dir_resolve(const char *opt)
     if (stat(SLOP_DEFAULT_RULES_DIR, &st) == 0 && S_ISDIR(st.st_mode))
         return SLOP_DEFAULT_RULES_DIR;
     return SLOP_SOURCE_RULES_DIR;
+}
+
+/* "security@*, *@security.example.org": the patterns are cut out of arg
+ * in place into v (NULL-terminated, at most max of them). Returns 0,
+ * -E2BIG when there are more, or -EINVAL for a pattern without '@'. */
+static int
+patterns_parse(char *arg, const char **v, size_t max)
+{
+    size_t n = 0;
+
+    for (char *p = strtok(arg, ", \t"); p != NULL; p = strtok(NULL, ", \t")) {
+        if (strchr(p, '@') == NULL)
+            return -EINVAL;
+        if (n == max)
+            return -E2BIG;
+        v[n++] = p;
+    }
+    v[n] = NULL;
+    return 0;
 }
 
 /* ACTION=N, e.g. "reject=12.5". */
@@ -234,6 +263,7 @@ struct scan_state {
     const struct classifier *c;
     struct state_lookup *sl; /* NULL without --state */
     bool record;
+    bool as_report; /* --kind report */
     struct output out;
     unsigned long scanned;
     unsigned long failed;
@@ -250,7 +280,8 @@ scan_message(void *ctx, const struct mailbox_msg *m)
     int r;
 
     env.lookup = s->sl != NULL ? &s->sl->lookup : NULL;
-    r = classifier_scan(s->c, m->data, m->len, s->sl != NULL ? &env : NULL, &res);
+    env.as_report = s->as_report;
+    r = classifier_scan(s->c, m->data, m->len, &env, &res);
     if (r < 0) {
         s->failed++;
         return output_error(&s->out, &src, strerror_r(-r, buf, sizeof(buf)));
@@ -283,6 +314,9 @@ cmd_scan(int argc, char **argv)
         {"rules", required_argument, NULL, 'r'},
         {"threshold", required_argument, NULL, 't'},
         {"doc-base", required_argument, NULL, 'd'},
+        {"project", required_argument, NULL, 'P'},
+        {"kind", required_argument, NULL, 'k'},
+        {"report-recipients", required_argument, NULL, 'T'},
         {"only-actions", no_argument, NULL, 'a'},
         {"state", required_argument, NULL, 'S'},
         {"record", no_argument, NULL, 'R'},
@@ -301,6 +335,7 @@ cmd_scan(int argc, char **argv)
     struct state_lookup sl;
     struct state_lookup_options lopts = {.trust_maintainers = true};
     const char *rules = NULL, *state_dir = NULL;
+    const char *report_rcpt[CLASSIFIER_MAX_PATTERNS + 1];
     bool no_state = false;
     char *end;
     char buf[128];
@@ -329,6 +364,28 @@ cmd_scan(int argc, char **argv)
             break;
         case 's':
             opts.scores_file = optarg;
+            break;
+        case 'P':
+            if (*optarg == '\0' ||
+                strspn(optarg, "abcdefghijklmnopqrstuvwxyz0123456789-_") != strlen(optarg))
+                return usage_error("bad --project '%s', expected a name of a-z, 0-9, '-', '_'",
+                                   optarg);
+            opts.profile = optarg;
+            break;
+        case 'k':
+            if (strcmp(optarg, "report") != 0 && strcmp(optarg, "auto") != 0)
+                return usage_error("bad --kind '%s', expected auto or report", optarg);
+            s.as_report = strcmp(optarg, "report") == 0;
+            break;
+        case 'T':
+            r = patterns_parse(optarg, report_rcpt, CLASSIFIER_MAX_PATTERNS);
+            if (r == -E2BIG)
+                return usage_error("more than %d --report-recipients patterns",
+                                   CLASSIFIER_MAX_PATTERNS);
+            if (r < 0)
+                return usage_error("bad --report-recipients: each pattern needs an '@' "
+                                   "(security@*)");
+            opts.report_recipients = report_rcpt;
             break;
         case 'a':
             s.out.only_actions = true;

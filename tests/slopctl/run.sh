@@ -284,6 +284,71 @@ check "--help: exit 0" rc_is 0
 run version
 check "version: prints a version" sh -c "[ $rc -eq 0 ] && grep -Eq '^slopctl [0-9]+\\.[0-9]+' '$T/out'"
 
+# --- report kind from the recipients, --kind, --project ------------------
+# lmsg ID TO CC SUBJECT: a short text with no report wording, to TO (and CC).
+lmsg() {
+    printf 'From: Tester <tester@example.org>\nTo: %s\n' "$2"
+    [ -n "$3" ] && printf 'Cc: %s\n' "$3"
+    printf 'Subject: %s\nMessage-ID: <%s>\n\nThe frob parser overflows its buffer.\n' "$4" "$1"
+}
+lmsg l1 dev@lists.example.org "" "frob parser" >"$T/list.eml"
+lmsg l2 "Dev List <dev@lists.example.org>" "Security <Security@Example.org>" "frob parser" >"$T/cc.eml"
+lmsg l3 security@example.org "" "frob parser" >"$T/sec.eml"
+lmsg l4 dev@lists.example.org "" "[PATCH] frob: check the length" >"$T/patch.eml"
+run scan --json --no-state --rules "$T/rules" "$T/list.eml" "$T/cc.eml" "$T/sec.eml"
+check "routing: to a list it is other, Cc or To security@ makes a report" jcheck \
+    "[o['kind'] for o in L] == ['other', 'report', 'report']"
+run scan --json --no-state --rules "$T/rules" --kind report "$T/list.eml" "$T/patch.eml"
+check "--kind report: a report unless it is a patch" jcheck "[o['kind'] for o in L] == ['report', 'patch']"
+run scan --json --no-state --rules "$T/rules" --kind auto "$T/list.eml"
+check "--kind auto: as without it" jcheck "[o['kind'] for o in L] == ['other']"
+run scan --json --no-state --rules "$T/rules" --report-recipients 'dev@*, *@psirt.example.org' \
+    "$T/list.eml" "$T/sec.eml"
+check "--report-recipients: the patterns given replace security@*" jcheck \
+    "[o['kind'] for o in L] == ['report', 'other']"
+run scan --json --no-state --rules "$T/rules" --report-recipients '' "$T/sec.eml"
+check "--report-recipients '': no address makes a report" jcheck "[o['kind'] for o in L] == ['other']"
+run scan --rules "$T/rules" --report-recipients 'security' "$T/sec.eml"
+check "--report-recipients without '@': exit 64" rc_is 64
+run scan --rules "$T/rules" --kind patch "$T/sec.eml"
+check "--kind patch: exit 64" rc_is 64
+
+mkdir "$T/prules"
+cat >"$T/prules/10-kernel.rules" <<'EOF'
+# profile kernel is the default: this file's rules hold only under it.
+profile kernel
+rule TEST_KERNEL
+    describe  kernel only
+    score     0.5
+    match     body /frob/
+EOF
+cat >"$T/prules/20-all.rules" <<'EOF'
+rule TEST_ALL
+    describe  every profile
+    score     0.5
+    doc       @/process/frob.html
+    match     body /frob/
+
+rule TEST_GENERIC
+    describe  generic only
+    score     0.5
+    profile   generic
+    match     body /frob/
+EOF
+run scan --json --no-state --rules "$T/prules" "$T/sec.eml"
+check "profile: kernel by default, kernel links" jcheck \
+    "sorted(h['rule'] for h in L[0]['hits']) == ['TEST_ALL', 'TEST_KERNEL'] and [h['doc'] for h in L[0]['hits'] if h['rule'] == 'TEST_ALL'] == ['https://docs.kernel.org/process/frob.html']"
+run scan --json --no-state --rules "$T/prules" --project generic "$T/sec.eml"
+check "--project generic: its rules, no kernel links" jcheck \
+    "sorted(h['rule'] for h in L[0]['hits']) == ['TEST_ALL', 'TEST_GENERIC'] and all(h['doc'] is None for h in L[0]['hits'])"
+run scan --json --no-state --rules "$T/prules" --project generic --doc-base https://docs.example.org/ "$T/sec.eml"
+check "--project generic --doc-base: links to the site's documents" jcheck \
+    "[h['doc'] for h in L[0]['hits'] if h['rule'] == 'TEST_ALL'] == ['https://docs.example.org/process/frob.html']"
+run scan --json --no-state --rules "$T/prules" --project example-site "$T/sec.eml"
+check "--project of a site: only unmarked rules" jcheck "[h['rule'] for h in L[0]['hits']] == ['TEST_ALL']"
+run scan --rules "$T/prules" --project Kernel "$T/sec.eml"
+check "--project with upper case: exit 64" rc_is 64
+
 # --- rules loading and lint ----------------------------------------------
 run scan --json --rules "$T/badrules" "$T/one.eml"
 check "scan with broken rules: exit 78 (EX_CONFIG)" rc_is 78

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -432,6 +433,155 @@ test_scores_files(void **state)
     unlink(rules);
 }
 
+/* Rules marked for profiles hold only under one of them; a file's
+ * profile line marks all its rules, a rule's own replaces it. */
+static const char profile_rules[] = "profile kernel\n"
+                                    "rule KERNEL_ONLY\n"
+                                    "    describe kernel\n"
+                                    "    score 1\n"
+                                    "    match body /bar/\n"
+                                    "rule GENERIC_TOO\n"
+                                    "    describe generic\n"
+                                    "    score 1\n"
+                                    "    profile generic\n"
+                                    "    match body /bar/\n";
+static const char profile_combo_rules[] = "rule NOT_KERNEL\n"
+                                          "    describe not kernel\n"
+                                          "    score 0\n"
+                                          "    match body /bar/\n"
+                                          "    none_of KERNEL_ONLY\n";
+
+static const struct classifier_hit *
+hit_of(const struct classifier_result *res, const char *rule)
+{
+    for (size_t i = 0; i < res->n_hits; i++)
+        if (strcmp(res->hits[i].rule, rule) == 0)
+            return &res->hits[i];
+    return NULL;
+}
+
+static void
+test_profiles(void **state)
+{
+    static const struct {
+        const char *profile;
+        const char *doc_base;
+        bool kernel, generic;
+        const char *doc; /* BODY_BAR's link, or NULL */
+    } cases[] = {
+        {NULL, NULL, true, false, "https://docs.kernel.org/process/x.html"},
+        {"kernel", NULL, true, false, "https://docs.kernel.org/process/x.html"},
+        {"generic", NULL, false, true, NULL},
+        {"generic", "https://docs.example.org", false, true,
+         "https://docs.example.org/process/x.html"},
+        {"example-site", NULL, false, false, NULL},
+    };
+    struct fixture *fx = *state;
+    char p1[160], p2[160];
+
+    snprintf(p1, sizeof(p1), "%s/20-profile.rules", fx->dir);
+    snprintf(p2, sizeof(p2), "%s/30-combo.rules", fx->dir);
+    write_file(p1, profile_rules);
+    write_file(p2, profile_combo_rules);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct classifier_options opts;
+        struct classifier *c = NULL;
+        struct classifier_result *res;
+        const struct classifier_hit *h;
+
+        print_message("case %zu: %s\n", i, cases[i].profile ? cases[i].profile : "(default)");
+        classifier_options_default(&opts);
+        opts.profile = cases[i].profile;
+        opts.doc_base = cases[i].doc_base;
+        assert_int_equal(classifier_new(fx->dir, &opts, NULL, NULL, &c), 0);
+        res = scan(c, "foo", "bar");
+        assert_int_equal(hit_of(res, "KERNEL_ONLY") != NULL, cases[i].kernel);
+        assert_int_equal(hit_of(res, "GENERIC_TOO") != NULL, cases[i].generic);
+        assert_int_equal(hit_of(res, "NOT_KERNEL") != NULL, !cases[i].kernel);
+        h = hit_of(res, "BODY_BAR");
+        assert_non_null(h);
+        if (cases[i].doc == NULL)
+            assert_null(h->doc);
+        else
+            assert_string_equal(h->doc, cases[i].doc);
+        classifier_result_free(res);
+        classifier_free(c);
+    }
+    unlink(p1);
+    unlink(p2);
+}
+
+/* A short text is a report when it went to a report address, or the
+ * caller says it is one; patches and replies stay what they are. */
+static void
+test_report_routing(void **state)
+{
+    static const char *const list_only[] = {"*@security.example.org", NULL};
+    static const char *const none[] = {NULL};
+    static const struct {
+        const char *to;
+        const char *rcpt; /* envelope recipient, or NULL */
+        const char *const *patterns;
+        bool as_report;
+        const char *subject;
+        const char *extra; /* more header lines */
+        enum classifier_kind want;
+    } cases[] = {
+        {"security@example.org", NULL, NULL, false, "oops", "", CLASSIFIER_KIND_REPORT},
+        {"Sec <SECURITY@example.org>", NULL, NULL, false, "oops", "", CLASSIFIER_KIND_REPORT},
+        {"dev@lists.example.org", NULL, NULL, false, "oops", "", CLASSIFIER_KIND_OTHER},
+        {"dev@lists.example.org", "<Security@Example.ORG>", NULL, false, "oops", "",
+         CLASSIFIER_KIND_REPORT},
+        /* The envelope decides: this copy went to the list. */
+        {"security@example.org", "dev@lists.example.org", NULL, false, "oops", "",
+         CLASSIFIER_KIND_OTHER},
+        {"dev@lists.example.org", NULL, NULL, true, "oops", "", CLASSIFIER_KIND_REPORT},
+        {"security@example.org", NULL, NULL, true, "[PATCH] foo: fix bar", "",
+         CLASSIFIER_KIND_PATCH},
+        {"security@example.org", NULL, NULL, false, "Re: oops", "In-Reply-To: <a@b>\n",
+         CLASSIFIER_KIND_REPLY},
+        /* A follow-up in a thread, neither quoting nor "Re:". */
+        {"security@example.org", NULL, NULL, true, "oops", "In-Reply-To: <a@b>\n",
+         CLASSIFIER_KIND_OTHER},
+        {"security@example.org", NULL, list_only, false, "oops", "", CLASSIFIER_KIND_OTHER},
+        {"team@security.example.org", NULL, list_only, false, "oops", "", CLASSIFIER_KIND_REPORT},
+        {"security@example.org", NULL, none, false, "oops", "", CLASSIFIER_KIND_OTHER},
+        /* A question names no problem: it is no report that lacks everything. */
+        {"security@example.org", NULL, NULL, false, "Question", "", CLASSIFIER_KIND_OTHER},
+        {"security@example.org", NULL, NULL, true, "Question", "", CLASSIFIER_KIND_REPORT},
+    };
+    struct fixture *fx = *state;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct classifier_options opts;
+        struct classifier_envelope env = {.mail_from = "a@example.net"};
+        struct classifier *c = NULL;
+        struct classifier_result *res = NULL;
+        const char *rcpt[1] = {cases[i].rcpt};
+        char *msg = NULL;
+
+        print_message("case %zu\n", i);
+        classifier_options_default(&opts);
+        opts.report_recipients = cases[i].patterns;
+        assert_int_equal(classifier_new(fx->dir, &opts, NULL, NULL, &c), 0);
+        assert_true(asprintf(&msg,
+                             "From: Alice <alice@example.net>\nTo: %s\nSubject: %s\n%s\n"
+                             "%s\n",
+                             cases[i].to, cases[i].subject, cases[i].extra,
+                             strncmp(cases[i].subject, "Question", 8) == 0
+                                 ? "Which PGP key should I use for you?"
+                                 : "The parser crashes.") > 0);
+        env.rcpt = cases[i].rcpt ? rcpt : NULL;
+        env.n_rcpt = cases[i].rcpt ? 1 : 0;
+        env.as_report = cases[i].as_report;
+        assert_int_equal(classifier_scan(c, msg, strlen(msg), &env, &res), 0);
+        assert_int_equal(res->kind, cases[i].want);
+        classifier_result_free(res);
+        free(msg);
+        classifier_free(c);
+    }
+}
+
 static void
 test_names(void **state)
 {
@@ -462,6 +612,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_scores_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_oversize_is_truncated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lint, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_profiles, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_report_routing, setup, teardown),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -102,6 +102,29 @@ test_defaults(void **state)
     assert_int_equal(cfg->duplicate_window, 30 * 86400);
     assert_true(cfg->trust_maintainers);
     assert_true(cfg->record_state);
+    assert_string_equal(cfg->project, "kernel");
+    assert_string_equal(cfg->doc_base, "https://docs.kernel.org/");
+    assert_int_equal(cfg->report_recipients.n, 1);
+    assert_string_equal(cfg->report_recipients.items[0], "security@*");
+    config_free(cfg);
+}
+
+/* Another profile has no document base unless one is set. */
+static void
+test_project_doc_base(void **state)
+{
+    struct config *cfg;
+
+    (void)state;
+    cfg = parse_ok("Project generic\n");
+    assert_string_equal(cfg->doc_base, "");
+    config_free(cfg);
+    cfg = parse_ok("Project example-org\nDocBase https://docs.example.org/\n");
+    assert_string_equal(cfg->project, "example-org");
+    assert_string_equal(cfg->doc_base, "https://docs.example.org/");
+    config_free(cfg);
+    cfg = parse_ok("ReportRecipients \"\"\n");
+    assert_int_equal(cfg->report_recipients.n, 0);
     config_free(cfg);
 }
 
@@ -186,6 +209,9 @@ static const struct {
     {"SubjectTag [AI?]", "SubjectTag", "SubjectTag [AI?]"},
     {"RejectText Go away, 100% sure", "RejectText", "RejectText Go away, 100% sure"},
     {"DocBase https://example.org/doc/", "DocBase", "DocBase https://example.org/doc/"},
+    {"Project generic", "Project", "Project generic"},
+    {"ReportRecipients Security@*, *@security.example.org", "ReportRecipients",
+     "ReportRecipients security@*,*@security.example.org"},
     {"  ReplyEnable   no   ", "ReplyEnable", "ReplyEnable no"},
     {"# comment\n\n\tReplyTemplate /etc/slop-milter/reply.tmpl\r\n", "ReplyTemplate",
      "ReplyTemplate /etc/slop-milter/reply.tmpl"},
@@ -260,6 +286,10 @@ static const struct {
     {"Socket", "t.conf:1: missing value for 'Socket'"},
     {"Socket   \t", "t.conf:1: missing value for 'Socket'"},
     {"DocBase \"\"", "t.conf:1: DocBase: empty value"},
+    {"\nProject Kernel", "t.conf:2: Project: bad name 'Kernel' (a-z, 0-9, '-' and '_')"},
+    {"Project ../etc", "t.conf:1: Project: bad name '../etc' (a-z, 0-9, '-' and '_')"},
+    {"ReportRecipients security",
+     "t.conf:1: ReportRecipients: bad address 'security' (use user@domain or @domain)"},
     {"MaxMessageSize 10X",
      "t.conf:1: MaxMessageSize: bad size '10X' (use a number with an optional K, M or G suffix)"},
     {"MaxMessageSize 1K", "t.conf:1: MaxMessageSize: 1K is out of range (64K to 1G)"},
@@ -618,6 +648,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_project_doc_base),
         cmocka_unit_test(test_default_state_dir),
         cmocka_unit_test(test_good_values),
         cmocka_unit_test(test_bad_values),

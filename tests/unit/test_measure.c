@@ -102,6 +102,7 @@ static const char *const doc_names[] = {
     "recipients",
     "attachments",
     "html_only",
+    "report_address",
     "series_index",
     "series_total",
     "patch_version",

@@ -697,6 +697,34 @@ test_render_message_id(void **state)
     }
 }
 
+/* Under another project: the other built-in template and questions name
+ * neither the kernel nor its documents; the kernel's still do. */
+static void
+test_render_other_project(void **state)
+{
+    struct classifier_hit hit = {"REPORT_NO_VERSION", "no affected version given", NULL, 3.5, NULL};
+    struct classifier_result res = {.score = 3.5, .hits = &hit, .n_hits = 1};
+    struct reply_input in = {
+        .to = "dev@example.org", .hostname = "h.example", .doc_base = "", .result = &res};
+    struct reply_template *t = NULL;
+    char err[256], *msg = NULL, *body;
+
+    (void)state;
+    for (int kernel = 0; kernel <= 1; kernel++) {
+        assert_int_equal(reply_template_load_for(NULL, kernel, &t, err, sizeof(err)), 0);
+        in.other_project = !kernel;
+        in.doc_base = kernel ? NULL : "";
+        assert_int_equal(reply_render(t, &in, &msg), 0);
+        body = strstr(msg, "\n\n") + 2;
+        assert_non_null(strstr(body, "No affected version given"));
+        assert_int_equal(strstr(body, "kernel") != NULL, kernel);
+        assert_int_equal(strstr(body, "https://") != NULL, kernel);
+        assert_null(strstr(body, "\n\n\n"));
+        free(msg);
+        t = reply_template_free(t);
+    }
+}
+
 static void
 test_render_body(void **state)
 {
@@ -1377,6 +1405,7 @@ main(int argc, char **argv)
         cmocka_unit_test(test_render_subject),
         cmocka_unit_test(test_render_message_id),
         cmocka_unit_test(test_render_body),
+        cmocka_unit_test(test_render_other_project),
         cmocka_unit_test(test_questions_table),
         cmocka_unit_test(test_template_file_matches_builtin),
         cmocka_unit_test(test_template_errors),

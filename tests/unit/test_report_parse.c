@@ -106,6 +106,29 @@ static const struct fact_case {
      VERSIONS,
      {NULL},
      {"commit 1234", "192.168.1.20", "168.1.20"}},
+    /* Other products' versions, in the forms their reports use. */
+    {"Affects curl 8.5.0 to and including 8.6.0, and libcurl 8.4.0 and earlier.\n",
+     VERSIONS,
+     {"8.5.0", "8.6.0", "8.4.0"},
+     {NULL}},
+    {"User-Agent: curl/8.7.0-DEV, built against OpenSSL 3.0.2 and OpenSSL 1.1.1w.\n",
+     VERSIONS,
+     {"8.7.0-DEV", "3.0.2", "1.1.1w"},
+     {"curl/8.7.0-DEV"}},
+    {"Still in git v2.41.0; version 7.88 is affected, so is 8.1 and earlier.\n",
+     VERSIONS,
+     {"v2.41.0", "7.88", "8.1"},
+     {NULL}},
+    {"Built from v6.9-rc2-123-gabcdef012345 and from curl-8_5_0-12-g1234567 (tag curl-8_5_0).\n",
+     VERSIONS,
+     {"v6.9-rc2-123-gabcdef012345", "curl-8_5_0-12-g1234567", "curl-8_5_0"},
+     {NULL}},
+    {"Reproduced on current master at 3f2a9c1, on git master (abc1234) and HEAD at "
+     "9e8d7c6b5a4f.\n",
+     VERSIONS,
+     {"commit 3f2a9c1", "commit abc1234", "commit 9e8d7c6b5a4f"},
+     {NULL}},
+    {"Fails at commit 1a2b3c4 too.\n", VERSIONS, {"commit 1a2b3c4"}, {NULL}},
     {"Calls foo_bar() then __do_sys_open() and not bar (), nor 3d().\n",
      FUNCTIONS,
      {"foo_bar", "__do_sys_open"},
@@ -162,6 +185,34 @@ test_facts(void **state)
                 print_message("unexpected '%s'\n", c->absent[k]);
             assert_false(strv_contains(sv, c->absent[k]));
         }
+        message_free(m);
+    }
+}
+
+/* Lines in which no version of anything is named: none may be found. */
+static const char *const no_version_cases[] = {
+    "The server at 10.0.0.1 rebooted at 12:30:45 after 0.5 seconds, load 3.5 of 4.\n",
+    "Logged on 2026-12-04 and 04.12.2026, build 2026.12.04, uptime 1234.567890.\n",
+    "See section 3.2.1 of RFC 9110, section 7.2, figure 1.2.3 and table 4.1.\n",
+    "Read of size 8 at offset 1.2 KiB, +0x1a/0x50, address ffff888012345678.\n",
+    "Built with gcc 12.2.0, clang 17.0.6 and Python 3.11.4 under qemu 7.2.0.\n",
+    "Negotiates TLS 1.2 and SMB 3.1.1; the CVSS:3.1 score is 7.5 (CVSS v3.1).\n",
+    "A word like deadbeef or the id 1234567 with no commit word before it.\n",
+    "paths such as lib/1.2.3/foo and a/b/1.2.3 are not products.\n",
+    "The server answers \"HTTP/1.1 200 OK\" over TLS/1.3, not HTTP/2.\n",
+};
+
+static void
+test_no_versions(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(no_version_cases) / sizeof(no_version_cases[0]); i++) {
+        struct message *m = parse(no_version_cases[i]);
+
+        print_message("case %zu: %s", i, no_version_cases[i]);
+        for (size_t k = 0; k < m->versions.n; k++)
+            print_message("unexpected '%s'\n", m->versions.v[k]);
+        assert_int_equal(m->versions.n, 0);
         message_free(m);
     }
 }
@@ -424,7 +475,8 @@ test_urls_reference(void **state)
 
 /* A number glued to a token ("12:30") is skipped to the token's end; a
  * version right after counts only when that end is one of the bytes
- * strchr() finds in " \t,;()[]", which a NUL is. */
+ * strchr() finds in " \t,;()[]", which a NUL is, or one of the quotes,
+ * braces and markup bytes that also end a product version's token. */
 static void
 test_version_token_end(void **state)
 {
@@ -432,7 +484,7 @@ test_version_token_end(void **state)
     for (int c = 0; c < 256; c++) {
         char line[32];
         size_t n = (size_t)snprintf(line, sizeof(line), "at 12:30#6.8.1 here");
-        bool want = strchr(" \t,;()[]", c) != NULL;
+        bool want = strchr(" \t,;()[]{}\"'<>`|*=\r", c) != NULL;
         struct message *m;
 
         if (c == '\n' || (c >= '0' && c <= '9'))
@@ -684,6 +736,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_facts),
+        cmocka_unit_test(test_no_versions),
         cmocka_unit_test(test_split),
         cmocka_unit_test(test_facts_from_code_too),
         cmocka_unit_test(test_urls_reference),

@@ -100,6 +100,15 @@ struct bad_case {
 };
 
 static struct bad_case bad_cases[] = {
+    {"profile after a rule", "rule A\n" OK_BODY "profile kernel\n", 1, 5,
+     "a file's profile line comes once, before its first rule"},
+    {"two profile lines", "profile kernel\nprofile generic\nrule A\n" OK_BODY, 1, 2,
+     "a file's profile line comes once"},
+    {"bad profile name", "profile Kernel\nrule A\n" OK_BODY, 1, 1, "bad profile name 'Kernel'"},
+    {"profile without a name", "rule A\n" OK_BODY "    profile\n", 1, 5,
+     "profile needs at least one name"},
+    {"duplicate profile", "rule A\n" OK_BODY "    profile kernel\n    profile generic\n", 1, 6,
+     "duplicate profile in rule 'A'"},
     {"unknown attribute", "rule A\n    describe d\n    score 1\n    frob x\n    match body /x/\n",
      1, 4, "unknown attribute 'frob'"},
     {"bad region", "rule A\n    describe d\n    score 1\n    match bodyy /x/\n", 1, 4,
@@ -250,6 +259,8 @@ static struct good_case good_cases[] = {
     {"tab indent", "rule A\n\tdescribe d\n\tscore 1\n\tmatch body /x/\n", 1},
     {"no final newline", "rule A\n    describe d\n    score 1\n    match body /x/", 1},
     {"empty file", "", 0},
+    {"file profile", "# head\nprofile kernel site-1\n\nrule A\n" OK_BODY, 1},
+    {"rule profile", "rule A\n" OK_BODY "    profile generic kernel\n", 1},
 };
 
 static void

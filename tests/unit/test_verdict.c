@@ -247,6 +247,27 @@ test_reject_lines(void **state)
     config_free(cfg);
 }
 
+/* Under another project without a document base the refusal points to no
+ * kernel page; the findings are still there. */
+static void
+test_reject_other_project(void **state)
+{
+    struct config *cfg = cfg_from("RejectThreshold 30\nProject generic\n");
+    struct verdict_plan plan;
+    struct fake f;
+
+    (void)state;
+    fake_init(&f, 40, CLASSIFIER_ACTION_REJECT, 2);
+    verdict_plan_init(&plan);
+    assert_int_equal(verdict_build(cfg, &f.res, NULL, &plan), 0);
+    assert_int_equal(plan.result, VERDICT_REJECT);
+    assert_int_equal(plan.n_smtp_lines, 3);
+    for (size_t i = 0; i < plan.n_smtp_lines; i++)
+        assert_null(strstr(plan.smtp_lines[i], "threat-model"));
+    verdict_plan_release(&plan);
+    config_free(cfg);
+}
+
 /* Monitor mode never changes delivery but says what it would have done. */
 static void
 test_monitor(void **state)
@@ -479,7 +500,7 @@ main(void)
         cmocka_unit_test(test_escape),  cmocka_unit_test(test_reject_lines),
         cmocka_unit_test(test_monitor), cmocka_unit_test(test_inbound_removal),
         cmocka_unit_test(test_folding), cmocka_unit_test(test_failure_policies),
-        cmocka_unit_test(test_print),
+        cmocka_unit_test(test_print),   cmocka_unit_test(test_reject_other_project),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
