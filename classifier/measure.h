@@ -42,9 +42,9 @@ enum measure_id {
     MEASURE_ATTACHMENTS,  /* non-text attachments */
     MEASURE_HTML_ONLY,    /* 1 if the only text was HTML */
     MEASURE_REPORT_ADDRESS, /* 1 if sent to a report address (ReportRecipients) or --kind report */
-    MEASURE_SERIES_INDEX, /* N of [PATCH N/M]; 0 otherwise */
-    MEASURE_SERIES_TOTAL, /* M of [PATCH N/M]; 0 otherwise */
-    MEASURE_PATCH_VERSION, /* v of [PATCH vN]; 1 when absent on a patch */
+    MEASURE_SERIES_INDEX,   /* N of [PATCH N/M]; 0 otherwise */
+    MEASURE_SERIES_TOTAL,   /* M of [PATCH N/M]; 0 otherwise */
+    MEASURE_PATCH_VERSION,  /* v of [PATCH vN]; 1 when absent on a patch */
     /* Filled by series.c for a cover letter ([PATCH 0/N]); 0 otherwise. */
     MEASURE_COVER_LETTER,          /* 1 for a cover letter */
     MEASURE_COVER_WORDS,           /* words of its own prose: no shortlog, diffstat, history */

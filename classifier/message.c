@@ -1118,8 +1118,8 @@ routed_to_reports(const struct message *m, const struct route *route)
         return false;
     if (route->n_rcpt > 0)
         return route_any_match(route->patterns, route->n_patterns, route->rcpt, route->n_rcpt);
-    return route_any_match(route->patterns, route->n_patterns,
-                           (const char *const *)m->recipients.v, m->recipients.n);
+    return route_any_match(route->patterns, route->n_patterns, (const char *const *)m->recipients.v,
+                           m->recipients.n);
 }
 
 static int

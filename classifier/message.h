@@ -103,9 +103,9 @@ struct message {
     unsigned attachments;        /* non-text attachments */
     unsigned binary_attachments; /* executables, archives, octet-stream */
     bool html_only;
-    bool disclosure; /* Assisted-by:, Generated-by:, or a stated AI origin */
+    bool disclosure;     /* Assisted-by:, Generated-by:, or a stated AI origin */
     bool report_address; /* went to a report address, or the caller said it is a report */
-    bool truncated;  /* a limit cut the input */
+    bool truncated;      /* a limit cut the input */
 
     double measures[MEASURE__COUNT];
     /* Owned text a `measure` condition shows as its evidence instead of

@@ -596,6 +596,45 @@ is_url_end(char c)
     }
 }
 
+#define REPORT_VERSION_TOKEN_MAX 80 /* bytes of one version token */
+
+static bool is_describe(const char *t, size_t n);
+static bool is_underscore_tag(const char *t, size_t n);
+static unsigned version_shape(const char *t, size_t n);
+static int add_commit_id(struct message *m, const char *h, size_t k);
+
+/*
+ * A link into a source browser at a release or commit pins the code as a
+ * version does: ".../blob/curl-8_3_0/lib/socks.c", ".../tree/v6.9/...",
+ * ".../commit/<id>", cgit's "?h=v6.9" and "?id=<id>". Branch names
+ * (master, main) pin nothing and are not taken.
+ */
+static int
+url_version(struct message *m, const char *u, size_t n)
+{
+    static const char *const marks[] = {"/blob/", "/tree/", "/commit/", "/tag/",
+                                        "?h=",    "&h=",    "?id=",     "&id="};
+
+    for (size_t k = 0; k < sizeof(marks) / sizeof(marks[0]); k++) {
+        const char *p = memmem(u, n, marks[k], strlen(marks[k]));
+        size_t len = 0;
+
+        if (p == NULL)
+            continue;
+        p += strlen(marks[k]);
+        while (p + len < u + n && strchr("/#?&;", p[len]) == NULL)
+            len++;
+        if (len < 3 || len > REPORT_VERSION_TOKEN_MAX)
+            continue;
+        if (hex_run(p, len) == len && len >= 7 && len <= 40 && strcspn(p, "0123456789") < len)
+            return add_commit_id(m, p, len);
+        if (is_describe(p, len) || is_underscore_tag(p, len) || version_shape(p, len) > 0 ||
+            ((p[0] == 'v' || p[0] == 'V') && version_shape(p + 1, len - 1) > 0))
+            return keep(strv_add_unique(&m->versions, p, len, REPORT_MAX_VERSIONS));
+    }
+    return 0;
+}
+
 /* s[n] must be a NUL. */
 static int
 extract_urls(struct message *m, char *s, size_t n)
@@ -626,6 +665,8 @@ extract_urls(struct message *m, char *s, size_t n)
         while (end > start && strchr(".,;:!?)]}'\"*", s[end - 1]))
             end--;
         r = keep(strv_add_unique(&m->urls, s + start, end - start, REPORT_MAX_URLS));
+        if (r >= 0)
+            r = url_version(m, s + start, end - start);
         if (r < 0)
             return r;
         /* Blank the URL so nothing in it is taken for a path or version. */
@@ -1053,8 +1094,6 @@ extract_versions(struct message *m, const char *s, size_t n)
  * Never four components (10.0.0.1), components of four digits or more
  * (dates as 04.12.2026), times (12:30) or anything shortly after "CVSS".
  */
-#define REPORT_VERSION_TOKEN_MAX 80
-
 static bool
 is_version_delim(char c)
 {

@@ -129,6 +129,12 @@ static const struct fact_case {
      {"commit 3f2a9c1", "commit abc1234", "commit 9e8d7c6b5a4f"},
      {NULL}},
     {"Fails at commit 1a2b3c4 too.\n", VERSIONS, {"commit 1a2b3c4"}, {NULL}},
+    {"See https://github.com/curl/curl/blob/curl-8_3_0/lib/socks.c#L573 and "
+     "https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git/tree/fs/namei.c?h=v6.9 "
+     "and https://example.org/proj/-/commit/9e8d7c6b5a4f.\n",
+     VERSIONS,
+     {"curl-8_3_0", "v6.9", "commit 9e8d7c6b5a4f"},
+     {NULL}},
     {"Calls foo_bar() then __do_sys_open() and not bar (), nor 3d().\n",
      FUNCTIONS,
      {"foo_bar", "__do_sys_open"},
@@ -200,6 +206,7 @@ static const char *const no_version_cases[] = {
     "A word like deadbeef or the id 1234567 with no commit word before it.\n",
     "paths such as lib/1.2.3/foo and a/b/1.2.3 are not products.\n",
     "The server answers \"HTTP/1.1 200 OK\" over TLS/1.3, not HTTP/2.\n",
+    "Links to https://github.com/o/p/blob/master/lib/x.c and https://e.org/t/tree/main/x.\n",
 };
 
 static void
