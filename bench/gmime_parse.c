@@ -201,6 +201,8 @@ main(int argc, char **argv)
     }
     if (argc - optind < 1 || (by_kind && rounds == 0))
         goto usage;
+    /* The scan's process settings, so that only the work differs. */
+    classifier_tune_allocator();
     g_mime_init();
     b.null = g_mime_stream_null_new();
     if (rounds > 0) {

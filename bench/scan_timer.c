@@ -92,6 +92,8 @@ main(int argc, char **argv)
     if (argc - optind < 2 || rounds == 0 || rounds > SCAN_TIMER_MAX_ROUNDS)
         goto usage;
 
+    /* As the daemon and slopctl run. */
+    classifier_tune_allocator();
     t0 = bench_now_ns();
     r = classifier_new(argv[optind], NULL, diag_print, NULL, &c);
     load_ns = bench_now_ns() - t0;
