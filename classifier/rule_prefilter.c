@@ -1364,7 +1364,7 @@ static const struct {
 /* A set's heads (see the top of this file): lower case, borrowed from
  * rule_prefilter.lits; n == 0 when the set has none. at is the byte that
  * memchr() looks for, one rare in text. */
-#define PF_NEEDLES_MAX 4u    /* heads of one set */
+#define PF_NEEDLES_MAX 8u    /* heads of one set */
 #define PF_NEEDLE_MIN 3u     /* bytes of a head */
 #define PF_NEEDLE_BUDGET 12u /* head searches on a region before its on-demand pass */
 
@@ -1961,14 +1961,11 @@ region_finish(struct pf_region *rg)
     return 0;
 }
 
-/* Whether rule's patterns are asked on demand only: a helper's when a
- * combination reads it, and those of a rule with a measure or combination
- * to pass, which rule_eval.c looks at first. */
-static bool
-on_demand(const struct rule *rule)
+/* The first measure or combination condition of rule, which rule_eval.c
+ * looks at before anything else, or NULL. */
+static const struct rule_cond *
+first_gate(const struct rule *rule)
 {
-    if (rule->helper)
-        return true;
     for (size_t c = 0; c < rule->n_conds; c++) {
         switch (rule->conds[c].type) {
         case RULE_COND_MEASURE:
@@ -1976,26 +1973,56 @@ on_demand(const struct rule *rule)
         case RULE_COND_ANY_OF:
         case RULE_COND_AT_LEAST:
         case RULE_COND_NONE_OF:
-            return true;
+            return &rule->conds[c];
         default:
             break;
         }
     }
-    return false;
+    return NULL;
+}
+
+/* Which rules a patch mail asks as a rule: every rule for patches but the
+ * helpers, and the helpers the first gate of such a rule names (the
+ * threat-model gate and the claims it reads), in *ret (calloc'ed, one per
+ * rule). References point backwards, so one pass from the end sees every
+ * asker before the helpers it names. */
+static int
+asked_by_patches(const struct rule_set *set, bool **ret)
+{
+    bool *asked = calloc(set->n_rules ? set->n_rules : 1, sizeof(*asked));
+
+    if (asked == NULL)
+        return -ENOMEM;
+    for (size_t i = set->n_rules; i-- > 0;) {
+        const struct rule *rule = &set->rules[i];
+        const struct rule_cond *gate;
+
+        if (rule->kinds != 0 && (rule->kinds & 1u << CLASSIFIER_KIND_PATCH) == 0)
+            continue;
+        asked[i] = asked[i] || !rule->helper;
+        gate = first_gate(rule);
+        for (size_t k = 0; asked[i] && gate != NULL && k < gate->n_names; k++)
+            if (gate->refs[k] < i)
+                asked[gate->refs[k]] = true;
+    }
+    *ret = asked;
+    return 0;
 }
 
 /* The tables that hold rule's patterns (groups, for add_pattern()): those
- * of the kinds it applies to, but for a patch the on-demand table when it
- * is asked on demand. A patch seldom passes the gates; reports pass most,
+ * of the kinds it applies to; but for a patch the on-demand table when
+ * they wait behind a gate (which rule_eval.c looks at first) or belong to
+ * a helper that a patch does not ask as a rule (asked, see
+ * asked_by_patches()). A patch seldom passes the gates; reports pass most,
  * and the other kinds enough that one pass serves them better than two
  * (measured on the corpus). */
 static unsigned
-groups_of(const struct rule *rule)
+groups_of(const struct rule *rule, bool asked)
 {
     unsigned all = (1u << PF_KINDS) - 1, patch = 1u << CLASSIFIER_KIND_PATCH;
     unsigned groups = rule->kinds != 0 ? rule->kinds & all : all;
 
-    if ((groups & patch) != 0 && on_demand(rule))
+    if ((groups & patch) != 0 && (!asked || first_gate(rule) != NULL))
         groups = (groups & ~patch) | 1u << PF_ON_DEMAND;
     return groups;
 }
@@ -2004,14 +2031,16 @@ int
 rule_prefilter_build(struct rule_set *set)
 {
     struct rule_prefilter *pf;
-    int r = 0;
+    bool *asked = NULL;
+    int r;
 
     pf = calloc(1, sizeof(*pf));
     if (pf == NULL)
         return -ENOMEM;
+    r = asked_by_patches(set, &asked);
     for (size_t i = 0; i < set->n_rules && r == 0; i++) {
         struct rule *rule = &set->rules[i];
-        unsigned groups = groups_of(rule);
+        unsigned groups = groups_of(rule, asked[i]);
 
         for (size_t c = 0; c < rule->n_conds && r == 0; c++) {
             struct rule_cond *cond = &rule->conds[c];
@@ -2042,6 +2071,7 @@ rule_prefilter_build(struct rule_set *set)
         r = region_finish(pf->regions[k]);
     for (size_t k = 0; k < PF_PAIRS * PF_GROUPS && r == 0; k++)
         r = region_finish(pf->pairs[k]);
+    free(asked);
     set->pf = pf;
     if (r < 0)
         set->pf = rule_prefilter_free(pf);
