@@ -1386,15 +1386,16 @@ struct pf_needles {
 #define PF_KINDS 4u
 #define PF_ON_DEMAND PF_KINDS
 #define PF_GROUPS (PF_KINDS + 1u)
+#define PF_TABLES ((size_t)REGION__COUNT * PF_GROUPS)
 
 _Static_assert(CLASSIFIER_KIND_REPLY < PF_KINDS, "a table for every kind");
 _Static_assert(2 * REGION__COUNT <= 32, "two scanned bits per region fit");
 
 struct rule_prefilter {
-    struct pf_region *regions[REGION__COUNT * PF_GROUPS]; /* region * PF_GROUPS + group */
-    struct pf_region *pairs[PF_PAIRS * PF_GROUPS];        /* the entries of both regions */
-    struct strv lits;                                     /* every literal, owned here */
-    struct pf_needles *needles;                           /* per set, n_patterns of them */
+    struct pf_region *regions[PF_TABLES];          /* region * PF_GROUPS + group */
+    struct pf_region *pairs[PF_PAIRS * PF_GROUPS]; /* the entries of both regions */
+    struct strv lits;                              /* every literal, owned here */
+    struct pf_needles *needles;                    /* per set, n_patterns of them */
     uint32_t n_patterns;
     struct pf_split *splits;
     uint32_t n_splits;
@@ -2067,7 +2068,7 @@ rule_prefilter_build(struct rule_set *set)
     }
     for (size_t k = 0; k < PF_PAIRS * PF_GROUPS && r == 0; k++)
         r = pair_build(pf, k / PF_GROUPS, (unsigned)(k % PF_GROUPS));
-    for (size_t k = 0; k < REGION__COUNT * PF_GROUPS && r == 0; k++)
+    for (size_t k = 0; k < PF_TABLES && r == 0; k++)
         r = region_finish(pf->regions[k]);
     for (size_t k = 0; k < PF_PAIRS * PF_GROUPS && r == 0; k++)
         r = region_finish(pf->pairs[k]);
@@ -2083,7 +2084,7 @@ rule_prefilter_free(struct rule_prefilter *pf)
 {
     if (pf == NULL)
         return NULL;
-    for (size_t k = 0; k < REGION__COUNT * PF_GROUPS; k++) {
+    for (size_t k = 0; k < PF_TABLES; k++) {
         if (pf->regions[k] != NULL)
             free(pf->regions[k]->v);
         free(pf->regions[k]);
