@@ -9,6 +9,8 @@
 
 #include "corpus.h"
 #include "mailbox.h"
+#include "message.h"
+#include "mime_view.h"
 
 uint64_t
 bench_now_ns(void)
@@ -76,4 +78,55 @@ bench_corpus_release(struct bench_corpus *c)
     c->data = NULL;
     c->len = NULL;
     c->n = c->cap = c->bytes = 0;
+}
+
+int
+bench_kind_parse(const char *name, enum classifier_kind *ret)
+{
+    static const enum classifier_kind kinds[] = {CLASSIFIER_KIND_OTHER, CLASSIFIER_KIND_PATCH,
+                                                 CLASSIFIER_KIND_REPORT, CLASSIFIER_KIND_REPLY};
+
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+        if (strcmp(classifier_kind_name(kinds[i]), name) == 0) {
+            *ret = kinds[i];
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+int
+bench_corpus_keep_kind(struct bench_corpus *c, enum classifier_kind kind)
+{
+    struct classifier_options opts;
+    size_t kept = 0, bytes = 0;
+    int r = 0;
+
+    classifier_options_default(&opts);
+    for (size_t i = 0; i < c->n; i++) {
+        struct mime_view *view = NULL;
+        struct message *m = NULL;
+        size_t len = c->len[i];
+
+        /* As classifier_scan() does: the bytes past the cap are not read. */
+        if (len > opts.limits.max_message_bytes)
+            len = opts.limits.max_message_bytes;
+        if (r == 0)
+            r = mime_view_parse(c->data[i], len, &opts.limits, &view);
+        if (r == 0)
+            r = message_build(view, &opts.limits, &m);
+        if (r == 0 && m->kind == kind) {
+            c->data[kept] = c->data[i];
+            c->len[kept] = c->len[i];
+            bytes += c->len[i];
+            kept++;
+        } else {
+            free(c->data[i]);
+        }
+        message_free(m);
+        mime_view_free(view);
+    }
+    c->n = kept;
+    c->bytes = bytes;
+    return r;
 }

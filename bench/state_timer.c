@@ -167,6 +167,7 @@ main(int argc, char **argv)
     }
     if (argc - optind < 3 || rounds == 0 || rounds > STATE_TIMER_MAX_ROUNDS)
         goto usage;
+    classifier_tune_allocator();
     r = classifier_new(argv[optind], NULL, NULL, NULL, &cl);
     if (r < 0) {
         fprintf(stderr, "state-timer: cannot load rules from '%s': %s\n", argv[optind],

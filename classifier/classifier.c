@@ -8,6 +8,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "classifier.h"
 #include "facts.h"
@@ -168,6 +171,15 @@ classifier_free(struct classifier *c)
     free(c->report_rcpt);
     free(c);
     return NULL;
+}
+
+void
+classifier_tune_allocator(void)
+{
+#if defined(__GLIBC__) && defined(M_TRIM_THRESHOLD) && defined(M_MMAP_THRESHOLD)
+    (void)mallopt(M_MMAP_THRESHOLD, 1 << 20);
+    (void)mallopt(M_TRIM_THRESHOLD, 4 << 20);
+#endif
 }
 
 size_t

@@ -264,6 +264,18 @@ int classifier_new(const char *rules_dir, const struct classifier_options *opts,
 
 struct classifier *classifier_free(struct classifier *c);
 
+/*
+ * Set the C library's allocator for a process that scans message after
+ * message: a scan allocates a few hundred KB and frees it all, and glibc's
+ * defaults hand that memory back to the kernel after each larger message
+ * and fault it in again for the next, a fifth of the time of a patch mail's
+ * scan. Keeps up to 4 MB of freed heap per arena and takes blocks below
+ * 1 MB from the heap. Process-wide, so the library never calls it: call it
+ * once from main() before any thread starts. Does nothing where the C
+ * library has no such settings.
+ */
+void classifier_tune_allocator(void);
+
 /* Number of rules loaded (helper rules included). */
 size_t classifier_rule_count(const struct classifier *c);
 

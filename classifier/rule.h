@@ -68,6 +68,7 @@ struct rule_pattern {
     uint32_t pf_id;           /* index in the prefilter, UINT32_MAX: always run */
     uint32_t pf_and[2];       /* further literal sets, all needed too; UINT32_MAX: none */
     enum region_id pf_region; /* the region the prefilter scans for it */
+    uint8_t pf_groups;        /* its tables: bit per kind, then the on-demand one */
     uint32_t pf_split;        /* its alternatives in the prefilter, UINT32_MAX: none */
 };
 
@@ -176,7 +177,9 @@ struct rule_prefilter *rule_prefilter_free(struct rule_prefilter *pf);
  * may match. Zero-initialised; release with rule_prefilter_state_release. */
 struct rule_prefilter_state {
     uint8_t *possible;
-    uint32_t scanned; /* bit per enum region_id */
+    uint32_t scanned; /* per enum region_id, two bits: its kind's table, its on-demand one */
+    uint32_t fold_known, fold;       /* bit per region: checked for, holds k/s folds */
+    uint8_t searched[REGION__COUNT]; /* head searches made before an on-demand pass */
 };
 
 struct message;

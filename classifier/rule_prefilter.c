@@ -25,6 +25,22 @@
  * The report is often the body's very text, and a patch's report its
  * changelog's: such a pair is scanned once, with both regions' tables.
  *
+ * A pass costs more the more literals its table holds, and most patterns
+ * are asked of few messages: those of helpers (asked when a combination
+ * reads them) and of rules with a measure or combination to pass first
+ * (rule_eval.c looks at those before any pattern), such as the threat-
+ * model rules behind their gate, which a patch seldom passes. So each
+ * region has a table per message kind, with the patterns every message
+ * of that kind asks, and one table with the rest, scanned only when one
+ * of them is asked: a patch mail's body pass no longer looks for "root",
+ * "device" or "int". Until then, an on-demand pattern whose literals
+ * share a few heads of three bytes or more is answered alone, by looking
+ * for those heads with memchr() (see needles_build()): a head is part of
+ * every literal it stands for, so a set none of whose heads occur cannot
+ * match either. A patch mail asks a few such patterns of its body (a
+ * Fixes: tag); past a few searches on one region, or for a set with no
+ * heads, the region gets its on-demand pass after all.
+ *
  * A literal set is only as good as its weakest alternative: "\bCONFIG_\w+|
  * \b(?:root|user)\b|--?[a-z]\w+" has none, and PCRE2 tries every
  * alternative at nearly every position. So a match or nomatch pattern
@@ -44,6 +60,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "message.h"
 #include "rule.h"
@@ -1342,10 +1361,41 @@ static const struct {
 
 #define PF_PAIRS (sizeof(pf_pairs) / sizeof(pf_pairs[0]))
 
+/* A set's heads (see the top of this file): lower case, borrowed from
+ * rule_prefilter.lits; n == 0 when the set has none. at is the byte that
+ * memchr() looks for, one rare in text. */
+#define PF_NEEDLES_MAX 8u    /* heads of one set */
+#define PF_NEEDLE_MIN 3u     /* bytes of a head */
+#define PF_NEEDLE_BUDGET 12u /* head searches on a region before its on-demand pass */
+
+struct pf_needles {
+    uint8_t n;
+    uint8_t len[PF_NEEDLES_MAX];
+    uint8_t at[PF_NEEDLES_MAX];
+    uint8_t tests[PF_NEEDLES_MAX]; /* the PF_WB_*, PF_WS_* tests its literals all keep */
+    const char *s[PF_NEEDLES_MAX];
+};
+
+/* Values of rule_prefilter_state.possible[]: a pattern set may match
+ * (PF_MAY) as the scan of its region or its heads (PF_BY_HEADS) found. */
+#define PF_MAY 1u
+#define PF_BY_HEADS 2u
+
+/* Tables of a region (see the top of this file): one per message kind,
+ * then the patterns asked on demand. */
+#define PF_KINDS 4u
+#define PF_ON_DEMAND PF_KINDS
+#define PF_GROUPS (PF_KINDS + 1u)
+#define PF_TABLES ((size_t)REGION__COUNT * PF_GROUPS)
+
+_Static_assert(CLASSIFIER_KIND_REPLY < PF_KINDS, "a table for every kind");
+_Static_assert(2 * REGION__COUNT <= 32, "two scanned bits per region fit");
+
 struct rule_prefilter {
-    struct pf_region *regions[REGION__COUNT];
-    struct pf_region *pairs[PF_PAIRS]; /* the entries of both regions */
-    struct strv lits;                  /* every literal, owned here */
+    struct pf_region *regions[PF_TABLES];          /* region * PF_GROUPS + group */
+    struct pf_region *pairs[PF_PAIRS * PF_GROUPS]; /* the entries of both regions */
+    struct strv lits;                              /* every literal, owned here */
+    struct pf_needles *needles;                    /* per set, n_patterns of them */
     uint32_t n_patterns;
     struct pf_split *splits;
     uint32_t n_splits;
@@ -1422,13 +1472,124 @@ shortest(const struct strv *v)
     return m;
 }
 
-/* Register one literal set of a pattern on region rg under a new id. */
+/* How common a byte is in patch mail, a letter in either case: its place
+ * in this list, rarest first, as counted over kernel patches and
+ * reports. A head is looked for by its rarest byte. */
+static unsigned
+byte_weight(unsigned char c)
+{
+    static const char by_freq[] =
+        "^~$\\%!'`?|}{#&\"][<*zqj>@9758=;3w,64)y(/+:kxv12hbgp.-_um0fldcaonsirte ";
+    const char *p = c != 0 ? strchr(by_freq, c) : NULL;
+
+    return p != NULL ? (unsigned)(p - by_freq) : (unsigned)sizeof(by_freq);
+}
+
+/* The heads of the literals lits[0..n) (with their tests) into *nd: each
+ * literal joins the first head it shares at least share bytes with (the
+ * head is cut to what they share), or starts a head of its own. False
+ * when that makes more than PF_NEEDLES_MAX heads, or a literal is too
+ * short to be one. A head keeps the tests its literals all have, and
+ * those at its end only while it is not cut. */
+static bool
+needles_group(struct pf_needles *nd, char *const *lits, const uint8_t *tests, size_t n,
+              size_t share)
+{
+    memset(nd, 0, sizeof(*nd));
+    for (size_t i = 0; i < n; i++) {
+        const char *l = lits[i];
+        size_t len = strlen(l), k;
+
+        for (k = 0; k < nd->n; k++) {
+            size_t c = 0;
+
+            while (c < nd->len[k] && c < len && nd->s[k][c] == l[c])
+                c++;
+            if (c >= share || (c == len && c == nd->len[k])) {
+                nd->tests[k] &= tests[i];
+                if (c < len || c < nd->len[k])
+                    nd->tests[k] &= PF_WB_START | PF_WS_START;
+                nd->len[k] = (uint8_t)c;
+                break;
+            }
+        }
+        if (k < nd->n)
+            continue;
+        if (len < PF_NEEDLE_MIN || len > PF_LIT_MAX || nd->n == PF_NEEDLES_MAX)
+            return false;
+        nd->s[nd->n] = l;
+        nd->tests[nd->n] = tests[i];
+        nd->len[nd->n++] = (uint8_t)len;
+    }
+    return true;
+}
+
+/* The heads of a set: the longest that stay within PF_NEEDLES_MAX, as
+ * short heads stop the search at every common word; none when even
+ * PF_NEEDLE_MIN bytes do not. */
+static void
+needles_build(struct pf_needles *nd, char *const *lits, const uint8_t *tests, size_t n)
+{
+    static const size_t shares[] = {12, 8, 5, PF_NEEDLE_MIN};
+    size_t s = 0;
+
+    while (!needles_group(nd, lits, tests, n, shares[s]))
+        if (++s == sizeof(shares) / sizeof(shares[0])) {
+            memset(nd, 0, sizeof(*nd));
+            return;
+        }
+    for (size_t k = 0; k < nd->n; k++) {
+        for (size_t j = 1; j < nd->len[k]; j++)
+            if (byte_weight((unsigned char)nd->s[k][j]) <
+                byte_weight((unsigned char)nd->s[k][nd->at[k]]))
+                nd->at[k] = (uint8_t)j;
+    }
+}
+
+/* Add literal lit (borrowed), with the tests flags, of set id to rg; its
+ * entries have room for it. */
+static void
+add_entry(struct pf_region *rg, const char *lit, unsigned flags, uint32_t id)
+{
+    struct pf_entry *e = &rg->v[rg->n++];
+    uint16_t key = key2(lit);
+
+    e->lit = lit;
+    e->len = strlen(e->lit) & 127u;
+    e->head = head_of(e->lit, e->len);
+    e->pattern = id;
+    e->tests = flags & 15u;
+    if (e->len == 2) {
+        rg->bits[key >> 3] |= (uint8_t)(1u << (key & 7));
+        for (unsigned c = 0; c < 256; c++) {
+            uint32_t h = hash3(key, (unsigned char)c);
+
+            /* The byte after the literal must be white space, or a
+             * non-word byte; in an unfolded copy, where the tests
+             * are off, a k or an s may stand for a non-word one. */
+            if ((flags & PF_WS_END) != 0 && !is_space((unsigned char)c))
+                continue;
+            if ((flags & PF_WB_END) != 0 && is_word((unsigned char)c) && c != 'k' && c != 's')
+                continue;
+            rg->bits3[h >> 5] |= 1u << (h & 31);
+        }
+    } else {
+        uint32_t h = hash3(key, (unsigned char)e->lit[2]);
+
+        rg->bits3[h >> 5] |= 1u << (h & 31);
+    }
+}
+
+/* Register one literal set of a pattern in the tables rgs[0..n_rg) under
+ * a new id. */
 static int
-add_set(struct rule_prefilter *pf, struct pf_region *rg, const struct strv *lits, uint32_t *ret_id)
+add_set(struct rule_prefilter *pf, struct pf_region *const *rgs, size_t n_rg,
+        const struct strv *lits, uint32_t *ret_id)
 {
     struct strv keys = {0};
     struct pf_entry *v;
     size_t first, key_len[PF_REQ_MAX]; /* keys holds at most PF_REQ_MAX */
+    uint8_t tests[PF_REQ_MAX];
     uint32_t id;
     int r;
 
@@ -1451,11 +1612,6 @@ add_set(struct rule_prefilter *pf, struct pf_region *rg, const struct strv *lits
             goto out;
         key_len[keys.n - 1] = n + 1;
     }
-    r = -ENOMEM;
-    v = realloc(rg->v, (rg->n + keys.n) * sizeof(*v));
-    if (v == NULL)
-        goto out;
-    rg->v = v;
     first = pf->lits.n;
     for (size_t i = 0; i < keys.n; i++) {
         r = strv_add(&pf->lits, keys.v[i] + 1, strlen(keys.v[i] + 1), SIZE_MAX);
@@ -1465,37 +1621,33 @@ add_set(struct rule_prefilter *pf, struct pf_region *rg, const struct strv *lits
     r = 0;
     if (pf->n_patterns >= PF_PATTERN_MAX)
         goto out;
-    id = pf->n_patterns++;
-    rg->n_patterns++;
-    for (size_t i = first; i < pf->lits.n; i++) {
-        struct pf_entry *e = &rg->v[rg->n++];
-        unsigned flags = (unsigned)(keys.v[i - first][0] - '@');
-        uint16_t key = key2(pf->lits.v[i]);
+    if ((pf->n_patterns & (pf->n_patterns - 1)) == 0) {
+        /* Doubled at each power of two. */
+        struct pf_needles *nd =
+            realloc(pf->needles, (pf->n_patterns ? 2 * pf->n_patterns : 1) * sizeof(*nd));
 
-        e->lit = pf->lits.v[i];
-        e->len = strlen(e->lit) & 127u;
-        e->head = head_of(e->lit, e->len);
-        e->pattern = id;
-        e->tests = flags & 15u;
-        if (e->len == 2) {
-            rg->bits[key >> 3] |= (uint8_t)(1u << (key & 7));
-            for (unsigned c = 0; c < 256; c++) {
-                uint32_t h = hash3(key, (unsigned char)c);
-
-                /* The byte after the literal must be white space, or a
-                 * non-word byte; in an unfolded copy, where the tests
-                 * are off, a k or an s may stand for a non-word one. */
-                if ((flags & PF_WS_END) != 0 && !is_space((unsigned char)c))
-                    continue;
-                if ((flags & PF_WB_END) != 0 && is_word((unsigned char)c) && c != 'k' && c != 's')
-                    continue;
-                rg->bits3[h >> 5] |= 1u << (h & 31);
-            }
-        } else {
-            uint32_t h = hash3(key, (unsigned char)e->lit[2]);
-
-            rg->bits3[h >> 5] |= 1u << (h & 31);
+        if (nd == NULL) {
+            r = -ENOMEM;
+            goto out;
         }
+        pf->needles = nd;
+    }
+    for (size_t i = 0; i < keys.n; i++)
+        tests[i] = (uint8_t)((unsigned)(keys.v[i][0] - '@') & 15u);
+    needles_build(&pf->needles[pf->n_patterns], pf->lits.v + first, tests, keys.n);
+    id = pf->n_patterns++;
+    for (size_t t = 0; t < n_rg; t++) {
+        struct pf_region *rg = rgs[t];
+
+        v = realloc(rg->v, (rg->n + keys.n) * sizeof(*v));
+        if (v == NULL) {
+            r = -ENOMEM;
+            goto out;
+        }
+        rg->v = v;
+        rg->n_patterns++;
+        for (size_t i = first; i < pf->lits.n; i++)
+            add_entry(rg, pf->lits.v[i], (unsigned)(keys.v[i - first][0] - '@'), id);
     }
     *ret_id = id;
 out:
@@ -1503,42 +1655,53 @@ out:
     return r;
 }
 
+/* Add pat's literal sets to region's tables of the groups in groups (bit
+ * per group: an enum classifier_kind, or PF_ON_DEMAND). */
 static int
-add_pattern(struct rule_prefilter *pf, struct rule_pattern *pat, enum region_id region)
+add_pattern(struct rule_prefilter *pf, struct rule_pattern *pat, enum region_id region,
+            unsigned groups)
 {
-    struct pf_region *rg;
+    struct pf_region *rgs[PF_GROUPS];
     struct strv sets[RULE_PF_SETS];
-    size_t n_sets = 0;
+    size_t n_sets = 0, n_rg = 0;
     int r;
 
     pat->pf_id = UINT32_MAX;
     pat->pf_split = UINT32_MAX;
     for (size_t k = 0; k < RULE_PF_SETS - 1; k++)
         pat->pf_and[k] = UINT32_MAX;
-    if (pat->code == NULL || (unsigned)region >= REGION__COUNT)
+    groups &= (1u << PF_GROUPS) - 1;
+    /* In no table, nothing would ever mark it: it always runs. */
+    if (pat->code == NULL || (unsigned)region >= REGION__COUNT || groups == 0)
         return 0;
     r = literal_sets(pat->source, pat->len, pat->options, sets, &n_sets);
     if (r < 0 || n_sets == 0)
         return r;
     if (!set_usable(&sets[0]))
         goto out;
-    rg = pf->regions[region];
-    if (rg == NULL) {
-        rg = calloc(1, sizeof(*rg));
-        if (rg == NULL) {
-            r = -ENOMEM;
-            goto out;
+    for (unsigned g = 0; g < PF_GROUPS; g++) {
+        struct pf_region **slot = &pf->regions[region * PF_GROUPS + g];
+
+        if ((groups & (1u << g)) == 0)
+            continue;
+        if (*slot == NULL) {
+            *slot = calloc(1, sizeof(**slot));
+            if (*slot == NULL) {
+                r = -ENOMEM;
+                goto out;
+            }
         }
-        pf->regions[region] = rg;
+        rgs[n_rg++] = *slot;
     }
     for (size_t k = 0, a = 0; k < n_sets && r == 0; k++) {
         if (k > 0 && (!set_usable(&sets[k]) || shortest(&sets[k]) < PF_AND_LIT_MIN))
             continue;
-        r = add_set(pf, rg, &sets[k], k == 0 ? &pat->pf_id : &pat->pf_and[a++]);
+        r = add_set(pf, rgs, n_rg, &sets[k], k == 0 ? &pat->pf_id : &pat->pf_and[a++]);
     }
     if (r < 0)
         goto out;
     pat->pf_region = region;
+    pat->pf_groups = (uint8_t)groups;
 out:
     for (size_t k = 0; k < RULE_PF_SETS; k++)
         strv_release(&sets[k]);
@@ -1659,9 +1822,11 @@ none:
     return r;
 }
 
-/* Compile pat's alternatives, each with its own literals, when it splits. */
+/* Compile pat's alternatives, each with its own literals, when it splits;
+ * groups as for add_pattern(). */
 static int
-add_split(struct rule_prefilter *pf, struct rule_pattern *pat, enum region_id region)
+add_split(struct rule_prefilter *pf, struct rule_pattern *pat, enum region_id region,
+          unsigned groups)
 {
     struct strv alts;
     struct pf_split *v, *sp;
@@ -1706,7 +1871,7 @@ add_split(struct rule_prefilter *pf, struct rule_pattern *pat, enum region_id re
         (void)pcre2_jit_compile(b->code, PCRE2_JIT_COMPLETE);
         if (pcre2_pattern_info(b->code, PCRE2_INFO_CAPTURECOUNT, &b->captures) != 0)
             b->captures = 0;
-        r = add_pattern(pf, b, region);
+        r = add_pattern(pf, b, region, groups);
         if (r < 0)
             goto out;
     }
@@ -1726,11 +1891,13 @@ rule_prefilter_alternatives_of(const struct rule_set *set, const struct rule_pat
     return set->pf->splits[pat->pf_split].v;
 }
 
-/* The table of pair k: the entries and filters of both its regions. */
+/* The table of pair k for group g: the entries and filters of both its
+ * regions' tables of g. */
 static int
-pair_build(struct rule_prefilter *pf, size_t k)
+pair_build(struct rule_prefilter *pf, size_t k, unsigned g)
 {
-    const struct pf_region *a = pf->regions[pf_pairs[k].a], *b = pf->regions[pf_pairs[k].b];
+    const struct pf_region *a = pf->regions[pf_pairs[k].a * PF_GROUPS + g];
+    const struct pf_region *b = pf->regions[pf_pairs[k].b * PF_GROUPS + g];
     struct pf_region *rg;
 
     if (a == NULL || b == NULL)
@@ -1751,7 +1918,7 @@ pair_build(struct rule_prefilter *pf, size_t k)
     for (size_t i = 0; i < PF_BITS3 / 32; i++)
         rg->bits3[i] = a->bits3[i] | b->bits3[i];
     rg->n_patterns = a->n_patterns + b->n_patterns;
-    pf->pairs[k] = rg;
+    pf->pairs[k * PF_GROUPS + g] = rg;
     return 0;
 }
 
@@ -1795,17 +1962,86 @@ region_finish(struct pf_region *rg)
     return 0;
 }
 
+/* The first measure or combination condition of rule, which rule_eval.c
+ * looks at before anything else, or NULL. */
+static const struct rule_cond *
+first_gate(const struct rule *rule)
+{
+    for (size_t c = 0; c < rule->n_conds; c++) {
+        switch (rule->conds[c].type) {
+        case RULE_COND_MEASURE:
+        case RULE_COND_ALL_OF:
+        case RULE_COND_ANY_OF:
+        case RULE_COND_AT_LEAST:
+        case RULE_COND_NONE_OF:
+            return &rule->conds[c];
+        default:
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* Which rules a patch mail asks as a rule: every rule for patches but the
+ * helpers, and the helpers the first gate of such a rule names (the
+ * threat-model gate and the claims it reads), in *ret (calloc'ed, one per
+ * rule). References point backwards, so one pass from the end sees every
+ * asker before the helpers it names. */
+static int
+asked_by_patches(const struct rule_set *set, bool **ret)
+{
+    bool *asked = calloc(set->n_rules ? set->n_rules : 1, sizeof(*asked));
+
+    if (asked == NULL)
+        return -ENOMEM;
+    for (size_t i = set->n_rules; i-- > 0;) {
+        const struct rule *rule = &set->rules[i];
+        const struct rule_cond *gate;
+
+        if (rule->kinds != 0 && (rule->kinds & 1u << CLASSIFIER_KIND_PATCH) == 0)
+            continue;
+        asked[i] = asked[i] || !rule->helper;
+        gate = first_gate(rule);
+        for (size_t k = 0; asked[i] && gate != NULL && k < gate->n_names; k++)
+            if (gate->refs[k] < i)
+                asked[gate->refs[k]] = true;
+    }
+    *ret = asked;
+    return 0;
+}
+
+/* The tables that hold rule's patterns (groups, for add_pattern()): those
+ * of the kinds it applies to; but for a patch the on-demand table when
+ * they wait behind a gate (which rule_eval.c looks at first) or belong to
+ * a helper that a patch does not ask as a rule (asked, see
+ * asked_by_patches()). A patch seldom passes the gates; reports pass most,
+ * and the other kinds enough that one pass serves them better than two
+ * (measured on the corpus). */
+static unsigned
+groups_of(const struct rule *rule, bool asked)
+{
+    unsigned all = (1u << PF_KINDS) - 1, patch = 1u << CLASSIFIER_KIND_PATCH;
+    unsigned groups = rule->kinds != 0 ? rule->kinds & all : all;
+
+    if ((groups & patch) != 0 && (!asked || first_gate(rule) != NULL))
+        groups = (groups & ~patch) | 1u << PF_ON_DEMAND;
+    return groups;
+}
+
 int
 rule_prefilter_build(struct rule_set *set)
 {
     struct rule_prefilter *pf;
-    int r = 0;
+    bool *asked = NULL;
+    int r;
 
     pf = calloc(1, sizeof(*pf));
     if (pf == NULL)
         return -ENOMEM;
+    r = asked_by_patches(set, &asked);
     for (size_t i = 0; i < set->n_rules && r == 0; i++) {
         struct rule *rule = &set->rules[i];
+        unsigned groups = groups_of(rule, asked[i]);
 
         for (size_t c = 0; c < rule->n_conds && r == 0; c++) {
             struct rule_cond *cond = &rule->conds[c];
@@ -1813,29 +2049,30 @@ rule_prefilter_build(struct rule_set *set)
             switch (cond->type) {
             case RULE_COND_MATCH:
             case RULE_COND_NOMATCH:
-                r = add_pattern(pf, &cond->pat[0], cond->region);
+                r = add_pattern(pf, &cond->pat[0], cond->region, groups);
                 if (r == 0)
-                    r = add_split(pf, &cond->pat[0], cond->region);
+                    r = add_split(pf, &cond->pat[0], cond->region, groups);
                 break;
             case RULE_COND_COUNT:
-                r = add_pattern(pf, &cond->pat[0], cond->region);
+                r = add_pattern(pf, &cond->pat[0], cond->region, groups);
                 break;
             case RULE_COND_PAIR:
-                r = add_pattern(pf, &cond->pat[0], REGION_REMOVED);
+                r = add_pattern(pf, &cond->pat[0], REGION_REMOVED, groups);
                 if (r == 0)
-                    r = add_pattern(pf, &cond->pat[1], REGION_ADDED);
+                    r = add_pattern(pf, &cond->pat[1], REGION_ADDED, groups);
                 break;
             default:
                 break;
             }
         }
     }
-    for (size_t k = 0; k < PF_PAIRS && r == 0; k++)
-        r = pair_build(pf, k);
-    for (unsigned k = 0; k < REGION__COUNT && r == 0; k++)
+    for (size_t k = 0; k < PF_PAIRS * PF_GROUPS && r == 0; k++)
+        r = pair_build(pf, k / PF_GROUPS, (unsigned)(k % PF_GROUPS));
+    for (size_t k = 0; k < PF_TABLES && r == 0; k++)
         r = region_finish(pf->regions[k]);
-    for (size_t k = 0; k < PF_PAIRS && r == 0; k++)
+    for (size_t k = 0; k < PF_PAIRS * PF_GROUPS && r == 0; k++)
         r = region_finish(pf->pairs[k]);
+    free(asked);
     set->pf = pf;
     if (r < 0)
         set->pf = rule_prefilter_free(pf);
@@ -1847,17 +2084,18 @@ rule_prefilter_free(struct rule_prefilter *pf)
 {
     if (pf == NULL)
         return NULL;
-    for (unsigned k = 0; k < REGION__COUNT; k++) {
+    for (size_t k = 0; k < PF_TABLES; k++) {
         if (pf->regions[k] != NULL)
             free(pf->regions[k]->v);
         free(pf->regions[k]);
     }
-    for (size_t k = 0; k < PF_PAIRS; k++) {
+    for (size_t k = 0; k < PF_PAIRS * PF_GROUPS; k++) {
         if (pf->pairs[k] != NULL)
             free(pf->pairs[k]->v);
         free(pf->pairs[k]);
     }
     strv_release(&pf->lits);
+    free(pf->needles);
     for (uint32_t i = 0; i < pf->n_splits; i++) {
         for (size_t k = 0; k < pf->splits[i].n; k++) {
             free(pf->splits[i].v[k].source);
@@ -1913,6 +2151,58 @@ has_fold_chars(const char *s, size_t len)
     p = s;
     while ((p = memchr(p, 0xc5, (size_t)(end - p))) != NULL) {
         if (end - p >= 2 && (unsigned char)p[1] == 0xbf)
+            return true;
+        p++;
+    }
+    return false;
+}
+
+static bool wb_ok(const struct pf_entry *e, const char *s, size_t len, size_t i);
+
+/* The first byte in [p, end) that is the lower-case letter c in either
+ * case, or NULL: one pass, sixteen bytes at a time where SSE2 is there
+ * (every x86-64), as a letter's two cases would otherwise cost memchr()
+ * two. */
+static const char *
+find_letter(const char *p, const char *end, unsigned char c)
+{
+#ifdef __SSE2__
+    const __m128i want = _mm_set1_epi8((char)c), fold = _mm_set1_epi8(0x20);
+
+    for (; end - p >= 16; p += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        unsigned hit = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_or_si128(x, fold), want));
+
+        if (hit != 0)
+            return p + __builtin_ctz(hit);
+    }
+#endif
+    for (; p < end; p++)
+        if (((unsigned char)*p | 0x20u) == c)
+            return p;
+    return NULL;
+}
+
+/* True when the head nd[0..n) occurs in s[0..len), ASCII case ignored:
+ * a search for each nd[at], then a compare. */
+static bool
+needle_in(const char *s, size_t len, const char *nd, size_t n, size_t at, unsigned tests)
+{
+    const struct pf_entry e = {.tests = tests & 15u, .len = n & 127u};
+
+    unsigned char c = (unsigned char)nd[at];
+    bool letter = c >= 'a' && c <= 'z';
+    const char *p, *end;
+
+    if (len < n)
+        return false;
+    p = s + at;
+    end = s + (len - n) + at + 1;
+    while (p < end) {
+        p = letter ? find_letter(p, end, c) : memchr(p, c, (size_t)(end - p));
+        if (p == NULL)
+            return false;
+        if (eq_ci(p - at, nd, n) && wb_ok(&e, s, len, (size_t)(p - at - s)))
             return true;
         p++;
     }
@@ -1987,7 +2277,7 @@ probe(const struct pf_region *rg, unsigned h, const char *s, size_t len, size_t 
             continue;
         if (wb && !wb_ok(e, s, len, i))
             continue;
-        possible[e->pattern] = 1;
+        possible[e->pattern] = PF_MAY;
         if (--*left == 0)
             return true;
     }
@@ -2064,35 +2354,113 @@ scan_region(const struct pf_region *rg, const struct region *r, uint8_t *possibl
     if (copy == NULL) {
         /* Without memory for the copy, every pattern runs. */
         for (size_t i = 0; i < rg->n; i++)
-            possible[rg->v[i].pattern] = 1;
+            possible[rg->v[i].pattern] = PF_MAY;
         return;
     }
     scan_text(rg, copy, n, false, possible);
     free(copy);
 }
 
-/* Scan region id of m, together with its pair when that has the same
- * text and is still to be scanned. */
+/* The bit of st->scanned for region id's table of group g. */
+static uint32_t
+scanned_bit(enum region_id id, unsigned g)
+{
+    return 1u << (2 * (unsigned)id + (g == PF_ON_DEMAND));
+}
+
+/* Scan region id of m with its table of group g, together with its pair
+ * when that has the same text and is still to be scanned. */
 static void
 scan_once(const struct rule_prefilter *pf, struct rule_prefilter_state *st, const struct message *m,
-          enum region_id id)
+          enum region_id id, unsigned g)
 {
     const struct region *x = &m->regions[id];
 
     for (size_t k = 0; k < PF_PAIRS; k++) {
         enum region_id other = pf_pairs[k].a == id ? pf_pairs[k].b : pf_pairs[k].a;
         const struct region *y = &m->regions[other];
+        const struct pf_region *rg = pf->pairs[k * PF_GROUPS + g];
 
-        if (pf->pairs[k] == NULL || (pf_pairs[k].a != id && pf_pairs[k].b != id) ||
-            (st->scanned & (1u << other)) != 0 || x->text == NULL || y->text == NULL ||
+        if (rg == NULL || (pf_pairs[k].a != id && pf_pairs[k].b != id) ||
+            (st->scanned & scanned_bit(other, g)) != 0 || x->text == NULL || y->text == NULL ||
             x->len != y->len || memcmp(x->text, y->text, x->len) != 0)
             continue;
-        scan_region(pf->pairs[k], x, st->possible);
-        st->scanned |= 1u << id | 1u << other;
+        scan_region(rg, x, st->possible);
+        st->scanned |= scanned_bit(id, g) | scanned_bit(other, g);
         return;
     }
-    scan_region(pf->regions[id], x, st->possible);
-    st->scanned |= 1u << id;
+    scan_region(pf->regions[id * PF_GROUPS + g], x, st->possible);
+    st->scanned |= scanned_bit(id, g);
+}
+
+/* Set id on region rid (not scanned yet) by its heads: 1 may match, 0
+ * cannot, -1 unknown (no heads, or the region's budget is spent). */
+static int
+heads_answer(const struct rule_prefilter *pf, struct rule_prefilter_state *st,
+             const struct region *r, enum region_id rid, uint32_t id)
+{
+    const struct pf_needles *nd = &pf->needles[id];
+    size_t len = r->text != NULL ? r->len : 0;
+    bool found = false;
+
+    if (st->possible[id] != 0)
+        return (st->possible[id] & PF_MAY) != 0;
+    if (nd->n == 0 || st->searched[rid] + nd->n > PF_NEEDLE_BUDGET)
+        return -1;
+    st->searched[rid] = (uint8_t)(st->searched[rid] + nd->n);
+    for (size_t k = 0; k < nd->n && !found; k++)
+        found = needle_in(r->text, len, nd->s[k], nd->len[k], nd->at[k], nd->tests[k]);
+    st->possible[id] = (uint8_t)(PF_BY_HEADS | (found ? PF_MAY : 0u));
+    return found;
+}
+
+static int heads_answer_pattern(const struct rule_prefilter *pf, struct rule_prefilter_state *st,
+                                const struct message *m, const struct rule_pattern *pat);
+
+/* A split pattern whose own set has too many heads may match if one of
+ * its alternatives may, each asked by its own heads; as heads_answer().
+ * rule_eval.c then asks the alternatives, already answered. */
+static int
+heads_answer_split(const struct rule_prefilter *pf, struct rule_prefilter_state *st,
+                   const struct message *m, const struct pf_split *sp)
+{
+    for (size_t i = 0; i < sp->n; i++) {
+        int a;
+
+        if (sp->v[i].pf_id == UINT32_MAX)
+            return 1; /* that alternative always runs */
+        a = heads_answer_pattern(pf, st, m, &sp->v[i]);
+        if (a != 0)
+            return a;
+    }
+    return 0;
+}
+
+/* pat on its region, not scanned yet, by the heads of its sets; as
+ * heads_answer(). A further set without heads is taken as found. Text
+ * with k or s folds needs the scan's unfolded copy. */
+static int
+heads_answer_pattern(const struct rule_prefilter *pf, struct rule_prefilter_state *st,
+                     const struct message *m, const struct rule_pattern *pat)
+{
+    enum region_id rid = pat->pf_region;
+    const struct region *r = &m->regions[rid];
+    int a;
+
+    if ((st->fold_known & (1u << rid)) == 0) {
+        st->fold_known |= 1u << rid;
+        if (has_fold_chars(r->text, r->text != NULL ? r->len : 0))
+            st->fold |= 1u << rid;
+    }
+    if ((st->fold & (1u << rid)) != 0)
+        return -1;
+    if (pf->needles[pat->pf_id].n == 0 && pat->pf_split < pf->n_splits)
+        return heads_answer_split(pf, st, m, &pf->splits[pat->pf_split]);
+    a = heads_answer(pf, st, r, rid, pat->pf_id);
+    for (size_t k = 0; k < RULE_PF_SETS - 1 && a == 1; k++)
+        if (pat->pf_and[k] != UINT32_MAX && heads_answer(pf, st, r, rid, pat->pf_and[k]) == 0)
+            a = 0;
+    return a;
 }
 
 void
@@ -2107,22 +2475,34 @@ rule_prefilter_possible(struct rule_prefilter_state *st, const struct rule_set *
                         const struct message *m, const struct rule_pattern *pat)
 {
     const struct rule_prefilter *pf = set->pf;
+    unsigned g = PF_ON_DEMAND;
 
     if (pf == NULL || pat->pf_id == UINT32_MAX)
         return true;
-    if ((st->scanned & (1u << pat->pf_region)) == 0) {
+    if ((unsigned)m->kind < PF_KINDS && (pat->pf_groups & (1u << m->kind)) != 0)
+        g = (unsigned)m->kind;
+    else if ((pat->pf_groups & (1u << PF_ON_DEMAND)) == 0)
+        return true; /* rule_eval.c never asks it of this kind; if it did, it runs */
+    if ((st->scanned & scanned_bit(pat->pf_region, g)) == 0) {
         if (st->possible == NULL) {
             st->possible = calloc(pf->n_patterns, 1);
             /* Without memory to remember, every pattern runs. */
             if (st->possible == NULL)
                 return true;
         }
-        scan_once(pf, st, m, pat->pf_region);
+        if (g == PF_ON_DEMAND) {
+            int a = heads_answer_pattern(pf, st, m, pat);
+
+            if (a >= 0)
+                return a == 1;
+        }
+        scan_once(pf, st, m, pat->pf_region, g);
     }
-    if (st->possible[pat->pf_id] == 0)
+    /* A set the heads ruled out is skipped by the scan, and stays so. */
+    if ((st->possible[pat->pf_id] & PF_MAY) == 0)
         return false;
     for (size_t k = 0; k < RULE_PF_SETS - 1; k++)
-        if (pat->pf_and[k] != UINT32_MAX && st->possible[pat->pf_and[k]] == 0)
+        if (pat->pf_and[k] != UINT32_MAX && (st->possible[pat->pf_and[k]] & PF_MAY) == 0)
             return false;
     return true;
 }

@@ -862,6 +862,7 @@ main(int argc, char **argv)
     if (!opts.offline && !opts.check_only && !dump_config)
         block_signals();
     log_setup(false, LOG_MAIL, true);
+    classifier_tune_allocator();
     choose_rules_dir();
     /* The daemon changes to / when it detaches; reloads must still find the file. */
     if (opts.config_path && opts.config_path[0] != '/') {

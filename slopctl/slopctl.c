@@ -440,6 +440,7 @@ cmd_scan(int argc, char **argv)
     }
 
     rules = rules_dir_resolve(rules);
+    classifier_tune_allocator();
     r = classifier_new(rules, &opts, output_diag, &sink, &c);
     if (r < 0) {
         /* Without a diagnostic the errno is the only clue (e.g. no such directory). */

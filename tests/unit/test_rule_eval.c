@@ -390,6 +390,22 @@ static struct eval_case cases[] = {
      msg_report,
      {HIT("A", "prose_words=150")},
      1},
+    {"a gate after a pattern: evidence still from the pattern",
+     "rule __A\n    match body /foo_bar/\n"
+     HEAD("E") "    match body /x86/\n    any_of __A\n"
+     HEAD("F") "    match body /x86/\n    none_of __A\n",
+     msg_report,
+     {HIT("E", "x86")},
+     1},
+    {"a failing gate spares the pattern before it",
+     /* The gate is looked at first: the pattern, which would hit the
+      * match limit, never runs, so no limit is reported either. */
+     HEAD("G") "    match body /(a+)+$/\n    measure prose_words > 1000\n"
+     HEAD("H") "    count body /(a+)+$/ >= 1\n    all_of G\n"
+     HEAD("LIMIT_REACHED") "    measure limit_hit >= 1\n",
+     msg_catastrophic,
+     NO_HITS,
+     0},
     {"kind restriction",
      HEAD("P") "    kind patch\n    match body /foo/\n"
      HEAD("R") "    kind report reply\n    match body /foo/\n"
