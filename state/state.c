@@ -282,12 +282,24 @@ state_open_txn(struct state *st, MDB_txn *txn, void *ctx)
     return MDB_SUCCESS;
 }
 
+/* Record the newest committed transaction as the state's generation. */
+static int
+state_generation_note(struct state *st)
+{
+    MDB_envinfo info;
+
+    pthread_rwlock_rdlock(&st->resize_lock);
+    mdb_env_info(st->env, &info);
+    pthread_rwlock_unlock(&st->resize_lock);
+    return state_generation_write(st->dir, (uint64_t)info.me_last_txnid);
+}
+
 int
 state_open(const char *dir, unsigned flags, size_t map_size, struct state **ret)
 {
     struct state_open_ctx octx = {0};
+    struct state_check chk;
     struct state *st = NULL;
-    struct stat sb;
     unsigned env_flags;
     bool lock_init = false;
     int r;
@@ -301,22 +313,26 @@ state_open(const char *dir, unsigned flags, size_t map_size, struct state **ret)
     if (map_size > STATE_MAP_MAX)
         map_size = STATE_MAP_MAX;
 
-    if (flags & STATE_READONLY) {
-        char path[STATE_DIR_MAX];
-
-        if (snprintf(path, sizeof(path), "%s/data.mdb", dir) >= (int)sizeof(path))
-            return -ENAMETOOLONG;
-        if (stat(path, &sb) < 0)
-            return -errno;
-    } else {
+    if (!(flags & STATE_READONLY)) {
         r = state_mkdir_p(dir);
         if (r < 0)
             return r;
     }
+    /* Before LMDB maps it: a data file cut short would fault there. */
+    r = state_check_file(dir, &chk);
+    if (r < 0)
+        return r;
+    if (!chk.present && (flags & STATE_READONLY))
+        return -ENOENT;
 
     st = calloc(1, sizeof(*st));
     if (st == NULL)
         return -ENOMEM;
+    st->dir = strdup(dir);
+    if (st->dir == NULL) {
+        r = -ENOMEM;
+        goto out;
+    }
     st->readonly = (flags & STATE_READONLY) != 0;
     st->nosync = (flags & STATE_NOSYNC) != 0 && !st->readonly;
 
@@ -373,6 +389,9 @@ state_open(const char *dir, unsigned flags, size_t map_size, struct state **ret)
         r = -EPROTO;
         goto out;
     }
+    /* Best effort: without it only an emptied file goes unexplained. */
+    if (!st->readonly)
+        (void)state_generation_note(st);
 
     *ret = st;
     st = NULL;
@@ -383,6 +402,7 @@ out:
             mdb_env_close(st->env);
         if (lock_init)
             pthread_rwlock_destroy(&st->resize_lock);
+        free(st->dir);
         free(st);
     }
     return r;
@@ -405,10 +425,11 @@ state_close(struct state *st)
         return NULL;
     /* The last commits (MDB_NOSYNC) or the last meta page
      * (MDB_NOMETASYNC); nothing to report. */
-    if (st->env != NULL && !st->readonly)
-        (void)mdb_env_sync(st->env, 1);
+    if (st->env != NULL && !st->readonly && mdb_env_sync(st->env, 1) == MDB_SUCCESS)
+        (void)state_generation_note(st);
     mdb_env_close(st->env);
     pthread_rwlock_destroy(&st->resize_lock);
+    free(st->dir);
     free(st);
     return NULL;
 }

@@ -671,6 +671,68 @@ test_nosync_claim_and_sync(void **pstate)
     state_close(st);
 }
 
+/* A file-level look before LMDB maps data.mdb: a file cut short would
+ * fault there, an emptied or removed one would start over silently. */
+static void
+test_damaged_file(void **pstate)
+{
+    struct fixture *f = *pstate;
+    struct state_check chk;
+    struct state *st = NULL;
+    char path[256], addr[64];
+    enum state_claim claim;
+    FILE *fp;
+
+    assert_int_equal(state_check_file(f->sub, &chk), 0);
+    assert_false(chk.present);
+
+    st = open_rw(f, 0);
+    for (int i = 0; i < 2000; i++) {
+        snprintf(addr, sizeof(addr), "sender%d@example.org", i);
+        assert_int_equal(state_reply_claim(st, addr, T0, 60, 0, &claim), 0);
+    }
+    state_close(st);
+    assert_int_equal(state_check_file(f->sub, &chk), 0);
+    assert_true(chk.present);
+    assert_true(chk.txnid > 0);
+    assert_int_equal(chk.generation, chk.txnid);
+    assert_true(chk.file_bytes >= chk.need_bytes);
+    assert_true(chk.need_bytes > 8000);
+
+    snprintf(path, sizeof(path), "%s/data.mdb", f->sub);
+    assert_int_equal(truncate(path, 8000), 0);
+    assert_int_equal(state_check_file(f->sub, &chk), -EUCLEAN);
+    assert_non_null(strstr(chk.reason, "8000 bytes"));
+    assert_int_equal(state_open(f->sub, 0, 0, &st), -EUCLEAN);
+    assert_int_equal(state_open(f->sub, STATE_READONLY, 0, &st), -EUCLEAN);
+
+    assert_int_equal(truncate(path, 0), 0);
+    assert_int_equal(state_check_file(f->sub, &chk), -EUCLEAN);
+    assert_non_null(strstr(chk.reason, "empty"));
+    assert_int_equal(state_open(f->sub, 0, 0, &st), -EUCLEAN);
+
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(state_check_file(f->sub, &chk), -EUCLEAN);
+    assert_non_null(strstr(chk.reason, "missing"));
+    assert_int_equal(state_open(f->sub, 0, 0, &st), -EUCLEAN);
+
+    /* Starting over on purpose: remove the generation with the file. */
+    snprintf(path, sizeof(path), "%s/state.generation", f->sub);
+    assert_int_equal(unlink(path), 0);
+    st = open_rw(f, 0);
+    state_close(st);
+
+    /* A meta page that is not LMDB's. */
+    snprintf(path, sizeof(path), "%s/data.mdb", f->sub);
+    fp = fopen(path, "r+");
+    assert_non_null(fp);
+    assert_int_equal(fseek(fp, 16, SEEK_SET), 0);
+    assert_int_equal(fwrite("XXXX", 1, 4, fp), 4);
+    assert_int_equal(fclose(fp), 0);
+    assert_int_equal(state_check_file(f->sub, &chk), -EUCLEAN);
+    assert_non_null(strstr(chk.reason, "magic"));
+}
+
 int
 main(void)
 {
@@ -690,6 +752,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_killed_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nosync_killed_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nosync_claim_and_sync, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_damaged_file, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
