@@ -76,6 +76,8 @@ static const int fail_values[] = {CONFIG_FAIL_ACCEPT, CONFIG_FAIL_TEMPFAIL, CONF
                                   CONFIG_FAIL_QUARANTINE};
 static const int oversize_values[] = {CONFIG_FAIL_SCAN, CONFIG_FAIL_ACCEPT, CONFIG_FAIL_TEMPFAIL,
                                       CONFIG_FAIL_REJECT, CONFIG_FAIL_QUARANTINE};
+static const char *const state_error_words[] = {"refuse", "run-without", NULL};
+static const int state_error_values[] = {CONFIG_STATE_REFUSE, CONFIG_STATE_RUN_WITHOUT};
 static const char *const transport_words[] = {"sendmail", "smtp", NULL};
 static const int transport_values[] = {CONFIG_TRANSPORT_SENDMAIL, CONFIG_TRANSPORT_SMTP};
 static const char *const facility_words[] = {"mail",   "daemon", "user",   "local0",
@@ -136,6 +138,14 @@ static const struct key config_keys[] = {
      "every write, which adds a disk sync (about 0.2 ms on a virtual disk, more on a busy "
      "one) between the end of each message and its answer. Whether it is 0 is read at "
      "start-up only."},
+    {"OnStateError", T_ENUM, 0, "refuse", NULL, 0, 0, ENUM(state_error_words, state_error_values),
+     F(on_state_error),
+     "What to do at start-up when StateDir's data.mdb is damaged (cut short, emptied, bad "
+     "meta pages, or missing where state.generation says state existed): refuse exits with "
+     "status 73 and names the damage; run-without starts without any state, so the "
+     "findings that need it (duplicates, floods, known fixes, the tree index, series) are "
+     "skipped and no replies are sent. Either way the file is left as it is for "
+     "slopctl db check and slopctl db recover. Read at start-up only."},
     {"DuplicateWindow", T_DURATION, 0, "30d", NULL, 86400, 366.0 * 86400, NULL, NULL,
      F(duplicate_window),
      "How far back a patch or report recorded in StateDir makes a new one a duplicate; "

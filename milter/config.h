@@ -38,6 +38,12 @@ enum config_failure {
     CONFIG_FAIL_SCAN, /* OnOversize only: scan the first MaxMessageSize bytes */
 };
 
+/* What to do when the state's data file is damaged at start-up. */
+enum config_state_error {
+    CONFIG_STATE_REFUSE = 0,
+    CONFIG_STATE_RUN_WITHOUT,
+};
+
 enum config_transport {
     CONFIG_TRANSPORT_SENDMAIL = 0,
     CONFIG_TRANSPORT_SMTP,
@@ -74,6 +80,7 @@ struct config {
     char *rules_dir;
     char *state_dir;
     uint32_t state_sync_interval; /* seconds; 0: LMDB syncs every commit */
+    int on_state_error;           /* enum config_state_error */
     uint32_t duplicate_window;    /* seconds */
     bool trust_maintainers;
     bool record_state;

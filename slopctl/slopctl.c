@@ -397,12 +397,10 @@ cmd_scan(int argc, char **argv)
     if (state_dir != NULL) {
         /* Without --record nothing is written: a read-only open also works
          * on a copy of the daemon's state. */
-        r = state_open(state_dir, s.record ? 0 : STATE_READONLY, 0, &st);
-        if (r < 0) {
-            fprintf(stderr, "slopctl: cannot open state in '%s': %s\n", state_dir,
-                    strerror_r(-r, buf, sizeof(buf)));
+        r = import_open_state(state_dir, s.record ? 0 : STATE_READONLY, &st);
+        if (r != 0) {
             classifier_free(c);
-            return r == -ENOENT ? EX_NOINPUT : EX_CANTCREAT;
+            return r;
         }
         state_lookup_init(&sl, st, &lopts);
         s.sl = &sl;
