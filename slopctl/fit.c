@@ -442,7 +442,7 @@ labels_scan(struct fit *f)
             r = EX_DATAERR;
             break;
         }
-        r = mailbox_walk(path, fit_message, fit_unreadable, f);
+        r = mailbox_walk(path, 0, fit_message, fit_unreadable, f);
     }
     if (r == 0 && ferror(in))
         r = -EIO;
