@@ -104,7 +104,7 @@ static const struct key config_keys[] = {
     {"UserID", T_USER, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(user_id),
      "user[:group] to run as after opening the socket and the PID file. When started as "
      "root with UserID set and the change fails, the daemon refuses to run. Empty: stay as "
-     "started."},
+     "started (as root, with a warning in the log)."},
     {"PidFile", T_PATH, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(pid_file),
      "File to write the daemon's process id to, written before privileges are dropped and "
      "removed at exit, for which its directory must be writable by UserID (the systemd unit's "
@@ -128,8 +128,8 @@ static const struct key config_keys[] = {
      "build directory",
      0, 0, NULL, NULL, F(state_dir),
      "Directory of the LMDB state (reply ledger, counters, the indices slopctl imports, "
-     "fingerprints of mail seen). Read at start-up only: a change takes effect on restart, "
-     "not on reload."},
+     "fingerprints of mail seen). Created (mode 0750) when missing, but not its parents. "
+     "Read at start-up only: a change takes effect on restart, not on reload."},
     {"StateSyncInterval", T_DURATION, 0, "1s", NULL, 0, 3600, NULL, NULL, F(state_sync_interval),
      "How often the state's writes are flushed to disk. Between flushes a write reaches the "
      "page cache only: it survives a crash or kill of slop-milter, but a power loss or kernel "

@@ -183,4 +183,13 @@ void config_write_sample(FILE *f);
 /* Print every effective value as `Key value` (for -n -v style dumps). */
 void config_write_effective(const struct config *cfg, FILE *f);
 
+/*
+ * The checks `slop-milter -n` runs on the paths cfg names (config_check.c),
+ * each 0 or a negative errno with err filled: SendmailPath is an
+ * executable file when replies go through it; StateDir exists, or its
+ * parent does (only StateDir itself is created).
+ */
+int config_check_sendmail(const struct config *cfg, struct config_error *err);
+int config_check_state_parent(const struct config *cfg, struct config_error *err);
+
 #endif

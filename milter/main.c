@@ -429,8 +429,12 @@ ids_resolve(const char *spec, struct ids *ret)
 static int
 drop_privileges(const struct ids *ids)
 {
-    if (!ids->set)
+    if (!ids->set) {
+        if (geteuid() == 0)
+            log_warning("running as root: UserID is not set, so privileges are not dropped "
+                        "(set UserID, e.g. slop-milter)");
         return 0;
+    }
     if (geteuid() != 0) {
         if (geteuid() != ids->uid)
             log_warning("UserID '%s' ignored: not started as root", ids->user);
@@ -923,13 +927,24 @@ main(int argc, char **argv)
         return EX_OK;
     }
     if (opts.check_only) {
+        struct config_error cerr;
         struct ids ids;
 
+        status = EX_OK;
         /* UserID is only used at start-up, so check it now rather than
          * let a typo stop the daemon after a "configuration OK". */
         if (ids_resolve(snap->cfg->user_id, &ids) < 0) {
             snapshot_unref(snap);
             return EX_NOUSER;
+        }
+        if (config_check_sendmail(snap->cfg, &cerr) < 0)
+            status = EX_CONFIG;
+        else if (config_check_state_parent(snap->cfg, &cerr) < 0)
+            status = EX_CANTCREAT;
+        if (status != EX_OK) {
+            fprintf(stderr, "slop-milter: %s\n", cerr.text);
+            snapshot_unref(snap);
+            return status;
         }
         status = state_file_ok(snap->cfg, &without_state);
         if (status != EX_OK) {

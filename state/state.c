@@ -88,25 +88,14 @@ state_errno(int rc)
     }
 }
 
-/* Create dir and its parents (mode 0750 for the ones we create). */
+/* Create dir itself, never its parents: a typo in StateDir must not grow
+ * a tree of directories as root. -ENOENT when the parent is missing. */
 static int
-state_mkdir_p(const char *dir)
+state_mkdir(const char *dir)
 {
-    char path[STATE_DIR_MAX];
-    size_t len = strlen(dir);
-
-    if (len == 0 || len >= sizeof(path))
+    if (strlen(dir) >= STATE_DIR_MAX)
         return -ENAMETOOLONG;
-    memcpy(path, dir, len + 1);
-    for (char *p = path + 1; *p != '\0'; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(path, 0750) < 0 && errno != EEXIST)
-            return -errno;
-        *p = '/';
-    }
-    if (mkdir(path, 0750) < 0 && errno != EEXIST)
+    if (mkdir(dir, 0750) < 0 && errno != EEXIST)
         return -errno;
     return 0;
 }
@@ -314,7 +303,7 @@ state_open(const char *dir, unsigned flags, size_t map_size, struct state **ret)
         map_size = STATE_MAP_MAX;
 
     if (!(flags & STATE_READONLY)) {
-        r = state_mkdir_p(dir);
+        r = state_mkdir(dir);
         if (r < 0)
             return r;
     }

@@ -256,7 +256,8 @@ state_generation_write(const char *dir, uint64_t txnid)
     if (fd < 0)
         return -errno;
     errno = 0;
-    if (write(fd, line, (size_t)n) != n || fsync(fd) < 0)
+    /* The mode of LMDB's own files: mkostemp makes 0600. */
+    if (fchmod(fd, 0640) < 0 || write(fd, line, (size_t)n) != n || fsync(fd) < 0)
         r = errno ? -errno : -EIO;
     if (close(fd) < 0 && r == 0)
         r = -errno;

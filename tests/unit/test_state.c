@@ -53,8 +53,8 @@ setup(void **pstate)
     assert_non_null(f);
     strcpy(f->dir, "/tmp/test_state.XXXXXX");
     assert_non_null(mkdtemp(f->dir));
-    /* A nested path exercises mkdir -p. */
-    snprintf(f->sub, sizeof(f->sub), "%s/var/lib/slop", f->dir);
+    /* Created by state_open(); its parent f->dir exists. */
+    snprintf(f->sub, sizeof(f->sub), "%s/slop", f->dir);
     *pstate = f;
     return 0;
 }
@@ -67,6 +67,15 @@ teardown(void **pstate)
     nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     free(f);
     return 0;
+}
+
+static mode_t
+current_umask(void)
+{
+    mode_t m = umask(0);
+
+    umask(m);
+    return m;
 }
 
 static struct state *
@@ -671,6 +680,27 @@ test_nosync_claim_and_sync(void **pstate)
     state_close(st);
 }
 
+/* Only StateDir itself is created: a missing parent is an error, and
+ * nothing is made on the way. */
+static void
+test_no_parents(void **pstate)
+{
+    struct fixture *f = *pstate;
+    struct state *st = NULL;
+    char nested[192], parent[192];
+    struct stat sb;
+
+    snprintf(parent, sizeof(parent), "%s/var", f->dir);
+    snprintf(nested, sizeof(nested), "%s/var/lib/slop", f->dir);
+    assert_int_equal(state_open(nested, 0, 0, &st), -ENOENT);
+    assert_null(st);
+    assert_int_equal(stat(parent, &sb), -1);
+    st = open_rw(f, 0);
+    state_close(st);
+    assert_int_equal(stat(f->sub, &sb), 0);
+    assert_int_equal(sb.st_mode & 07777, 0750 & ~current_umask());
+}
+
 /* A file-level look before LMDB maps data.mdb: a file cut short would
  * fault there, an emptied or removed one would start over silently. */
 static void
@@ -753,6 +783,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_nosync_killed_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nosync_claim_and_sync, setup, teardown),
         cmocka_unit_test_setup_teardown(test_damaged_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_parents, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
