@@ -221,6 +221,14 @@ state_check_file(const char *dir, struct state_check *ret)
         r = -EUCLEAN;
         goto out;
     }
+    /* The size again, after the meta pages: a writer extends the file
+     * before it writes the meta page that counts the new pages. */
+    if (fstat(fd, &sb) < 0) {
+        r = -errno;
+        check_reason(&c, "cannot stat: %s", strerror(-r));
+        goto out;
+    }
+    c.file_bytes = (uint64_t)sb.st_size;
     newest = meta[1].txnid > meta[0].txnid ? 1 : 0;
     c.txnid = meta[newest].txnid;
     c.page_size = meta[newest].psize;
