@@ -3,7 +3,7 @@
  * `Key value` files like opendkim.conf, and the matchers for address and
  * host lists.
  *
- * The table in config.c is the single source: parsing, range checks,
+ * The table in config_keys.c is the single source: parsing, range checks,
  * built-in defaults, the man page's key list (config_write_man()) and the
  * sample file (config_write_sample()) all come from it.
  *
