@@ -63,7 +63,7 @@ collect_error(void *ctx, const char *file, size_t index, const char *reason)
 int
 bench_corpus_add_path(struct bench_corpus *c, const char *path)
 {
-    return mailbox_walk(path, collect, collect_error, c);
+    return mailbox_walk(path, 0, collect, collect_error, c);
 }
 
 void

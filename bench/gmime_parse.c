@@ -210,7 +210,7 @@ main(int argc, char **argv)
     } else {
         start = now();
         for (int i = optind; i < argc; i++)
-            mailbox_walk(argv[i], parse_one, parse_error, &b);
+            mailbox_walk(argv[i], 0, parse_one, parse_error, &b);
         printf("messages=%lu bytes=%llu seconds=%.3f\n", b.messages, b.bytes, now() - start);
         status = b.errors > 0 ? 1 : 0;
     }

@@ -936,7 +936,7 @@ main(int argc, char **argv)
     }
     opt.socket = argv[optind++];
     for (; optind < argc; optind++)
-        if (mailbox_walk(argv[optind], collect, collect_error, &cap) < 0)
+        if (mailbox_walk(argv[optind], 0, collect, collect_error, &cap) < 0)
             break;
     if (n_messages == 0) {
         fprintf(stderr, "milter-load: no messages\n");

@@ -143,7 +143,7 @@ fuzz_layout(const uint8_t *data, size_t size, bool maildir)
         data += len + (nul ? 1 : 0);
         size -= len + (nul ? 1 : 0);
     }
-    mailbox_walk(dir, fuzz_msg, fuzz_err, &(struct fuzz_ctx){0});
+    mailbox_walk(dir, 0, fuzz_msg, fuzz_err, &(struct fuzz_ctx){0});
 }
 
 int
@@ -183,7 +183,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case 1:
         snprintf(path, sizeof(path), "%s/input", fuzz_root);
         fuzz_write(path, data + 1, size - 1);
-        mailbox_walk(path, fuzz_msg, fuzz_err, &ctx);
+        mailbox_walk(path, 0, fuzz_msg, fuzz_err, &ctx);
         break;
     default:
         fuzz_layout(data + 1, size - 1, (data[0] & 3) == 2);

@@ -3,7 +3,7 @@
  * `Key value` files like opendkim.conf, and the matchers for address and
  * host lists.
  *
- * The table in config.c is the single source: parsing, range checks,
+ * The table in config_keys.c is the single source: parsing, range checks,
  * built-in defaults, the man page's key list (config_write_man()) and the
  * sample file (config_write_sample()) all come from it.
  *
@@ -36,6 +36,12 @@ enum config_failure {
     CONFIG_FAIL_REJECT,
     CONFIG_FAIL_QUARANTINE,
     CONFIG_FAIL_SCAN, /* OnOversize only: scan the first MaxMessageSize bytes */
+};
+
+/* What to do when the state's data file is damaged at start-up. */
+enum config_state_error {
+    CONFIG_STATE_REFUSE = 0,
+    CONFIG_STATE_RUN_WITHOUT,
 };
 
 enum config_transport {
@@ -74,6 +80,7 @@ struct config {
     char *rules_dir;
     char *state_dir;
     uint32_t state_sync_interval; /* seconds; 0: LMDB syncs every commit */
+    int on_state_error;           /* enum config_state_error */
     uint32_t duplicate_window;    /* seconds */
     bool trust_maintainers;
     bool record_state;
@@ -177,5 +184,14 @@ void config_write_sample(FILE *f);
 
 /* Print every effective value as `Key value` (for -n -v style dumps). */
 void config_write_effective(const struct config *cfg, FILE *f);
+
+/*
+ * The checks `slop-milter -n` runs on the paths cfg names (config_check.c),
+ * each 0 or a negative errno with err filled: SendmailPath is an
+ * executable file when replies go through it; StateDir exists, or its
+ * parent does (only StateDir itself is created).
+ */
+int config_check_sendmail(const struct config *cfg, struct config_error *err);
+int config_check_state_parent(const struct config *cfg, struct config_error *err);
 
 #endif

@@ -305,6 +305,7 @@ out:
 static struct state *
 offline_state(const struct config *cfg)
 {
+    struct state_check chk;
     struct state *st = NULL;
     char path[PATH_MAX], eb[128];
     struct stat sb;
@@ -314,6 +315,11 @@ offline_state(const struct config *cfg)
         stat(path, &sb) != 0)
         return NULL;
     r = state_open(cfg->state_dir, STATE_READONLY, 0, &st);
+    if (r == -EUCLEAN && state_check_file(cfg->state_dir, &chk) == -EUCLEAN) {
+        fprintf(stderr, "slop-milter: StateDir: data.mdb damaged (%s), scanning without it\n",
+                chk.reason);
+        return NULL;
+    }
     if (r < 0) {
         fprintf(stderr, "slop-milter: cannot read StateDir '%s': %s, scanning without it\n",
                 cfg->state_dir, log_strerror(r, eb, sizeof(eb)));
@@ -347,6 +353,34 @@ offline(struct snapshot *snap, char **files, int n)
 }
 
 /* ---- daemon ------------------------------------------------------------ */
+
+/*
+ * Check StateDir's data file before anything maps it: LMDB would fault on
+ * a file cut short, and start an emptied one over without a word. Sets
+ * *ret_without when OnStateError lets the daemon run without state.
+ * Returns EX_OK, or EX_CANTCREAT to refuse. A file that cannot be read at
+ * all is left for state_open() to report.
+ */
+static int
+state_file_ok(const struct config *cfg, bool *ret_without)
+{
+    struct state_check chk;
+
+    *ret_without = false;
+    if (state_check_file(cfg->state_dir, &chk) != -EUCLEAN)
+        return EX_OK;
+    if (cfg->on_state_error == CONFIG_STATE_RUN_WITHOUT) {
+        log_error("StateDir: data.mdb damaged (%s) in '%s', running without state "
+                  "(OnStateError run-without): no replies, no findings that need it",
+                  chk.reason, cfg->state_dir);
+        *ret_without = true;
+        return EX_OK;
+    }
+    log_error("StateDir: data.mdb damaged (%s) in '%s', refusing to start "
+              "(see slopctl db check and db recover, or OnStateError)",
+              chk.reason, cfg->state_dir);
+    return EX_CANTCREAT;
+}
 
 struct ids {
     bool set;
@@ -395,8 +429,12 @@ ids_resolve(const char *spec, struct ids *ret)
 static int
 drop_privileges(const struct ids *ids)
 {
-    if (!ids->set)
+    if (!ids->set) {
+        if (geteuid() == 0)
+            log_warning("running as root: UserID is not set, so privileges are not dropped "
+                        "(set UserID, e.g. slop-milter)");
         return 0;
+    }
     if (geteuid() != 0) {
         if (geteuid() != ids->uid)
             log_warning("UserID '%s' ignored: not started as root", ids->user);
@@ -677,10 +715,15 @@ run_daemon(struct snapshot *snap)
     const char *sock_path;
     struct ids ids;
     char *conn_spec;
+    bool without_state;
     int r, status = EX_OK;
 
     if (ids_resolve(cfg->user_id, &ids) < 0)
         return EX_NOUSER;
+    /* Before detaching, so that a refusal reaches the caller's status. */
+    status = state_file_ok(cfg, &without_state);
+    if (status != EX_OK)
+        return status;
     umask((mode_t)cfg->umask);
 
     conn_spec = strdup(cfg->socket);
@@ -728,8 +771,14 @@ run_daemon(struct snapshot *snap)
     }
 
     rt.state_nosync = cfg->state_sync_interval > 0;
-    r = state_open(cfg->state_dir, rt.state_nosync ? STATE_NOSYNC : 0, 0, &rt.st);
-    if (r < 0) {
+    r = without_state ? 0
+                      : state_open(cfg->state_dir, rt.state_nosync ? STATE_NOSYNC : 0, 0, &rt.st);
+    if (r == -EUCLEAN) {
+        /* Damaged since the first look, or readable only as UserID. */
+        status = state_file_ok(cfg, &without_state);
+        if (status != EX_OK)
+            goto out;
+    } else if (r < 0) {
         log_error("cannot open StateDir '%s': %s", cfg->state_dir, log_strerror(r, eb, sizeof(eb)));
         status = EX_CANTCREAT;
         goto out;
@@ -807,7 +856,7 @@ main(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     struct snapshot *snap = NULL;
-    bool dump_config = false;
+    bool dump_config = false, without_state;
     int c, status;
 
     while ((c = getopt_long(argc, argv, "c:fntVh", longopts, NULL)) != -1) {
@@ -879,13 +928,29 @@ main(int argc, char **argv)
         return EX_OK;
     }
     if (opts.check_only) {
+        struct config_error cerr;
         struct ids ids;
 
+        status = EX_OK;
         /* UserID is only used at start-up, so check it now rather than
          * let a typo stop the daemon after a "configuration OK". */
         if (ids_resolve(snap->cfg->user_id, &ids) < 0) {
             snapshot_unref(snap);
             return EX_NOUSER;
+        }
+        if (config_check_sendmail(snap->cfg, &cerr) < 0)
+            status = EX_CONFIG;
+        else if (config_check_state_parent(snap->cfg, &cerr) < 0)
+            status = EX_CANTCREAT;
+        if (status != EX_OK) {
+            fprintf(stderr, "slop-milter: %s\n", cerr.text);
+            snapshot_unref(snap);
+            return status;
+        }
+        status = state_file_ok(snap->cfg, &without_state);
+        if (status != EX_OK) {
+            snapshot_unref(snap);
+            return status;
         }
         printf("%s: configuration OK, %zu rules from %s\n",
                opts.config_path ? opts.config_path : "(built-in defaults)",

@@ -32,6 +32,7 @@
 #include "classifier.h"
 #include "fit.h"
 #include "fit_plot.h"
+#include "import.h"
 #include "logreg.h"
 #include "mailbox.h"
 #include "output.h"
@@ -441,7 +442,7 @@ labels_scan(struct fit *f)
             r = EX_DATAERR;
             break;
         }
-        r = mailbox_walk(path, fit_message, fit_unreadable, f);
+        r = mailbox_walk(path, 0, fit_message, fit_unreadable, f);
     }
     if (r == 0 && ferror(in))
         r = -EIO;
@@ -966,13 +967,9 @@ fit_cmd(int argc, char **argv, const char *(*rules_resolve)(const char *opt))
     if (f.state_dir != NULL) {
         struct state_lookup_options lopts = {.trust_maintainers = true};
 
-        r = state_open(f.state_dir, STATE_READONLY, 0, &f.st);
-        if (r < 0) {
-            fprintf(stderr, "slopctl fit: cannot open state in '%s': %s\n", f.state_dir,
-                    strerror(-r));
-            ret = EX_NOINPUT;
+        ret = import_open_state(f.state_dir, STATE_READONLY, &f.st);
+        if (ret != 0)
             goto out;
-        }
         state_lookup_init(&f.sl, f.st, &lopts);
     }
     r = features_init(&f);

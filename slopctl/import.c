@@ -10,7 +10,8 @@
  * fingerprints (classifier_diff_fingerprints(), the same function the scan
  * uses) and its (function, bug class) pairs. "import maintainers" hands a
  * MAINTAINERS file to state_maint_import(). "db" prints statistics,
- * prunes, and wraps mdb_dump/mdb_load for backups.
+ * prunes, and wraps mdb_dump/mdb_load for backups; check and recover are
+ * dbcheck.c's.
  *
  * Every input-driven size is capped (files walked, bytes read per file,
  * names kept, bytes per commit). Single-threaded.
@@ -32,6 +33,7 @@
 #include <unistd.h>
 
 #include "classifier.h"
+#include "dbcheck.h"
 #include "import.h"
 #include "state.h"
 #include "state_db.h"
@@ -100,17 +102,30 @@ import_state_dir(const char *opt)
     return dir;
 }
 
-static int
-open_state(const char *dir, bool rdonly, struct state **ret)
+int
+import_open_state(const char *dir, unsigned flags, struct state **ret)
 {
     char buf[128];
-    int r = state_open(dir, rdonly ? STATE_READONLY : 0, 0, ret);
+    int r = state_open(dir, flags, 0, ret);
 
+    if (r == -EUCLEAN) {
+        struct state_check chk;
+
+        (void)state_check_file(dir, &chk);
+        import_err("state '%s': data.mdb damaged (%s)", dir, chk.reason);
+        return EX_CANTCREAT;
+    }
     if (r < 0) {
         import_err("cannot open state in '%s': %s", dir, strerror_r(-r, buf, sizeof(buf)));
         return r == -ENOENT ? EX_NOINPUT : r == -EACCES ? EX_NOPERM : EX_CANTCREAT;
     }
     return 0;
+}
+
+static int
+open_state(const char *dir, bool rdonly, struct state **ret)
+{
+    return import_open_state(dir, rdonly ? STATE_READONLY : 0, ret);
 }
 
 /* ---- a pool of names to sort and store ---- */
@@ -1175,6 +1190,8 @@ db_tool(const char *tool, const char *file, const char *dir)
 }
 
 static const char db_usage[] = "usage: slopctl db stats [--state DIR]\n"
+                               "       slopctl db check [--state DIR]\n"
+                               "       slopctl db recover [--state DIR] NEWDIR\n"
                                "       slopctl db prune [--state DIR] [--days N]\n"
                                "       slopctl db dump [--state DIR] FILE\n"
                                "       slopctl db load [--state DIR] FILE\n";
@@ -1223,6 +1240,10 @@ import_db_cmd(int argc, char **argv)
     state_dir = import_state_dir(state_dir);
     if (strcmp(what, "stats") == 0 && optind == argc)
         return db_stats(state_dir);
+    if (strcmp(what, "check") == 0 && optind == argc)
+        return dbcheck_check(state_dir);
+    if (strcmp(what, "recover") == 0 && optind == argc - 1)
+        return dbcheck_recover(state_dir, argv[optind]);
     if (strcmp(what, "prune") == 0 && optind == argc)
         return db_prune(state_dir, (unsigned)days);
     if (strcmp(what, "dump") == 0 && optind == argc - 1)

@@ -1,6 +1,6 @@
 /*
  * import.h - slopctl's state commands: "import tree|fixes|maintainers"
- * build the offline indices, "db stats|prune|dump|load" look after the
+ * build the offline indices, "db stats|check|recover|prune|dump|load" look after the
  * environment, and statedir_resolve() picks the state directory every
  * state command shares. Single-threaded; each returns a sysexits code.
  */
@@ -12,6 +12,11 @@
  * for root, the build directory's var/state/ for others. The result points
  * into opt or a static buffer. */
 const char *import_state_dir(const char *opt);
+
+/* state_open() dir with flags, saying on stderr why it failed; 0 or a
+ * sysexits code (EX_CANTCREAT for a damaged data.mdb). */
+struct state;
+int import_open_state(const char *dir, unsigned flags, struct state **ret);
 
 int import_cmd(int argc, char **argv);
 int import_db_cmd(int argc, char **argv);

@@ -26,7 +26,10 @@ struct walker {
     mailbox_fn *fn;
     mailbox_error_fn *err;
     void *ctx;
+    bool follow_symlinks; /* MAILBOX_FOLLOW_SYMLINKS */
 };
+
+static const char walker_symlink_text[] = "a symbolic link, not followed (--follow-symlinks)";
 
 static void
 walker_error(struct walker *w, const char *file, size_t index, int errnum)
@@ -202,8 +205,10 @@ out:
     return r;
 }
 
+/* nofollow: path must not be a symbolic link (checked by the open
+ * itself, so a link swapped in after a look is refused too). */
 static int
-walk_file(struct walker *w, const char *path)
+walk_file(struct walker *w, const char *path, bool nofollow)
 {
     bool is_stdin = strcmp(path, "-") == 0;
     const char *data = "";
@@ -213,7 +218,12 @@ walk_file(struct walker *w, const char *path)
     struct stat st;
     int fd, r = 0, e;
 
-    fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    fd = is_stdin ? STDIN_FILENO
+                  : open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | (nofollow ? O_NOFOLLOW : 0));
+    if (fd < 0 && nofollow && errno == ELOOP) {
+        w->err(w->ctx, path, 0, walker_symlink_text);
+        return 0;
+    }
     if (fd < 0) {
         walker_error(w, path, 0, errno);
         return 0;
@@ -300,20 +310,22 @@ path_join(char *buf, size_t size, const char *dir, const char *name)
 }
 
 static bool
-is_dir(const char *path)
+is_dir(const char *path, bool follow)
 {
     struct stat st;
 
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    return (follow ? stat(path, &st) : lstat(path, &st)) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* cur/ and new/ that are links elsewhere make no Maildir unless links are
+ * followed: the directory is then walked as any other. */
 static bool
-is_maildir(const char *path)
+is_maildir(const struct walker *w, const char *path)
 {
     char sub[PATH_MAX];
 
-    return path_join(sub, sizeof(sub), path, "cur") == 0 && is_dir(sub) &&
-           path_join(sub, sizeof(sub), path, "new") == 0 && is_dir(sub);
+    return path_join(sub, sizeof(sub), path, "cur") == 0 && is_dir(sub, w->follow_symlinks) &&
+           path_join(sub, sizeof(sub), path, "new") == 0 && is_dir(sub, w->follow_symlinks);
 }
 
 static int walk_tree(struct walker *w, const char *path, unsigned depth);
@@ -321,7 +333,10 @@ static int walk_tree(struct walker *w, const char *path, unsigned depth);
 /*
  * One entry found in a directory. Links to files are followed, links to
  * directories are not (a link back up would repeat the tree up to the depth
- * cap). In a Maildir (in_maildir) only files count and every name is mail.
+ * cap). In a Maildir (in_maildir) only files count and every name is mail;
+ * links there are not followed unless asked: a Maildir is written by its
+ * owner, and slopctl run as root must not read any file on the host
+ * through a link in it.
  */
 static int
 walk_entry(struct walker *w, const char *path, const char *name, unsigned depth, bool in_maildir)
@@ -330,6 +345,10 @@ walk_entry(struct walker *w, const char *path, const char *name, unsigned depth,
 
     if (lstat(path, &st) < 0) {
         walker_error(w, path, 0, errno);
+        return 0;
+    }
+    if (S_ISLNK(st.st_mode) && in_maildir && !w->follow_symlinks) {
+        w->err(w->ctx, path, 0, walker_symlink_text);
         return 0;
     }
     if (S_ISLNK(st.st_mode)) {
@@ -346,7 +365,7 @@ walk_entry(struct walker *w, const char *path, const char *name, unsigned depth,
         return 0;
     if (!in_maildir && (has_suffix(name, ".md") || has_suffix(name, ".csv")))
         return 0;
-    return walk_file(w, path);
+    return walk_file(w, path, in_maildir && !w->follow_symlinks);
 }
 
 static int
@@ -457,24 +476,27 @@ walk_tree(struct walker *w, const char *path, unsigned depth)
         walker_error(w, path, 0, ELOOP);
         return 0;
     }
-    if (is_maildir(path))
+    if (is_maildir(w, path))
         return walk_maildir(w, path, depth);
     return walk_dir(w, path, depth);
 }
 
 int
-mailbox_walk(const char *path, mailbox_fn *fn, mailbox_error_fn *err, void *ctx)
+mailbox_walk(const char *path, unsigned flags, mailbox_fn *fn, mailbox_error_fn *err, void *ctx)
 {
-    struct walker w = {.fn = fn, .err = err, .ctx = ctx};
+    struct walker w = {.fn = fn,
+                       .err = err,
+                       .ctx = ctx,
+                       .follow_symlinks = (flags & MAILBOX_FOLLOW_SYMLINKS) != 0};
     struct stat st;
 
     if (strcmp(path, "-") == 0)
-        return walk_file(&w, path);
+        return walk_file(&w, path, false);
     if (stat(path, &st) < 0) {
         walker_error(&w, path, 0, errno);
         return 0;
     }
     if (S_ISDIR(st.st_mode))
         return walk_tree(&w, path, 0);
-    return walk_file(&w, path);
+    return walk_file(&w, path, false);
 }

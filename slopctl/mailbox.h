@@ -26,6 +26,12 @@ struct mailbox_msg {
     size_t len;
 };
 
+enum mailbox_flags {
+    /* Read the files that symbolic links in a Maildir's cur/ and new/
+     * point to, and take linked cur/ and new/ for a Maildir. */
+    MAILBOX_FOLLOW_SYMLINKS = 1 << 0,
+};
+
 /* Return 0 to go on, or a negative errno to stop the walk with it. */
 typedef int mailbox_fn(void *ctx, const struct mailbox_msg *m);
 
@@ -40,7 +46,8 @@ typedef void mailbox_error_fn(void *ctx, const char *file, size_t index, const c
  *    '>') lose one '>' (mboxrd); the trailing empty line is dropped;
  *  - any other file: one message;
  *  - a Maildir (a directory with cur/ and new/): the files of cur/ and
- *    new/ together, sorted by name;
+ *    new/ together, sorted by name; a symbolic link there is reported
+ *    through err and skipped, unless flags has MAILBOX_FOLLOW_SYMLINKS;
  *  - any other directory: every file below it, sorted by name at each
  *    level, at most MAILBOX_MAX_DEPTH levels deep. Dot files and dot
  *    directories are skipped, and so are files named *.md or *.csv (the
@@ -49,6 +56,7 @@ typedef void mailbox_error_fn(void *ctx, const char *file, size_t index, const c
  * Returns 0 when the walk finished (errors, if any, were reported through
  * err), or the negative value fn returned to stop it.
  */
-int mailbox_walk(const char *path, mailbox_fn *fn, mailbox_error_fn *err, void *ctx);
+int mailbox_walk(const char *path, unsigned flags, mailbox_fn *fn, mailbox_error_fn *err,
+                 void *ctx);
 
 #endif

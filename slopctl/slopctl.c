@@ -49,17 +49,22 @@ static const char usage_text[] =
     "                    [--project NAME] [--doc-base URL] [--only-actions]\n"
     "                    [--kind auto|report] [--report-recipients PATTERNS]\n"
     "                    [--state DIR | --no-state] [--record] [--duplicate-days N]\n"
-    "                    [--limit NAME=N]... PATH...\n"
+    "                    [--limit NAME=N]... [--follow-symlinks] PATH...\n"
     "       slopctl lint [--rules DIR] [--scores FILE]\n"
     "       slopctl fit [--rules DIR] [-o FILE] [--folds K] [--fp-limit P] [--plot-dir DIR]\n"
     "                   [--lambda L] [--scale S] [--max-score N] [--seed N]\n"
-    "                   [--threshold tag=N] [--threshold reply=N] [--state DIR] LABELS\n"
+    "                   [--slop-weight W] [--threshold tag=N] [--threshold reply=N]\n"
+    "                   [--state DIR] LABELS\n"
     "       slopctl import tree [--state DIR] [--date YYYY-MM-DD] SOURCE_DIR\n"
     "       slopctl import fixes [--state DIR] (FILE | - | --git REPO [--since DATE])\n"
     "       slopctl import maintainers [--state DIR] FILE\n"
-    "       slopctl db (stats | prune [--days N] | dump FILE | load FILE) [--state DIR]\n"
+    "       slopctl db (stats | check | recover NEWDIR | prune [--days N] | dump FILE |\n"
+    "                   load FILE) [--state DIR]\n"
     "       slopctl version\n"
-    "       slopctl help\n"
+    "       slopctl help\n";
+
+/* Two strings: C11 promises only 4095 bytes to one literal. */
+static const char usage_details[] =
     "\n"
     "scan   classify each message found at PATH: a message file, an mbox, a\n"
     "       Maildir, a directory (walked recursively; dot files and *.md,\n"
@@ -88,6 +93,8 @@ static const char usage_text[] =
     "      --record             also record fingerprints and sender counts, as\n"
     "                           the daemon does\n"
     "      --duplicate-days N   window for duplicates (default 30)\n"
+    "      --follow-symlinks    read the files symbolic links in a Maildir's cur/\n"
+    "                           and new/ point to (default: report and skip them)\n"
     "  -l, --limit NAME=N       cap on what the input drives (K, M, G suffixes):\n"
     "                           message-size (10M), mime-depth (32), mime-parts\n"
     "                           (256), part-size (4M), headers (1000), lines\n"
@@ -99,17 +106,19 @@ static const char usage_text[] =
     "fit    fit the rules' scores to labelled mail, cross-validate them and\n"
     "       write a scores file (-o FILE); see slopctl(1) and docs/scoring.md\n"
     "import index a source tree, merged fixes (git log -p) or MAINTAINERS\n"
-    "db     print counts and sizes, expire old entries, dump or load a backup\n"
+    "db     print counts and sizes, check or recover a damaged state, expire old\n"
+    "       entries, dump or load a backup\n"
     "       (state DIR default, as the daemon's: $STATE_DIRECTORY, else\n"
     "       /var/lib/slop-milter for root, else var/state/ in the build directory)\n"
     "\n"
     "exit: 0 fine, 1 some input unreadable, 64 usage, 66 no input readable,\n"
-    "      78 rules do not load\n";
+    "      73 state damaged or not creatable, 78 rules do not load\n";
 
 static void
 usage(FILE *f)
 {
     fputs(usage_text, f);
+    fputs(usage_details, f);
 }
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -324,6 +333,7 @@ cmd_scan(int argc, char **argv)
         {"duplicate-days", required_argument, NULL, 'D'},
         {"limit", required_argument, NULL, 'l'},
         {"scores", required_argument, NULL, 's'},
+        {"follow-symlinks", no_argument, NULL, 'F'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -337,6 +347,7 @@ cmd_scan(int argc, char **argv)
     const char *rules = NULL, *state_dir = NULL;
     const char *report_rcpt[CLASSIFIER_MAX_PATTERNS + 1];
     bool no_state = false;
+    unsigned walk_flags = 0;
     char *end;
     char buf[128];
     int opt, r, i, ret;
@@ -399,6 +410,9 @@ cmd_scan(int argc, char **argv)
         case 'N':
             no_state = true;
             break;
+        case 'F':
+            walk_flags |= MAILBOX_FOLLOW_SYMLINKS;
+            break;
         case 'D':
             errno = 0;
             lopts.duplicate_days = (uint32_t)strtoul(optarg, &end, 10);
@@ -455,12 +469,10 @@ cmd_scan(int argc, char **argv)
     if (state_dir != NULL) {
         /* Without --record nothing is written: a read-only open also works
          * on a copy of the daemon's state. */
-        r = state_open(state_dir, s.record ? 0 : STATE_READONLY, 0, &st);
-        if (r < 0) {
-            fprintf(stderr, "slopctl: cannot open state in '%s': %s\n", state_dir,
-                    strerror_r(-r, buf, sizeof(buf)));
+        r = import_open_state(state_dir, s.record ? 0 : STATE_READONLY, &st);
+        if (r != 0) {
             classifier_free(c);
-            return r == -ENOENT ? EX_NOINPUT : EX_CANTCREAT;
+            return r;
         }
         state_lookup_init(&sl, st, &lopts);
         s.sl = &sl;
@@ -474,7 +486,7 @@ cmd_scan(int argc, char **argv)
         setvbuf(stdout, NULL, _IOFBF, 1 << 16);
     r = 0;
     for (i = optind; i < argc && r == 0; i++)
-        r = mailbox_walk(argv[i], scan_message, scan_error, &s);
+        r = mailbox_walk(argv[i], walk_flags, scan_message, scan_error, &s);
     if (fflush(stdout) != 0 && r == 0)
         r = errno != 0 ? -errno : -EIO;
     if (r == 0 && ferror(stdout))

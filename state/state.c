@@ -88,25 +88,14 @@ state_errno(int rc)
     }
 }
 
-/* Create dir and its parents (mode 0750 for the ones we create). */
+/* Create dir itself, never its parents: a typo in StateDir must not grow
+ * a tree of directories as root. -ENOENT when the parent is missing. */
 static int
-state_mkdir_p(const char *dir)
+state_mkdir(const char *dir)
 {
-    char path[STATE_DIR_MAX];
-    size_t len = strlen(dir);
-
-    if (len == 0 || len >= sizeof(path))
+    if (strlen(dir) >= STATE_DIR_MAX)
         return -ENAMETOOLONG;
-    memcpy(path, dir, len + 1);
-    for (char *p = path + 1; *p != '\0'; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(path, 0750) < 0 && errno != EEXIST)
-            return -errno;
-        *p = '/';
-    }
-    if (mkdir(path, 0750) < 0 && errno != EEXIST)
+    if (mkdir(dir, 0750) < 0 && errno != EEXIST)
         return -errno;
     return 0;
 }
@@ -282,12 +271,24 @@ state_open_txn(struct state *st, MDB_txn *txn, void *ctx)
     return MDB_SUCCESS;
 }
 
+/* Record the newest committed transaction as the state's generation. */
+static int
+state_generation_note(struct state *st)
+{
+    MDB_envinfo info;
+
+    pthread_rwlock_rdlock(&st->resize_lock);
+    mdb_env_info(st->env, &info);
+    pthread_rwlock_unlock(&st->resize_lock);
+    return state_generation_write(st->dir, (uint64_t)info.me_last_txnid);
+}
+
 int
 state_open(const char *dir, unsigned flags, size_t map_size, struct state **ret)
 {
     struct state_open_ctx octx = {0};
+    struct state_check chk;
     struct state *st = NULL;
-    struct stat sb;
     unsigned env_flags;
     bool lock_init = false;
     int r;
@@ -301,22 +302,26 @@ state_open(const char *dir, unsigned flags, size_t map_size, struct state **ret)
     if (map_size > STATE_MAP_MAX)
         map_size = STATE_MAP_MAX;
 
-    if (flags & STATE_READONLY) {
-        char path[STATE_DIR_MAX];
-
-        if (snprintf(path, sizeof(path), "%s/data.mdb", dir) >= (int)sizeof(path))
-            return -ENAMETOOLONG;
-        if (stat(path, &sb) < 0)
-            return -errno;
-    } else {
-        r = state_mkdir_p(dir);
+    if (!(flags & STATE_READONLY)) {
+        r = state_mkdir(dir);
         if (r < 0)
             return r;
     }
+    /* Before LMDB maps it: a data file cut short would fault there. */
+    r = state_check_file(dir, &chk);
+    if (r < 0)
+        return r;
+    if (!chk.present && (flags & STATE_READONLY))
+        return -ENOENT;
 
     st = calloc(1, sizeof(*st));
     if (st == NULL)
         return -ENOMEM;
+    st->dir = strdup(dir);
+    if (st->dir == NULL) {
+        r = -ENOMEM;
+        goto out;
+    }
     st->readonly = (flags & STATE_READONLY) != 0;
     st->nosync = (flags & STATE_NOSYNC) != 0 && !st->readonly;
 
@@ -373,6 +378,9 @@ state_open(const char *dir, unsigned flags, size_t map_size, struct state **ret)
         r = -EPROTO;
         goto out;
     }
+    /* Best effort: without it only an emptied file goes unexplained. */
+    if (!st->readonly)
+        (void)state_generation_note(st);
 
     *ret = st;
     st = NULL;
@@ -383,6 +391,7 @@ out:
             mdb_env_close(st->env);
         if (lock_init)
             pthread_rwlock_destroy(&st->resize_lock);
+        free(st->dir);
         free(st);
     }
     return r;
@@ -405,10 +414,11 @@ state_close(struct state *st)
         return NULL;
     /* The last commits (MDB_NOSYNC) or the last meta page
      * (MDB_NOMETASYNC); nothing to report. */
-    if (st->env != NULL && !st->readonly)
-        (void)mdb_env_sync(st->env, 1);
+    if (st->env != NULL && !st->readonly && mdb_env_sync(st->env, 1) == MDB_SUCCESS)
+        (void)state_generation_note(st);
     mdb_env_close(st->env);
     pthread_rwlock_destroy(&st->resize_lock);
+    free(st->dir);
     free(st);
     return NULL;
 }

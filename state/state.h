@@ -25,11 +25,34 @@ enum state_flags {
 
 struct state;
 
+/* What state_check_file() found. */
+struct state_check {
+    bool present;        /* data.mdb exists */
+    uint64_t txnid;      /* newest committed transaction (healthy file) */
+    uint64_t generation; /* from state.generation; 0: none recorded */
+    uint64_t file_bytes; /* size of data.mdb */
+    uint64_t need_bytes; /* bytes its newest meta page says it holds */
+    uint32_t page_size;
+    char reason[200]; /* why it is damaged or unreadable */
+};
+
+/*
+ * Check dir's data.mdb against its meta pages without mapping it. Returns
+ * 0 when it is whole, or absent with no recorded generation (a first
+ * start: ret->present false); -EUCLEAN when damaged (cut short, empty,
+ * bad meta pages, or missing where state.generation says state existed);
+ * another negative errno when it cannot be read. ret->reason says why.
+ */
+int state_check_file(const char *dir, struct state_check *ret);
+
 /*
  * Open (creating when missing, unless STATE_READONLY) the environment in
  * dir. map_size is the initial map size in bytes (0: 64 MiB); the map
- * grows when full. Returns 0, or a negative errno: -ENOENT (no state and
- * read-only), -EACCES, -EPROTO (schema version from a newer release).
+ * grows when full. Creates dir itself when missing, never its parents.
+ * Checks data.mdb first (state_check_file()). Returns 0, or a negative
+ * errno: -ENOENT (no state and read-only, or no parent directory),
+ * -EACCES, -EPROTO (schema version from a newer release), -EUCLEAN
+ * (data.mdb damaged: state_check_file() tells why).
  */
 int state_open(const char *dir, unsigned flags, size_t map_size, struct state **ret);
 

@@ -169,4 +169,23 @@ int state_tables_stats(struct state *st, void (*fn)(void *ctx, const struct stat
  * (the ledger has state_prune()). */
 int state_tables_prune(struct state *st, time_t before, uint64_t *ret_removed);
 
+/* ---- table by table, for a damaged environment (state_copy.c) ---- */
+
+/* Call fn with the name of every named database of the environment in
+ * src (opened read-only); stops at fn's first negative return. 0 or
+ * -errno. */
+int state_copy_list(const char *src, int (*fn)(void *ctx, const char *name), void *ctx);
+/*
+ * Read every key/value of table name in src (read-only); when dst is not
+ * NULL, write each into dst's table of that name and flags (the
+ * environment and table are created when missing), committing in
+ * batches so that what was read before a failure stays. Sets *ret_read to
+ * the entries read and *ret_expected to the count the table records.
+ * Returns 0, or -errno (-EIO: a damaged page, -ENOENT: no such table).
+ * The walk trusts the pages it reads: check the file first
+ * (state_check_file()), or run it in a process of its own.
+ */
+int state_copy_table(const char *src, const char *dst, const char *name, uint64_t *ret_read,
+                     uint64_t *ret_expected);
+
 #endif

@@ -41,6 +41,7 @@ enum state_table {
 
 struct state {
     MDB_env *env;
+    char *dir; /* for state.generation */
     MDB_dbi meta;
     MDB_dbi ledger;
     MDB_dbi hourly;
@@ -56,6 +57,9 @@ typedef int state_txn_fn(struct state *st, MDB_txn *txn, void *ctx);
 /* state.c */
 int state_errno(int rc);
 int state_run(struct state *st, bool rdonly, state_txn_fn *fn, void *ctx);
+
+/* state_check.c: record txnid in dir/state.generation, atomically. */
+int state_generation_write(const char *dir, uint64_t txnid);
 
 /* state_tables.c: open (creating unless read-only) every table of enum
  * state_table inside state_open()'s transaction; returns an LMDB code. */

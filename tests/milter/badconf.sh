@@ -60,6 +60,16 @@ case_ unknown-user 67 'UserID: no user .slop-no-such-user.' "${R}UserID slop-no-
 case_ relative-path 78 '@CONF@:1: RulesDir: .relative/rules. is not an absolute path' \
     "RulesDir relative/rules\n"
 
+# Paths the daemon needs after start-up: -n must not say OK without them.
+case_ missing-sendmail 78 "SendmailPath .@WORK@/no-sendmail.: No such file or directory" \
+    "${R}SendmailPath $work/no-sendmail\n"
+printf 'not a program\n' >"$work/not-executable"
+chmod 644 "$work/not-executable"
+case_ sendmail-not-executable 78 "SendmailPath .@WORK@/not-executable.: not an executable file" \
+    "${R}SendmailPath $work/not-executable\n"
+case_ state-parent-missing 73 "StateDir .@WORK@/no/such/state.: its parent .@WORK@/no/such. is not a directory" \
+    "${R}StateDir $work/no/such/state\n"
+
 # Files the configuration points at.
 "$bin" -n -c "$work/nonexistent.conf" >/dev/null 2>"$work/err"
 rc=$?

@@ -10,6 +10,7 @@
 #    StateDir is 0750 and its files 0640, all nobody's; the PidFile holds
 #    the pid and cannot be rewritten by the daemon's user;
 #  - a UserID that does not exist is refused (no socket, non-zero exit);
+#  - started as root without UserID, the daemon runs but logs a warning;
 #  - a reply through ReplyTransport sendmail runs the program as nobody with
 #    the recipient as one argv element: an address full of shell syntax
 #    (backquotes, $, |, &, *, {}) runs nothing;
@@ -93,6 +94,21 @@ rc=$?
 check "unknown UserID: refused (exit $rc)" [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ]
 check "unknown UserID: says why" grep -q "no user 'slop-no-such-user-x'" "$root/bad.log"
 check "unknown UserID: no socket left" [ ! -e "$root/run/bad.sock" ]
+
+# ---- root without UserID: runs, but says so -------------------------------------------------
+grep -Ev '^(UserID|PidFile) ' "$conf" | sed "s|^Socket .*|Socket unix:$root/run/root.sock|; s|^StateDir .*|StateDir $root/run/rootstate|" >"$root/root.conf"
+"$bin" -f -c "$root/root.conf" >"$root/root.log" 2>&1 &
+daemon_pid=$!
+n=0
+while ! grep -q 'starting' "$root/root.log" && [ "$n" -lt 100 ] && kill -0 "$daemon_pid" 2>/dev/null; do
+    sleep 0.1
+    n=$((n + 1))
+done
+check "no UserID as root: starts" grep -q 'starting' "$root/root.log"
+check "no UserID as root: warns that it stays root" \
+    grep -q 'running as root: UserID is not set' "$root/root.log"
+stop_pid "$daemon_pid" 100
+daemon_pid=""
 
 # ---- the running daemon ------------------------------------------------------------------
 "$bin" -f -c "$conf" >"$root/daemon.log" 2>&1 &
@@ -190,6 +206,7 @@ done
 wait "$daemon_pid" 2>/dev/null
 rc=$?
 check "SIGTERM: clean exit (status $rc)" [ "$rc" -eq 0 ]
+check "UserID set: no warning about root" sh -c "! grep -q 'running as root' '$root/daemon.log'"
 daemon_pid=""
 check "no sanitizer report" sh -c "! grep -Eq 'AddressSanitizer|LeakSanitizer|runtime error' '$root/daemon.log'"
 

@@ -203,6 +203,26 @@ run scan --json --rules "$T/rules" "$T/md"
 check "Maildir: cur and new merged by name, tmp and dot files skipped" jcheck \
     "[o['message_id'] for o in L] == ['md1@example.org', 'md2@example.org', 'md3@example.org']"
 
+# A link in a Maildir to a file elsewhere (as root, any file on the host)
+# is reported and skipped, and so is a cur/ linked elsewhere, unless
+# --follow-symlinks.
+mkdir -p "$T/mdl/cur" "$T/mdl/new" "$T/outside/cur" "$T/mdl2/new"
+msg own@example.org "own" "a" >"$T/mdl/cur/1700000001.1.host:2,S"
+msg secret@example.org "secret" "s" >"$T/outside/secret"
+ln -s "$T/outside/secret" "$T/mdl/new/1700000002.1.host"
+run scan --json --rules "$T/rules" "$T/mdl"
+check "Maildir: a symlinked message is not read" jcheck \
+    "[o.get('message_id') for o in L if 'error' not in o] == ['own@example.org']"
+check "Maildir: a symlinked message is reported, exit 1" \
+    sh -c '[ "$1" -eq 1 ] && grep -q "symbolic link, not followed" "$2"' sh "$rc" "$T/err"
+run scan --json --follow-symlinks --rules "$T/rules" "$T/mdl"
+check "Maildir: --follow-symlinks reads it" jcheck \
+    "[o['message_id'] for o in L] == ['own@example.org', 'secret@example.org']"
+ln -s "$T/outside/cur" "$T/mdl2/cur"
+cp "$T/outside/secret" "$T/outside/cur/1700000003.1.host:2,"
+run scan --json --rules "$T/rules" "$T/mdl2"
+check "Maildir: a cur/ linked elsewhere is not walked" jcheck "L == []"
+
 # --- directory recursion -------------------------------------------------
 mkdir -p "$T/tree/sub/deeper" "$T/tree/.git"
 msg a@example.org "a" "a" >"$T/tree/a.eml"

@@ -284,6 +284,8 @@ state_dir_remove(struct state *st, const char *dir)
     unlink(path);
     snprintf(path, sizeof(path), "%s/lock.mdb", dir);
     unlink(path);
+    snprintf(path, sizeof(path), "%s/state.generation", dir);
+    unlink(path);
     assert_int_equal(rmdir(dir), 0);
 }
 

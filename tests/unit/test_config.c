@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -381,6 +382,96 @@ test_long_line_and_nul(void **state)
     assert_string_equal(err.text, "t.conf:1: NUL byte in line");
 }
 
+/* A configuration naming sendmail and state_dir, replies on or off. */
+static struct config *
+paths_config(const char *sendmail, const char *state_dir, bool replies)
+{
+    char text[1024];
+
+    snprintf(text, sizeof(text), "SendmailPath %s\nStateDir %s\nReplyEnable %s\n", sendmail,
+             state_dir, replies ? "yes" : "no");
+    return parse_ok(text);
+}
+
+/* What -n checks beyond the file: SendmailPath and StateDir's parent. */
+static void
+test_check_paths(void **state)
+{
+    static const struct {
+        const char *sendmail; /* relative to the temporary directory */
+        bool replies;
+        int want;
+        const char *text;
+    } sm[] = {
+        {"sendmail", true, 0, NULL},
+        {"missing", true, -ENOENT, "No such file or directory"},
+        {"plain", true, -EACCES, "not an executable file"},
+        {"dir", true, -EACCES, "not an executable file"},
+        {"missing", false, 0, NULL}, /* replies off: never run */
+    };
+    static const struct {
+        const char *state_dir;
+        int want;
+    } sd[] = {
+        {"dir", 0},  /* exists */
+        {"new", 0},  /* made at start-up, its parent exists */
+        {"new/", 0}, /* the same */
+        {"no/such", -ENOENT}, {"plain", -ENOTDIR}, {"plain/x", -ENOENT},
+    };
+    char dir[] = "/tmp/test_config.XXXXXX", a[256], b[256];
+    struct config_error err;
+    FILE *f;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(a, sizeof(a), "%s/sendmail", dir);
+    f = fopen(a, "w");
+    assert_non_null(f);
+    fputs("#!/bin/sh\n", f);
+    fclose(f);
+    assert_int_equal(chmod(a, 0755), 0);
+    snprintf(a, sizeof(a), "%s/plain", dir);
+    f = fopen(a, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(chmod(a, 0644), 0);
+    snprintf(a, sizeof(a), "%s/dir", dir);
+    assert_int_equal(mkdir(a, 0755), 0);
+
+    for (size_t i = 0; i < sizeof(sm) / sizeof(sm[0]); i++) {
+        struct config *cfg;
+
+        snprintf(a, sizeof(a), "%s/%s", dir, sm[i].sendmail);
+        cfg = paths_config(a, dir, sm[i].replies);
+        err.text[0] = '\0';
+        assert_int_equal(config_check_sendmail(cfg, &err), sm[i].want);
+        if (sm[i].text != NULL) {
+            if (strstr(err.text, sm[i].text) == NULL || strstr(err.text, a) == NULL)
+                fail_msg("case %zu: '%s'", i, err.text);
+        }
+        config_free(cfg);
+    }
+    for (size_t i = 0; i < sizeof(sd) / sizeof(sd[0]); i++) {
+        struct config *cfg;
+
+        snprintf(b, sizeof(b), "%s/%s", dir, sd[i].state_dir);
+        cfg = paths_config("/bin/sh", b, true);
+        err.text[0] = '\0';
+        if (config_check_state_parent(cfg, &err) != sd[i].want)
+            fail_msg("case %zu (%s): '%s'", i, sd[i].state_dir, err.text);
+        if (sd[i].want != 0 && strstr(err.text, "StateDir") == NULL)
+            fail_msg("case %zu: '%s'", i, err.text);
+        config_free(cfg);
+    }
+    snprintf(a, sizeof(a), "%s/sendmail", dir);
+    unlink(a);
+    snprintf(a, sizeof(a), "%s/plain", dir);
+    unlink(a);
+    snprintf(a, sizeof(a), "%s/dir", dir);
+    rmdir(a);
+    rmdir(dir);
+}
+
 static void
 test_file_not_found(void **state)
 {
@@ -660,6 +751,7 @@ main(void)
         cmocka_unit_test(test_hosts_match),
         cmocka_unit_test(test_man_and_sample_list_every_key),
         cmocka_unit_test(test_sample_parses),
+        cmocka_unit_test(test_check_paths),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -53,8 +53,8 @@ setup(void **pstate)
     assert_non_null(f);
     strcpy(f->dir, "/tmp/test_state.XXXXXX");
     assert_non_null(mkdtemp(f->dir));
-    /* A nested path exercises mkdir -p. */
-    snprintf(f->sub, sizeof(f->sub), "%s/var/lib/slop", f->dir);
+    /* Created by state_open(); its parent f->dir exists. */
+    snprintf(f->sub, sizeof(f->sub), "%s/slop", f->dir);
     *pstate = f;
     return 0;
 }
@@ -67,6 +67,15 @@ teardown(void **pstate)
     nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     free(f);
     return 0;
+}
+
+static mode_t
+current_umask(void)
+{
+    mode_t m = umask(0);
+
+    umask(m);
+    return m;
 }
 
 static struct state *
@@ -671,6 +680,89 @@ test_nosync_claim_and_sync(void **pstate)
     state_close(st);
 }
 
+/* Only StateDir itself is created: a missing parent is an error, and
+ * nothing is made on the way. */
+static void
+test_no_parents(void **pstate)
+{
+    struct fixture *f = *pstate;
+    struct state *st = NULL;
+    char nested[192], parent[192];
+    struct stat sb;
+
+    snprintf(parent, sizeof(parent), "%s/var", f->dir);
+    snprintf(nested, sizeof(nested), "%s/var/lib/slop", f->dir);
+    assert_int_equal(state_open(nested, 0, 0, &st), -ENOENT);
+    assert_null(st);
+    assert_int_equal(stat(parent, &sb), -1);
+    st = open_rw(f, 0);
+    state_close(st);
+    assert_int_equal(stat(f->sub, &sb), 0);
+    assert_int_equal(sb.st_mode & 07777, 0750 & ~current_umask());
+}
+
+/* A file-level look before LMDB maps data.mdb: a file cut short would
+ * fault there, an emptied or removed one would start over silently. */
+static void
+test_damaged_file(void **pstate)
+{
+    struct fixture *f = *pstate;
+    struct state_check chk;
+    struct state *st = NULL;
+    char path[256], addr[64];
+    enum state_claim claim;
+    FILE *fp;
+
+    assert_int_equal(state_check_file(f->sub, &chk), 0);
+    assert_false(chk.present);
+
+    st = open_rw(f, 0);
+    for (int i = 0; i < 2000; i++) {
+        snprintf(addr, sizeof(addr), "sender%d@example.org", i);
+        assert_int_equal(state_reply_claim(st, addr, T0, 60, 0, &claim), 0);
+    }
+    state_close(st);
+    assert_int_equal(state_check_file(f->sub, &chk), 0);
+    assert_true(chk.present);
+    assert_true(chk.txnid > 0);
+    assert_int_equal(chk.generation, chk.txnid);
+    assert_true(chk.file_bytes >= chk.need_bytes);
+    assert_true(chk.need_bytes > 8000);
+
+    snprintf(path, sizeof(path), "%s/data.mdb", f->sub);
+    assert_int_equal(truncate(path, 8000), 0);
+    assert_int_equal(state_check_file(f->sub, &chk), -EUCLEAN);
+    assert_non_null(strstr(chk.reason, "8000 bytes"));
+    assert_int_equal(state_open(f->sub, 0, 0, &st), -EUCLEAN);
+    assert_int_equal(state_open(f->sub, STATE_READONLY, 0, &st), -EUCLEAN);
+
+    assert_int_equal(truncate(path, 0), 0);
+    assert_int_equal(state_check_file(f->sub, &chk), -EUCLEAN);
+    assert_non_null(strstr(chk.reason, "empty"));
+    assert_int_equal(state_open(f->sub, 0, 0, &st), -EUCLEAN);
+
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(state_check_file(f->sub, &chk), -EUCLEAN);
+    assert_non_null(strstr(chk.reason, "missing"));
+    assert_int_equal(state_open(f->sub, 0, 0, &st), -EUCLEAN);
+
+    /* Starting over on purpose: remove the generation with the file. */
+    snprintf(path, sizeof(path), "%s/state.generation", f->sub);
+    assert_int_equal(unlink(path), 0);
+    st = open_rw(f, 0);
+    state_close(st);
+
+    /* A meta page that is not LMDB's. */
+    snprintf(path, sizeof(path), "%s/data.mdb", f->sub);
+    fp = fopen(path, "r+");
+    assert_non_null(fp);
+    assert_int_equal(fseek(fp, 16, SEEK_SET), 0);
+    assert_int_equal(fwrite("XXXX", 1, 4, fp), 4);
+    assert_int_equal(fclose(fp), 0);
+    assert_int_equal(state_check_file(f->sub, &chk), -EUCLEAN);
+    assert_non_null(strstr(chk.reason, "magic"));
+}
+
 int
 main(void)
 {
@@ -690,6 +782,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_killed_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nosync_killed_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nosync_claim_and_sync, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_damaged_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_parents, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -51,6 +51,8 @@ teardown(void **state)
     unlink(path);
     snprintf(path, sizeof(path), "%s/lock.mdb", fx->dir);
     unlink(path);
+    snprintf(path, sizeof(path), "%s/state.generation", fx->dir);
+    unlink(path);
     rmdir(fx->dir);
     free(fx);
     return 0;

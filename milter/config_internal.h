@@ -1,0 +1,87 @@
+/*
+ * config_internal.h - what the files of the configuration share and
+ * nothing else sees: the key table's row type and the helpers one file
+ * defines and another calls.
+ *
+ *   config_keys.c   the key table, its words and how keys are described
+ *   config.c        the parser: a file's lines into a struct config
+ *   config_value.c  the syntax of one value (sizes, sockets, lists, hosts)
+ *   config_match.c  the address and host list matchers
+ *   config_write.c  the man page's key list, the sample, the effective values
+ *   config_check.c  what -n checks beyond the file
+ */
+#ifndef SLOP_MILTER_CONFIG_INTERNAL_H
+#define SLOP_MILTER_CONFIG_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+enum key_type {
+    T_STRING,
+    T_PATH,
+    T_BOOL,
+    T_UINT,
+    T_OCTAL,
+    T_NUMBER,
+    T_SIZE,
+    T_DURATION,
+    T_SOCKET,
+    T_ENUM,
+    T_ADDRS,
+    T_HOSTS,
+    T_HOSTPORT,
+    T_USER,
+};
+
+enum key_flags {
+    K_EMPTY_OK = 1 << 0, /* an empty value is allowed (means "off" or "none") */
+};
+
+struct key {
+    const char *name;
+    enum key_type type;
+    unsigned flags;
+    const char *def;          /* default, parsed like a file value; NULL: computed */
+    const char *def_doc;      /* how a computed default is chosen, for the man page */
+    double min, max;          /* T_UINT, T_OCTAL, T_NUMBER, T_SIZE, T_DURATION */
+    const char *const *words; /* T_ENUM, NULL-terminated */
+    const int *values;        /* T_ENUM: value stored for each word */
+    size_t offset;
+    const char *doc;
+};
+
+/* config_keys.c */
+#define CONFIG_KEYS_MAX 128 /* rows config_keys[] may have: config_parse() counts each */
+extern const struct key config_keys[];
+extern const size_t config_n_keys;
+/* What the sample file shows for a key whose default is computed. */
+const char *sample_value(const struct key *k);
+/* "a, b or c" into buf. */
+void words_join(const char *const *words, char *buf, size_t size);
+const char *type_name(const struct key *k);
+void fmt_limit(double v, char *buf, size_t size);
+void fmt_duration(double v, char *buf, size_t size);
+void fmt_size(double v, char *buf, size_t size);
+const char *enum_word(const char *const *words, const int *values, int v);
+
+/* config_value.c */
+/* An unsigned decimal up to *ret_end, rejecting signs, blanks and overflow. */
+int parse_u64(const char *s, const char **ret_end, uint64_t *ret);
+bool hostport_valid(const char *s);
+bool user_valid(const char *s);
+int split_items(const char *s, int (*fn)(void *ctx, const char *item, size_t len), void *ctx);
+struct list_ctx {
+    struct config_list *list;
+    const char *bad; /* first bad item, for the message */
+    size_t bad_len;
+};
+/* split_items() callback: one address or "@domain" into ctx's list. */
+int list_add(void *ctx, const char *item, size_t len);
+int hosts_parse(const char *value, struct config_hosts *hosts, char *why, size_t why_size);
+void list_release(struct config_list *l);
+void hosts_release(struct config_hosts *h);
+
+#endif

@@ -1,0 +1,367 @@
+/*
+ * config_keys.c - the key table: every key is one row of config_keys[]:
+ * name, type, default (as text, parsed by the same code as a file value),
+ * limits, the struct field it fills and its documentation. Nothing else
+ * in the daemon names a key. Also how a key's type, words and limits are
+ * written in messages and in the man page.
+ *
+ * Read-only data and pure functions: thread-safe.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <syslog.h>
+
+#include "config_internal.h"
+
+static const char *const mode_words[] = {"enforce", "monitor", NULL};
+static const int mode_values[] = {CONFIG_MODE_ENFORCE, CONFIG_MODE_MONITOR};
+static const char *const fail_words[] = {"accept", "tempfail", "reject", "quarantine", NULL};
+static const char *const oversize_words[] = {"scan",   "accept",     "tempfail",
+                                             "reject", "quarantine", NULL};
+static const int fail_values[] = {CONFIG_FAIL_ACCEPT, CONFIG_FAIL_TEMPFAIL, CONFIG_FAIL_REJECT,
+                                  CONFIG_FAIL_QUARANTINE};
+static const int oversize_values[] = {CONFIG_FAIL_SCAN, CONFIG_FAIL_ACCEPT, CONFIG_FAIL_TEMPFAIL,
+                                      CONFIG_FAIL_REJECT, CONFIG_FAIL_QUARANTINE};
+static const char *const state_error_words[] = {"refuse", "run-without", NULL};
+static const int state_error_values[] = {CONFIG_STATE_REFUSE, CONFIG_STATE_RUN_WITHOUT};
+static const char *const transport_words[] = {"sendmail", "smtp", NULL};
+static const int transport_values[] = {CONFIG_TRANSPORT_SENDMAIL, CONFIG_TRANSPORT_SMTP};
+static const char *const facility_words[] = {"mail",   "daemon", "user",   "local0",
+                                             "local1", "local2", "local3", "local4",
+                                             "local5", "local6", "local7", NULL};
+static const int facility_values[] = {LOG_MAIL,   LOG_DAEMON, LOG_USER,   LOG_LOCAL0,
+                                      LOG_LOCAL1, LOG_LOCAL2, LOG_LOCAL3, LOG_LOCAL4,
+                                      LOG_LOCAL5, LOG_LOCAL6, LOG_LOCAL7};
+
+#define F(field) offsetof(struct config, field)
+#define ENUM(w, v) .words = (w), .values = (v)
+
+const struct key config_keys[] = {
+    {"Socket", T_SOCKET, 0, NULL,
+     "local:$RUNTIME_DIRECTORY/slop-milter.sock, else local:/run/slop-milter/slop-milter.sock "
+     "when that directory is writable, else a socket in the build directory",
+     0, 0, NULL, NULL, F(socket),
+     "Where the milter listens: local:/path or unix:/path (a UNIX-domain socket), "
+     "inet:port@host or inet6:port@host (TCP; host defaults to all addresses). "
+     "The MTA's milter setting must name the same socket."},
+    {"SocketMode", T_OCTAL, 0, "0660", NULL, 0, 0777, NULL, NULL, F(socket_mode),
+     "Permissions of a UNIX-domain socket, in octal. The MTA's user must be able to write "
+     "to it: add it to the daemon's group (e.g. usermod -aG slop-milter postfix) or use 0666."},
+    {"UserID", T_USER, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(user_id),
+     "user[:group] to run as after opening the socket and the PID file. When started as "
+     "root with UserID set and the change fails, the daemon refuses to run. Empty: stay as "
+     "started (as root, with a warning in the log)."},
+    {"PidFile", T_PATH, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(pid_file),
+     "File to write the daemon's process id to, written before privileges are dropped and "
+     "removed at exit, for which its directory must be writable by UserID (the systemd unit's "
+     "/run/slop-milter is). Empty: none."},
+    {"UMask", T_OCTAL, 0, "0007", NULL, 0, 0777, NULL, NULL, F(umask),
+     "File mode creation mask (octal) applied at start-up, before the socket, PID file and "
+     "state files are created."},
+    {"Syslog", T_BOOL, 0, "yes", NULL, 0, 0, NULL, NULL, F(syslog),
+     "Log to syslog when running in the background. In the foreground (-f) the log goes to "
+     "standard error instead."},
+    {"SyslogFacility", T_ENUM, 0, "mail", NULL, 0, 0, ENUM(facility_words, facility_values),
+     F(syslog_facility), "Syslog facility."},
+    {"RulesDir", T_PATH, 0, NULL,
+     "the source tree's rules/ when run from the build directory, else the installed "
+     "rules directory (share/slop-milter/rules)",
+     0, 0, NULL, NULL, F(rules_dir),
+     "Directory of *.rules files, loaded in name order, then of *.scores files "
+     "(from slopctl fit), whose scores win."},
+    {"StateDir", T_PATH, 0, NULL,
+     "$STATE_DIRECTORY, else /var/lib/slop-milter when running as root, else var/state/ in the "
+     "build directory",
+     0, 0, NULL, NULL, F(state_dir),
+     "Directory of the LMDB state (reply ledger, counters, the indices slopctl imports, "
+     "fingerprints of mail seen). Created (mode 0750) when missing, but not its parents. "
+     "Read at start-up only: a change takes effect on restart, not on reload."},
+    {"StateSyncInterval", T_DURATION, 0, "1s", NULL, 0, 3600, NULL, NULL, F(state_sync_interval),
+     "How often the state's writes are flushed to disk. Between flushes a write reaches the "
+     "page cache only: it survives a crash or kill of slop-milter, but a power loss or kernel "
+     "crash may lose the last interval's fingerprints and sender counts (never mail; at most "
+     "a missed duplicate). A granted reply is always flushed before it is sent. 0: flush at "
+     "every write, which adds a disk sync (about 0.2 ms on a virtual disk, more on a busy "
+     "one) between the end of each message and its answer. Whether it is 0 is read at "
+     "start-up only."},
+    {"OnStateError", T_ENUM, 0, "refuse", NULL, 0, 0, ENUM(state_error_words, state_error_values),
+     F(on_state_error),
+     "What to do at start-up when StateDir's data.mdb is damaged (cut short, emptied, bad "
+     "meta pages, or missing where state.generation says state existed): refuse exits with "
+     "status 73 and names the damage; run-without starts without any state, so the "
+     "findings that need it (duplicates, floods, known fixes, the tree index, series) are "
+     "skipped and no replies are sent. Either way the file is left as it is for "
+     "slopctl db check and slopctl db recover. Read at start-up only."},
+    {"DuplicateWindow", T_DURATION, 0, "30d", NULL, 86400, 366.0 * 86400, NULL, NULL,
+     F(duplicate_window),
+     "How far back a patch or report recorded in StateDir makes a new one a duplicate; "
+     "rounded up to whole days (suffix s, m, h or d; no suffix: seconds)."},
+    {"TrustMaintainers", T_BOOL, 0, "yes", NULL, 0, 0, NULL, NULL, F(trust_maintainers),
+     "Trust senders whose From: address is an M: or R: address of the MAINTAINERS imported "
+     "into StateDir (slopctl import maintainers): their mail is scored and tagged as usual, "
+     "but never answered, quarantined or rejected."},
+    {"RecordState", T_BOOL, 0, "yes", NULL, 0, 0, NULL, NULL, F(record_state),
+     "Record the fingerprints of each scanned patch and report, and count it for its "
+     "sender, in StateDir, so that later duplicates and floods are found; also a flagged "
+     "cover letter's findings and each series patch's changelog paragraphs, for the rest "
+     "of the series. no: the state is only read."},
+    {"Recipients", T_ADDRS, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(recipients),
+     "Comma-separated addresses (security@example.org) or domains (@example.org) whose mail "
+     "is scanned; mail with none of them among its recipients passes untouched. Empty: "
+     "all mail is scanned."},
+    {"PeerList", T_HOSTS, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(peer_list),
+     "Clients whose mail passes unscanned: a comma-separated list of IP addresses, networks "
+     "(192.0.2.0/24, 2001:db8::/32), host names and .domain suffixes, or the absolute path "
+     "of a file with one entry per line (# comments)."},
+    {"InternalHosts", T_HOSTS, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(internal_hosts),
+     "Hosts of your own network, in PeerList syntax; their mail passes unscanned. Note that "
+     "Postfix's pickup service (non_smtpd_milters) connects from 127.0.0.1, so listing the "
+     "loopback here also skips locally submitted mail."},
+    {"SkipAuthenticated", T_BOOL, 0, "no", NULL, 0, 0, NULL, NULL, F(skip_authenticated),
+     "Pass mail from SMTP-authenticated clients (the {auth_authen} macro is set) unscanned."},
+    {"AllowSenders", T_ADDRS, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(allow_senders),
+     "Envelope senders (addresses or @domains, comma-separated) whose mail passes unscanned."},
+    {"TagThreshold", T_NUMBER, 0, "5", NULL, 0, 1000, NULL, NULL, F(tag_threshold),
+     "Score from which mail is tagged (X-Slop-Status: Yes, subject prefix). 0 disables."},
+    {"ReplyThreshold", T_NUMBER, 0, "12", NULL, 0, 1000, NULL, NULL, F(reply_threshold),
+     "Score from which the sender gets one automatic reply (see ReplyEnable); the mail is "
+     "delivered with its tags. 0 disables."},
+    {"QuarantineThreshold", T_NUMBER, 0, "0", NULL, 0, 1000, NULL, NULL, F(quarantine_threshold),
+     "Score from which mail is quarantined (held by the MTA: Postfix's hold queue). 0 disables."},
+    {"RejectThreshold", T_NUMBER, 0, "0", NULL, 0, 1000, NULL, NULL, F(reject_threshold),
+     "Score from which mail is rejected with 550 5.7.1 and the findings. 0 disables."},
+    {"Mode", T_ENUM, 0, "enforce", NULL, 0, 0, ENUM(mode_words, mode_values), F(mode),
+     "enforce: act on the verdict. monitor: only add the X-Slop-* headers and "
+     "X-Slop-Action: with the action that would have been taken; never change the subject, "
+     "reject, quarantine, defer or reply."},
+    {"SubjectTag", T_STRING, K_EMPTY_OK, "[SLOP]", NULL, 0, 0, NULL, NULL, F(subject_tag),
+     "Text put before the Subject of tagged mail (followed by a space). Empty (\"\"): the "
+     "subject is left alone."},
+    {"Project", T_STRING, 0, "kernel", NULL, 0, 0, NULL, NULL, F(project),
+     "Project profile (a-z, 0-9, '-', '_'): rules marked for other profiles are off. kernel "
+     "(the threat model, checkpatch, tree-index and MAINTAINERS rules apply) or generic ship; "
+     "a site names its own and marks its rule files with it (see docs/rules.md)."},
+    {"DocBase", T_STRING, 0, NULL,
+     "https://docs.kernel.org/ when Project is kernel, else none: findings then carry only "
+     "their own full links, and replies and refusals no document link",
+     0, 0, NULL, NULL, F(doc_base),
+     "Base URL of the documents the findings link to (rules' @/ links), and of the "
+     "threat-model and security-bugs pages that replies and refusals point to."},
+    {"ReportRecipients", T_ADDRS, K_EMPTY_OK, "security@*", NULL, 0, 0, NULL, NULL,
+     F(report_recipients),
+     "Comma-separated patterns of the addresses where reports arrive ('*' any run, '?' one "
+     "character, case-insensitive), matched on the envelope recipients: mail to one of them "
+     "is a report, however short, when it names a problem (one word such as crash, overflow, "
+     "leak, bug or security) and is not a patch or a reply in a thread; other mail is a "
+     "report only if it reads like one. Empty: no address makes a report."},
+    {"ReplyEnable", T_BOOL, 0, "yes", NULL, 0, 0, NULL, NULL, F(reply_enable),
+     "Answer the sender of mail that reaches ReplyThreshold (RFC 3834 rules apply: never "
+     "to <>, lists, bulk or auto-submitted mail)."},
+    {"ReplyFrom", T_STRING, 0, NULL, "slop-milter <postmaster@HOSTNAME>", 0, 0, NULL, NULL,
+     F(reply_from), "From: header of replies (the envelope sender is always <>)."},
+    {"ReplyTemplate", T_PATH, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(reply_template),
+     "Template file for replies. Empty: the built-in template (milter/reply.tmpl; under "
+     "another Project than kernel, the same without the kernel's wording and links)."},
+    {"ReplyInterval", T_DURATION, 0, "7d", NULL, 60, 366.0 * 86400, NULL, NULL, F(reply_interval),
+     "At most one reply per sender address in this interval (suffix s, m, h or d; "
+     "no suffix: seconds)."},
+    {"ReplyHourlyCap", T_UINT, 0, "50", NULL, 0, 1000000, NULL, NULL, F(reply_hourly_cap),
+     "At most this many replies per hour in total. 0: no cap."},
+    {"ReplyTransport", T_ENUM, 0, "sendmail", NULL, 0, 0, ENUM(transport_words, transport_values),
+     F(reply_transport),
+     "How replies leave: sendmail runs SendmailPath, smtp talks to SMTPServer."},
+    {"SendmailPath", T_PATH, 0, "/usr/sbin/sendmail", NULL, 0, 0, NULL, NULL, F(sendmail_path),
+     "The sendmail(8) program used by ReplyTransport sendmail."},
+    {"SMTPServer", T_HOSTPORT, 0, "127.0.0.1:25", NULL, 0, 0, NULL, NULL, F(smtp_server),
+     "host:port (or [IPv6]:port) of the SMTP server used by ReplyTransport smtp; it "
+     "must be a loopback address."},
+    {"OnInternalError", T_ENUM, 0, "accept", NULL, 0, 0, ENUM(fail_words, fail_values),
+     F(on_internal_error),
+     "What to do when a message cannot be scanned (out of memory, failed MTA call): accept, "
+     "tempfail (451 4.7.1), reject (550 5.7.1) or quarantine. Accepted and quarantined mail "
+     "carries X-Slop-Status: Unknown, reason=..."},
+    {"OnTimeout", T_ENUM, 0, "accept", NULL, 0, 0, ENUM(fail_words, fail_values), F(on_timeout),
+     "What to do when a scan takes longer than ScanTimeout; values as OnInternalError."},
+    {"OnOversize", T_ENUM, 0, "scan", NULL, 0, 0, ENUM(oversize_words, oversize_values),
+     F(on_oversize),
+     "What to do with mail larger than MaxMessageSize: scan (scan the first MaxMessageSize "
+     "bytes), or accept, tempfail, reject, quarantine as OnInternalError. The other Max* "
+     "limits do not use this: when one of them cuts the input, the scan still completes on "
+     "what was kept, the mail is tagged as its score says, the finding LIMIT_REACHED "
+     "(score 0) names the limit and the decision line logs limit=..."},
+    {"MaxMessageSize", T_SIZE, 0, "10M", NULL, 65536, 1073741824.0, NULL, NULL, F(max_message_size),
+     "Bytes of a message (headers and body) kept for scanning; suffix K, M or G (powers of "
+     "1024)."},
+    {"ScanTimeout", T_UINT, 0, "5000", NULL, 10, 600000, NULL, NULL, F(scan_timeout),
+     "Milliseconds a scan may take before OnTimeout applies: the time budget of one "
+     "message. The scan runs on its own thread, so a message that would take longer never "
+     "holds up the MTA beyond this."},
+    {"MaxMimeDepth", T_UINT, 0, "32", NULL, 1, 1000, NULL, NULL, F(max_mime_depth),
+     "Nesting depth of multipart parts followed; deeper parts are not analysed."},
+    {"MaxMimeParts", T_UINT, 0, "256", NULL, 1, 100000, NULL, NULL, F(max_mime_parts),
+     "MIME parts walked per message; later parts are not analysed."},
+    {"MaxPartSize", T_SIZE, 0, "4M", NULL, 1024, 1073741824.0, NULL, NULL, F(max_part_size),
+     "Decoded bytes kept of each text part; the rest of the part is not analysed (suffix K, "
+     "M or G)."},
+    {"MaxHeaders", T_UINT, 0, "1000", NULL, 1, 100000, NULL, NULL, F(max_headers),
+     "Header fields kept and analysed per message; later fields are dropped."},
+    {"MaxHeaderSize", T_SIZE, 0, "64K", NULL, 1024, 16777216.0, NULL, NULL, F(max_header_size),
+     "Bytes kept of one header field's value; the rest is cut (suffix K, M or G)."},
+    {"MaxLines", T_UINT, 0, "100000", NULL, 100, 10000000, NULL, NULL, F(max_lines),
+     "Text lines analysed per message; later lines are not analysed."},
+    {"MaxLineLength", T_UINT, 0, "4096", NULL, 80, 1048576, NULL, NULL, F(max_line_length),
+     "Bytes analysed of one line; longer lines are cut."},
+    {"MaxPatchFiles", T_UINT, 0, "500", NULL, 1, 100000, NULL, NULL, F(max_patch_files),
+     "Files of a patch analysed; the diff of later files is not."},
+    {"MaxPatchHunks", T_UINT, 0, "5000", NULL, 1, 1000000, NULL, NULL, F(max_patch_hunks),
+     "Hunks of a patch analysed; later hunks are not."},
+    {"RegexMatchLimit", T_UINT, 0, "100000", NULL, 1000, 100000000, NULL, NULL,
+     F(regex_match_limit),
+     "PCRE2 match limit of one rule pattern on one text: a match that needs more steps "
+     "fails (the rule does not fire) instead of running away."},
+    {"RegexDepthLimit", T_UINT, 0, "5000", NULL, 100, 10000000, NULL, NULL, F(regex_depth_limit),
+     "PCRE2 depth limit (backtracking memory) of one rule pattern on one text; beyond it "
+     "the match fails."},
+    {"RejectText", T_STRING, 0, "Message refused by an automated review, findings follow", NULL, 0,
+     0, NULL, NULL, F(reject_text),
+     "First line of the SMTP reply of rejected mail; one line per finding follows."},
+};
+
+const size_t config_n_keys = sizeof(config_keys) / sizeof(config_keys[0]);
+_Static_assert(sizeof(config_keys) / sizeof(config_keys[0]) <= CONFIG_KEYS_MAX,
+               "raise CONFIG_KEYS_MAX");
+
+/* What the sample file shows for keys whose default is computed. */
+static const struct {
+    size_t offset;
+    const char *value;
+} sample_values[] = {
+    {F(socket), "local:/run/slop-milter/slop-milter.sock"},
+    {F(rules_dir), "/usr/share/slop-milter/rules"},
+    {F(state_dir), "/var/lib/slop-milter"},
+    {F(reply_from), "slop-milter <postmaster@mail.example.org>"},
+    {F(doc_base), "https://docs.kernel.org/"},
+};
+
+const char *
+sample_value(const struct key *k)
+{
+    for (size_t i = 0; i < sizeof(sample_values) / sizeof(sample_values[0]); i++)
+        if (sample_values[i].offset == k->offset)
+            return sample_values[i].value;
+    return "";
+}
+
+void
+words_join(const char *const *words, char *buf, size_t size)
+{
+    size_t n = 0, used = 0;
+
+    while (words[n])
+        n++;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        const char *sep = i == 0 ? "" : i + 1 == n ? " or " : ", ";
+        int w = snprintf(buf + used, size - used, "%s%s", sep, words[i]);
+
+        if (w < 0 || (size_t)w >= size - used)
+            break;
+        used += (size_t)w;
+    }
+}
+
+const char *
+type_name(const struct key *k)
+{
+    switch (k->type) {
+    case T_STRING:
+        return "string";
+    case T_PATH:
+        return "path";
+    case T_BOOL:
+        return "yes|no";
+    case T_UINT:
+        return "integer";
+    case T_OCTAL:
+        return "octal";
+    case T_NUMBER:
+        return "number";
+    case T_SIZE:
+        return "size";
+    case T_DURATION:
+        return "duration";
+    case T_SOCKET:
+        return "socket";
+    case T_ENUM:
+        return "word";
+    case T_ADDRS:
+        return "address list";
+    case T_HOSTS:
+        return "host list";
+    case T_HOSTPORT:
+        return "host:port";
+    case T_USER:
+        return "user[:group]";
+    }
+    return "?";
+}
+
+/* Format a limit without trailing zeros: 1000, 0.5, 65536. */
+void
+fmt_limit(double v, char *buf, size_t size)
+{
+    snprintf(buf, size, "%.10g", v);
+}
+
+/* A duration limit in its largest whole unit: 1m, 366d. */
+void
+fmt_duration(double v, char *buf, size_t size)
+{
+    unsigned long s = (unsigned long)v;
+
+    if (s != 0 && s % 86400 == 0)
+        snprintf(buf, size, "%lud", s / 86400);
+    else if (s != 0 && s % 3600 == 0)
+        snprintf(buf, size, "%luh", s / 3600);
+    else if (s != 0 && s % 60 == 0)
+        snprintf(buf, size, "%lum", s / 60);
+    else
+        snprintf(buf, size, "%lus", s);
+}
+
+/* A size limit in its largest whole power-of-1024 unit: 64K, 1G. */
+void
+fmt_size(double v, char *buf, size_t size)
+{
+    unsigned long long b = (unsigned long long)v;
+
+    if (b != 0 && b % (1ull << 30) == 0)
+        snprintf(buf, size, "%lluG", b >> 30);
+    else if (b != 0 && b % (1ull << 20) == 0)
+        snprintf(buf, size, "%lluM", b >> 20);
+    else if (b != 0 && b % 1024 == 0)
+        snprintf(buf, size, "%lluK", b >> 10);
+    else
+        snprintf(buf, size, "%llu", b);
+}
+
+const char *
+enum_word(const char *const *words, const int *values, int v)
+{
+    for (size_t i = 0; words[i]; i++)
+        if (values[i] == v)
+            return words[i];
+    return "?";
+}
+
+const char *
+config_failure_name(int failure)
+{
+    return enum_word(oversize_words, oversize_values, failure);
+}
+
+const char *
+config_mode_name(int mode)
+{
+    return enum_word(mode_words, mode_values, mode);
+}

@@ -1,0 +1,97 @@
+/*
+ * config_match.c - the address and host list matchers the callbacks ask
+ * (Recipients, AllowSenders, PeerList, InternalHosts). Read-only on an
+ * immutable struct config: thread-safe.
+ */
+#include <netinet/in.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+
+#include "config_internal.h"
+
+bool
+config_list_empty(const struct config_list *list)
+{
+    return list->n == 0;
+}
+
+bool
+config_list_match(const struct config_list *list, const char *addr)
+{
+    const char *at = strrchr(addr, '@');
+
+    for (size_t i = 0; i < list->n; i++) {
+        const char *item = list->items[i];
+
+        if (item[0] == '@') {
+            if (at != NULL && strcasecmp(at, item) == 0)
+                return true;
+        } else if (strcasecmp(addr, item) == 0)
+            return true;
+    }
+    return false;
+}
+
+static bool
+net_match(const struct config_net *net, int family, const unsigned char *addr)
+{
+    unsigned full = net->prefix / 8, rest = net->prefix % 8;
+
+    if (net->family != family)
+        return false;
+    if (memcmp(net->addr, addr, full) != 0)
+        return false;
+    if (rest == 0)
+        return true;
+    {
+        unsigned char mask = (unsigned char)(0xff << (8 - rest));
+
+        return (net->addr[full] & mask) == (addr[full] & mask);
+    }
+}
+
+bool
+config_hosts_match(const struct config_hosts *hosts, const struct sockaddr *sa,
+                   const char *hostname)
+{
+    if (sa != NULL && hosts->n_nets > 0) {
+        unsigned char v4[4];
+        const unsigned char *a = NULL;
+        int family = 0;
+
+        if (sa->sa_family == AF_INET) {
+            a = (const unsigned char *)&((const struct sockaddr_in *)(const void *)sa)->sin_addr;
+            family = AF_INET;
+        } else if (sa->sa_family == AF_INET6) {
+            const struct in6_addr *a6 = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+
+            a = a6->s6_addr;
+            family = AF_INET6;
+            /* An IPv4 client on a dual-stack socket matches IPv4 entries. */
+            if (IN6_IS_ADDR_V4MAPPED(a6)) {
+                memcpy(v4, a6->s6_addr + 12, 4);
+                a = v4;
+                family = AF_INET;
+            }
+        }
+        for (size_t i = 0; a != NULL && i < hosts->n_nets; i++)
+            if (net_match(&hosts->nets[i], family, a))
+                return true;
+    }
+    if (hostname != NULL && hostname[0] != '[' && hostname[0] != '\0') {
+        size_t hl = strlen(hostname);
+
+        for (size_t i = 0; i < hosts->n_names; i++) {
+            const char *n = hosts->names[i];
+            size_t nl = strlen(n);
+
+            if (n[0] == '.') {
+                if (hl > nl && strcasecmp(hostname + hl - nl, n) == 0)
+                    return true;
+            } else if (strcasecmp(hostname, n) == 0)
+                return true;
+        }
+    }
+    return false;
+}

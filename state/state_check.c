@@ -1,0 +1,277 @@
+/*
+ * state_check.c - is data.mdb whole, before LMDB maps it?
+ *
+ * LMDB maps the data file and trusts its meta pages: a file cut short
+ * under a valid meta page faults (SIGBUS) on the first page past its end,
+ * and an empty file is silently made into a new environment. So the two
+ * meta pages are read here with pread, never through a map, and the file
+ * must hold every page the newest valid one counts. The layout read is
+ * LMDB 0.9's (mdb.c: MDB_page header, then MDB_meta): a meta page has
+ * flag P_META, magic 0xBEEFC0DE, data version 1, the page size in the
+ * free database's md_pad, then mm_last_pg and mm_txnid.
+ *
+ * state.generation beside the data file holds the newest transaction id
+ * seen at the last open or close, written atomically (temporary file,
+ * fsync, rename), so that a data file gone missing or empty where state
+ * existed is told apart from a first start.
+ *
+ * Threading: no shared state; safe anywhere. Never logs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "state.h"
+#include "state_internal.h"
+
+#define CHECK_PAGE_HDR 16   /* PAGEHDRSZ: pgno, pad, flags, lower/upper */
+#define CHECK_PAGE_FLAGS 10 /* offset of mp_flags in the page header */
+#define CHECK_P_META 0x08   /* P_META */
+#define CHECK_MAGIC 0xBEEFC0DEu
+#define CHECK_DATA_VERSION 1u /* MDB_DATA_VERSION without MDB_VL32 */
+#define CHECK_OFF_PSIZE 24    /* mm_dbs[FREE_DBI].md_pad */
+#define CHECK_OFF_LAST_PG 120 /* mm_last_pg */
+#define CHECK_OFF_TXNID 128   /* mm_txnid */
+#define CHECK_META_READ (CHECK_PAGE_HDR + CHECK_OFF_TXNID + 8)
+#define CHECK_PSIZE_MIN 512
+#define CHECK_PSIZE_MAX 65536
+#define CHECK_LAST_PG_MAX ((uint64_t)1 << 40) /* far past any map STATE_MAP_MAX allows */
+#define CHECK_GEN_MAX 32                      /* bytes of state.generation read */
+#define CHECK_PATH_MAX 4096
+
+struct check_meta {
+    uint32_t psize;
+    uint64_t last_pg;
+    uint64_t txnid;
+};
+
+static void check_reason(struct state_check *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+check_reason(struct state_check *c, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(c->reason, sizeof(c->reason), fmt, ap);
+    va_end(ap);
+}
+
+static uint32_t
+check_u32(const unsigned char *p)
+{
+    uint32_t v;
+
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+static uint64_t
+check_u64(const unsigned char *p)
+{
+    uint64_t v;
+
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+/* Read meta page i (at offset off); a description of what is wrong in
+ * why, or 0 and *ret. */
+static int
+check_meta_read(int fd, unsigned i, off_t off, struct check_meta *ret, char *why, size_t size)
+{
+    unsigned char buf[CHECK_META_READ];
+    const unsigned char *m = buf + CHECK_PAGE_HDR;
+    ssize_t n;
+    uint16_t flags;
+
+    n = pread(fd, buf, sizeof(buf), off);
+    if (n < 0)
+        return -errno;
+    if ((size_t)n < sizeof(buf)) {
+        snprintf(why, size, "meta page %u cut short", i);
+        return -EUCLEAN;
+    }
+    memcpy(&flags, buf + CHECK_PAGE_FLAGS, sizeof(flags));
+    if (!(flags & CHECK_P_META) || check_u32(m) != CHECK_MAGIC) {
+        snprintf(why, size, "meta page %u has no LMDB magic", i);
+        return -EUCLEAN;
+    }
+    if (check_u32(m + 4) != CHECK_DATA_VERSION) {
+        snprintf(why, size, "meta page %u has data version %" PRIu32, i, check_u32(m + 4));
+        return -EUCLEAN;
+    }
+    ret->psize = check_u32(m + CHECK_OFF_PSIZE);
+    ret->last_pg = check_u64(m + CHECK_OFF_LAST_PG);
+    ret->txnid = check_u64(m + CHECK_OFF_TXNID);
+    if (ret->psize < CHECK_PSIZE_MIN || ret->psize > CHECK_PSIZE_MAX ||
+        (ret->psize & (ret->psize - 1)) != 0) {
+        snprintf(why, size, "meta page %u has page size %" PRIu32, i, ret->psize);
+        return -EUCLEAN;
+    }
+    if (ret->last_pg < 1 || ret->last_pg > CHECK_LAST_PG_MAX) {
+        snprintf(why, size, "meta page %u has last page %" PRIu64, i, ret->last_pg);
+        return -EUCLEAN;
+    }
+    return 0;
+}
+
+/* The generation recorded in dir, or 0 when none (or unreadable). */
+static uint64_t
+check_generation_read(const char *dir)
+{
+    char path[CHECK_PATH_MAX], buf[CHECK_GEN_MAX + 1], *end;
+    unsigned long long v;
+    ssize_t n;
+    int fd;
+
+    if (snprintf(path, sizeof(path), "%s/state.generation", dir) >= (int)sizeof(path))
+        return 0;
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return 0;
+    n = read(fd, buf, CHECK_GEN_MAX);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    errno = 0;
+    v = strtoull(buf, &end, 10);
+    if (errno != 0 || end == buf || (*end != '\n' && *end != '\0'))
+        return 0;
+    return v;
+}
+
+int
+state_check_file(const char *dir, struct state_check *ret)
+{
+    struct state_check c = {0};
+    struct check_meta meta[2];
+    char path[CHECK_PATH_MAX], why[2][96];
+    struct stat sb;
+    int r, fd = -1, ok = 0, newest = 0;
+
+    if (dir == NULL || *dir == '\0' || ret == NULL)
+        return -EINVAL;
+    if (snprintf(path, sizeof(path), "%s/data.mdb", dir) >= (int)sizeof(path))
+        return -ENAMETOOLONG;
+    c.generation = check_generation_read(dir);
+
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        r = -errno;
+        if (r == -ENOENT && c.generation > 0) {
+            check_reason(&c, "missing, where state of generation %" PRIu64 " existed",
+                         c.generation);
+            r = -EUCLEAN;
+        } else if (r == -ENOENT) {
+            r = 0; /* a first start */
+        } else {
+            check_reason(&c, "cannot open: %s", strerror(-r));
+        }
+        goto out;
+    }
+    c.present = true;
+    if (fstat(fd, &sb) < 0) {
+        r = -errno;
+        check_reason(&c, "cannot stat: %s", strerror(-r));
+        goto out;
+    }
+    c.file_bytes = (uint64_t)sb.st_size;
+    /* LMDB writes both meta pages when it creates the file, so an empty
+     * data.mdb was emptied: it would start over without a word. */
+    if (sb.st_size == 0) {
+        if (c.generation > 0)
+            check_reason(&c, "empty file, where state of generation %" PRIu64 " existed",
+                         c.generation);
+        else
+            check_reason(&c, "empty file");
+        r = -EUCLEAN;
+        goto out;
+    }
+
+    r = check_meta_read(fd, 0, 0, &meta[0], why[0], sizeof(why[0]));
+    if (r < 0 && r != -EUCLEAN) {
+        check_reason(&c, "cannot read: %s", strerror(-r));
+        goto out;
+    }
+    if (r == 0) {
+        ok |= 1;
+        /* Meta page 1 sits one page further, at the size page 0 gives. */
+        r = check_meta_read(fd, 1, (off_t)meta[0].psize, &meta[1], why[1], sizeof(why[1]));
+        if (r < 0 && r != -EUCLEAN) {
+            check_reason(&c, "cannot read: %s", strerror(-r));
+            goto out;
+        }
+        if (r == 0 && meta[1].psize == meta[0].psize)
+            ok |= 2;
+        else if (r == 0)
+            snprintf(why[1], sizeof(why[1]), "meta pages disagree on the page size");
+    }
+    /* LMDB 0.9 refuses an environment when either meta page is bad. */
+    if (ok != 3) {
+        check_reason(&c, "%s", (ok & 1) ? why[1] : why[0]);
+        r = -EUCLEAN;
+        goto out;
+    }
+    /* The size again, after the meta pages: a writer extends the file
+     * before it writes the meta page that counts the new pages. */
+    if (fstat(fd, &sb) < 0) {
+        r = -errno;
+        check_reason(&c, "cannot stat: %s", strerror(-r));
+        goto out;
+    }
+    c.file_bytes = (uint64_t)sb.st_size;
+    newest = meta[1].txnid > meta[0].txnid ? 1 : 0;
+    c.txnid = meta[newest].txnid;
+    c.page_size = meta[newest].psize;
+    c.need_bytes = (meta[newest].last_pg + 1) * meta[newest].psize;
+    if (c.file_bytes < c.need_bytes) {
+        check_reason(&c,
+                     "%" PRIu64 " bytes, but transaction %" PRIu64 " uses %" PRIu64
+                     " pages of %" PRIu32 " bytes (%" PRIu64 ")",
+                     c.file_bytes, c.txnid, meta[newest].last_pg + 1, c.page_size, c.need_bytes);
+        r = -EUCLEAN;
+        goto out;
+    }
+    r = 0;
+out:
+    if (fd >= 0)
+        close(fd);
+    *ret = c;
+    return r;
+}
+
+int
+state_generation_write(const char *dir, uint64_t txnid)
+{
+    char path[CHECK_PATH_MAX], tmp[CHECK_PATH_MAX], line[CHECK_GEN_MAX];
+    int fd, n, r = 0;
+
+    if (snprintf(path, sizeof(path), "%s/state.generation", dir) >= (int)sizeof(path) ||
+        snprintf(tmp, sizeof(tmp), "%s/state.generation.XXXXXX", dir) >= (int)sizeof(tmp))
+        return -ENAMETOOLONG;
+    n = snprintf(line, sizeof(line), "%" PRIu64 "\n", txnid);
+    /* A name of its own: processes opening the state at once each write. */
+    fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    errno = 0;
+    /* The mode of LMDB's own files: mkostemp makes 0600. */
+    if (fchmod(fd, 0640) < 0 || write(fd, line, (size_t)n) != n || fsync(fd) < 0)
+        r = errno ? -errno : -EIO;
+    if (close(fd) < 0 && r == 0)
+        r = -errno;
+    if (r == 0 && rename(tmp, path) < 0)
+        r = -errno;
+    if (r < 0)
+        (void)unlink(tmp);
+    return r;
+}

@@ -1,0 +1,177 @@
+#!/bin/sh
+# A damaged state: data.mdb cut short (as a full disk or a bad copy
+# leaves it) and emptied. slop-milter (-n and a real start) and
+# slopctl db stats must name the damage and exit 73, never die by a
+# signal; OnStateError run-without starts without state; slopctl db check
+# tells a whole environment from a damaged one, and db recover copies a
+# whole one exactly.
+# Usage: sh damaged.sh SLOPCTL SLOP_MILTER RULES_DIR
+set -u
+
+if [ $# -ne 3 ]; then
+    echo "usage: sh damaged.sh SLOPCTL SLOP_MILTER RULES_DIR" >&2
+    exit 2
+fi
+SLOPCTL=$1
+MILTER=$2
+RULES=$3
+unset SLOP_RULES_DIR STATE_DIRECTORY RUNTIME_DIRECTORY
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/slop-damaged.XXXXXX") || exit 1
+pid=
+cleanup() {
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+    rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM
+
+pass=0
+fail=0
+ok() {
+    pass=$((pass + 1))
+    printf 'ok - %s\n' "$1"
+}
+not_ok() {
+    fail=$((fail + 1))
+    printf 'not ok - %s (exit %s)\n' "$1" "$rc"
+    for f in "$T/out" "$T/err"; do
+        [ -s "$f" ] && sed 's/^/#   /' "$f" | head -20
+    done
+}
+# expect DESC WANT_EXIT PATTERN CMD...: CMD exits WANT_EXIT (never by a
+# signal: a shell reports those as 128+n) and stderr matches PATTERN
+# (empty: anything).
+expect() {
+    desc=$1 want=$2 pattern=$3
+    shift 3
+    timeout 30 "$@" >"$T/out" 2>"$T/err"
+    rc=$?
+    if [ "$rc" -eq "$want" ] && { [ -z "$pattern" ] || grep -Eq -- "$pattern" "$T/err"; }; then
+        ok "$desc"
+    else
+        not_ok "$desc"
+    fi
+}
+
+# ---- a state of some size: a tree index of a few hundred names ----
+mkdir "$T/src"
+i=0
+while [ $i -lt 400 ]; do
+    printf 'int handler_%d(void)\n{\n\treturn %d;\n}\n#define LIMIT_%d 1\n' $i $i $i \
+        >"$T/src/f$i.c"
+    i=$((i + 1))
+done
+if ! "$SLOPCTL" import tree --state "$T/good" "$T/src" >"$T/out" 2>"$T/err"; then
+    rc=$?
+    not_ok "import a tree"
+    exit 1
+fi
+size=$(wc -c <"$T/good/data.mdb")
+if [ "$size" -le 16384 ]; then
+    echo "Bail out! the state is only $size bytes: nothing to cut short"
+    exit 1
+fi
+
+expect "db check: a whole state is OK" 0 '' "$SLOPCTL" db check --state "$T/good"
+grep -q "tree_sym .* 800 of 800 entries read" "$T/out" || {
+    rc=0
+    not_ok "db check walks every entry"
+}
+
+conf() { # conf DIR [EXTRA]: a configuration using state DIR
+    printf 'RulesDir %s\nStateDir %s\nSocket local:%s/milter.sock\nSyslog no\n%b' \
+        "$RULES" "$1" "$T" "${2:-}" >"$T/milter.conf"
+}
+
+damage() { # damage NAME SIZE: a copy of the good state cut to SIZE bytes
+    rm -rf "$T/$1"
+    cp -a "$T/good" "$T/$1"
+    truncate -s "$2" "$T/$1/data.mdb"
+}
+
+for kind in truncated empty; do
+    if [ $kind = truncated ]; then
+        damage $kind 8000
+        why='8000 bytes, but transaction'
+    else
+        damage $kind 0
+        why='empty file'
+    fi
+    msg="data.mdb damaged \\($why"
+    expect "$kind: db stats names the damage" 73 "$msg" \
+        "$SLOPCTL" db stats --state "$T/$kind"
+    expect "$kind: db check names the damage" 73 "$msg" \
+        "$SLOPCTL" db check --state "$T/$kind"
+    expect "$kind: scan --state names the damage" 73 "$msg" \
+        "$SLOPCTL" scan --state "$T/$kind" --rules "$RULES" /dev/null
+    conf "$T/$kind"
+    expect "$kind: slop-milter -n refuses" 73 "StateDir: $msg" \
+        "$MILTER" -n -c "$T/milter.conf"
+    expect "$kind: slop-milter refuses to start" 73 "StateDir: $msg" \
+        "$MILTER" -f -c "$T/milter.conf"
+    if [ -S "$T/milter.sock" ]; then
+        rc=73
+        not_ok "$kind: no socket is left behind"
+    fi
+    if [ "$(wc -c <"$T/$kind/data.mdb")" -ne "$( [ $kind = empty ] && echo 0 || echo 8000)" ]; then
+        rc=73
+        not_ok "$kind: the damaged file is left as it was"
+    fi
+done
+
+# A data file removed where state existed is no first start.
+rm -rf "$T/missing"
+cp -a "$T/good" "$T/missing"
+rm "$T/missing/data.mdb"
+conf "$T/missing"
+expect "missing: slop-milter -n refuses" 73 "StateDir: data.mdb damaged \\(missing, where state" \
+    "$MILTER" -n -c "$T/milter.conf"
+
+# OnStateError run-without: the daemon serves, without state.
+conf "$T/truncated" "OnStateError run-without\n"
+expect "run-without: slop-milter -n says OK" 0 "running without state" \
+    "$MILTER" -n -c "$T/milter.conf"
+"$MILTER" -f -c "$T/milter.conf" >"$T/out" 2>"$T/err" &
+pid=$!
+n=0
+while [ ! -S "$T/milter.sock" ] && [ $n -lt 100 ] && kill -0 "$pid" 2>/dev/null; do
+    sleep 0.1
+    n=$((n + 1))
+done
+rc=listening
+if [ -S "$T/milter.sock" ] && grep -q "running without state" "$T/err"; then
+    ok "run-without: slop-milter starts and listens"
+else
+    not_ok "run-without: slop-milter starts and listens"
+fi
+kill "$pid" 2>/dev/null
+wait "$pid"
+rc=$?
+pid=
+if [ "$rc" -eq 0 ]; then ok "run-without: stops cleanly"; else not_ok "run-without: stops cleanly"; fi
+
+# ---- recover ----
+expect "db recover: a whole state round-trips" 0 '' \
+    "$SLOPCTL" db recover --state "$T/good" "$T/copy"
+expect "db check: the copy is OK" 0 '' "$SLOPCTL" db check --state "$T/copy"
+if command -v mdb_dump >/dev/null 2>&1; then
+    # Every named database, key and value; the map size may differ.
+    mdb_dump -a "$T/good" | grep -v '^mapsize=' >"$T/dump.good"
+    mdb_dump -a "$T/copy" | grep -v '^mapsize=' >"$T/dump.copy"
+    rc=dump
+    if [ -s "$T/dump.good" ] && cmp -s "$T/dump.good" "$T/dump.copy"; then
+        ok "db recover: the copy holds the same tables, keys and values"
+    else
+        not_ok "db recover: the copy holds the same tables, keys and values"
+    fi
+fi
+expect "db recover: refuses a directory holding a state" 73 "already holds a state" \
+    "$SLOPCTL" db recover --state "$T/good" "$T/copy"
+expect "db recover: a truncated state ends without a signal" 65 "copying what can be read" \
+    "$SLOPCTL" db recover --state "$T/truncated" "$T/rescued"
+expect "db check: what was rescued is a whole state" 0 '' \
+    "$SLOPCTL" db check --state "$T/rescued"
+
+printf '1..%d\n' $((pass + fail))
+[ "$fail" -eq 0 ]
