@@ -48,6 +48,7 @@ enum key_type {
     T_HOSTS,
     T_HOSTPORT,
     T_USER,
+    T_WORDS, /* a list of T_ENUM words; the field holds their values OR'd */
 };
 
 enum key_flags {
@@ -78,6 +79,11 @@ static const int oversize_values[] = {CONFIG_FAIL_SCAN, CONFIG_FAIL_ACCEPT, CONF
                                       CONFIG_FAIL_REJECT, CONFIG_FAIL_QUARANTINE};
 static const char *const transport_words[] = {"sendmail", "smtp", NULL};
 static const int transport_values[] = {CONFIG_TRANSPORT_SENDMAIL, CONFIG_TRANSPORT_SMTP};
+static const char *const require_words[] = {"authenticated", "dmarc-pass", "spf-pass",
+                                            "dkim-aligned",  "any",        NULL};
+static const int require_values[] = {CONFIG_REQUIRE_AUTHENTICATED, CONFIG_REQUIRE_DMARC_PASS,
+                                     CONFIG_REQUIRE_SPF_PASS, CONFIG_REQUIRE_DKIM_ALIGNED,
+                                     CONFIG_REQUIRE_ANY};
 static const char *const facility_words[] = {"mail",   "daemon", "user",   "local0",
                                              "local1", "local2", "local3", "local4",
                                              "local5", "local6", "local7", NULL};
@@ -186,6 +192,20 @@ static const struct key config_keys[] = {
     {"ReplyEnable", T_BOOL, 0, "yes", NULL, 0, 0, NULL, NULL, F(reply_enable),
      "Answer the sender of mail that reaches ReplyThreshold (RFC 3834 rules apply: never "
      "to <>, lists, bulk or auto-submitted mail)."},
+    {"ReplyRequires", T_WORDS, 0, "authenticated dmarc-pass", NULL, 0, 0,
+     ENUM(require_words, require_values), F(reply_requires),
+     "Answer only a sender proved to be who it claims, by any one of: authenticated (the "
+     "MTA's {auth_authen}: SMTP AUTH), dmarc-pass (a trusted Authentication-Results says "
+     "dmarc=pass for the From: domain, which aligns with the envelope sender's), "
+     "dkim-aligned (a trusted dkim=pass whose header.d aligns with that From: domain), "
+     "spf-pass (a trusted spf=pass for the envelope sender's domain); any: no proof. "
+     "Other mail is tagged as usual and logged reply=unverified. Replies to forged "
+     "senders are backscatter."},
+    {"AuthservID", T_STRING, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(authserv_id),
+     "authserv-id of the Authentication-Results fields trusted by ReplyRequires (written by "
+     "OpenDKIM, OpenDMARC or rspamd on this host or the border MTA, which must remove "
+     "incoming fields that claim this id). Empty: the MTA's host name (macro {j}), else "
+     "the local host name."},
     {"ReplyFrom", T_STRING, 0, NULL, "slop-milter <postmaster@HOSTNAME>", 0, 0, NULL, NULL,
      F(reply_from), "From: header of replies (the envelope sender is always <>)."},
     {"ReplyTemplate", T_PATH, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(reply_template),
@@ -797,8 +817,49 @@ type_name(const struct key *k)
         return "host:port";
     case T_USER:
         return "user[:group]";
+    case T_WORDS:
+        return "word list";
     }
     return "?";
+}
+
+/* Blank- or comma-separated words of k->words, their values OR'd into
+ * *field; at least one. */
+static int
+words_set(const struct key *k, const char *value, unsigned *field, char *why, size_t why_size)
+{
+    unsigned v = 0;
+    size_t n = 0;
+
+    for (const char *p = value; *p != '\0';) {
+        size_t len = strcspn(p, " \t,");
+        size_t i;
+
+        if (len == 0) {
+            p++;
+            continue;
+        }
+        for (i = 0; k->words[i]; i++)
+            if (strlen(k->words[i]) == len && strncasecmp(p, k->words[i], len) == 0)
+                break;
+        if (k->words[i] == NULL) {
+            char words[128];
+
+            words_join(k->words, words, sizeof(words));
+            snprintf(why, why_size, "%s: bad value '%.*s' (use %s)", k->name,
+                     (int)(len > 64 ? 64 : len), p, words);
+            return -EINVAL;
+        }
+        v |= (unsigned)k->values[i];
+        n++;
+        p += len;
+    }
+    if (n == 0) {
+        snprintf(why, why_size, "%s: empty value", k->name);
+        return -EINVAL;
+    }
+    *field = v;
+    return 0;
 }
 
 static int
@@ -1030,6 +1091,8 @@ key_set(struct config *cfg, const struct key *k, const char *value, char *why, s
         *(struct config_list *)field = fresh;
         return 0;
     }
+    case T_WORDS:
+        return words_set(k, value, field, why, why_size);
     case T_HOSTS: {
         struct config_hosts fresh = {0};
         char reason[512] = "";
@@ -1459,6 +1522,13 @@ key_value_doc(const struct key *k, char *buf, size_t size)
     case T_ENUM:
         words_join(k->words, buf, size);
         break;
+    case T_WORDS: {
+        char w[128];
+
+        words_join(k->words, w, sizeof(w));
+        snprintf(buf, size, "one or more of %s", w);
+        break;
+    }
     case T_UINT:
     case T_NUMBER:
         snprintf(buf, size, "%s, %s to %s", type_name(k), lo, hi);
@@ -1625,6 +1695,11 @@ config_write_effective(const struct config *cfg, FILE *f)
             break;
         case T_ENUM:
             fputs(enum_word(k->words, k->values, *(const int *)field), f);
+            break;
+        case T_WORDS:
+            for (size_t w = 0, n = 0; k->words[w]; w++)
+                if (*(const unsigned *)field & (unsigned)k->values[w])
+                    fprintf(f, "%s%s", n++ ? " " : "", k->words[w]);
             break;
         case T_ADDRS:
             write_list(f, field);

@@ -67,6 +67,7 @@ msg_free(struct msg *m)
     }
     free(m->headers);
     free(m->subject);
+    free(m->from);
     free(m->buf);
     free(m);
     return NULL;
@@ -262,6 +263,11 @@ msg_add_header(struct msg *m, const char *name, const char *value)
     if (m->subject == NULL && strcasecmp(name, "Subject") == 0) {
         m->subject = strndup(value, vl);
         if (m->subject == NULL)
+            return msg_fail(m, -ENOMEM);
+    }
+    if (strcasecmp(name, "From") == 0 && m->n_from++ == 0) {
+        m->from = strndup(value, vl);
+        if (m->from == NULL)
             return msg_fail(m, -ENOMEM);
     }
 

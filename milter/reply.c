@@ -42,12 +42,15 @@
 #define REPLY_DOC_BASE "https://docs.kernel.org/"
 #define REPLY_FINDINGS_MAX 20  /* hits listed; the rest are counted */
 #define REPLY_TEXT_MAX 600     /* bytes kept of a description or doc link */
-#define REPLY_EVIDENCE_MAX 200 /* bytes kept of a hit's evidence */
-#define REPLY_LINE_MAX 998     /* RFC 5322 line limit, template lines too */
-#define REPLY_WRAP 72          /* body paragraphs are wrapped here */
-#define REPLY_FOLD 78          /* header lines are folded here */
-#define REPLY_PH_NAME_MAX 32   /* longest placeholder name looked for */
-#define REPLY_FROM_MAX 256     /* bytes kept of the configured From: */
+#define REPLY_EVIDENCE_MAX 120 /* bytes shown of a hit's evidence */
+#define REPLY_SUBJECT_SHOWN 80 /* bytes shown of the original subject */
+#define REPLY_QUOTE_SCAN 2048  /* bytes of mail text looked at for one quote */
+#define REPLY_SUBJECT "Automatic reply: details missing from your message"
+#define REPLY_LINE_MAX 998   /* RFC 5322 line limit, template lines too */
+#define REPLY_WRAP 72        /* body paragraphs are wrapped here */
+#define REPLY_FOLD 78        /* header lines are folded here */
+#define REPLY_PH_NAME_MAX 32 /* longest placeholder name looked for */
+#define REPLY_FROM_MAX 256   /* bytes kept of the configured From: */
 #define REPLY_HOST_MAX 253
 #define REPLY_SMTP_LINE_MAX 1000 /* bytes of one SMTP reply line kept */
 #define REPLY_SMTP_LINES_MAX 100 /* lines of one multi-line SMTP reply */
@@ -210,6 +213,98 @@ reply_clean_dup(const char *s, size_t max)
 
     rbuf_add(&b, "", 0);
     reply_clean(&b, s, max);
+    if (b.err != 0) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
+
+/* A word a mail client could turn into a link: a scheme ("://",
+ * "mailto:"), "www.", or host/path ("evil.example/x"). */
+static bool
+reply_link_like(const char *w, size_t n)
+{
+    size_t host = 0, dot = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if ((i + 3 <= n && memcmp(w + i, "://", 3) == 0) ||
+            (i + 4 <= n && strncasecmp(w + i, "www.", 4) == 0) ||
+            (i + 7 <= n && strncasecmp(w + i, "mailto:", 7) == 0))
+            return true;
+    }
+    while (host < n && w[host] != '/' &&
+           ((w[host] >= 'a' && w[host] <= 'z') || (w[host] >= 'A' && w[host] <= 'Z') ||
+            (w[host] >= '0' && w[host] <= '9') || w[host] == '-' || w[host] == '.' ||
+            w[host] == '@')) {
+        if (w[host] == '.')
+            dot = host;
+        host++;
+    }
+    /* A top-level label of two letters or more right before the '/'. */
+    if (host < n && w[host] == '/' && dot > 0 && host - dot > 2) {
+        for (size_t i = dot + 1; i < host; i++)
+            if (!((w[i] >= 'a' && w[i] <= 'z') || (w[i] >= 'A' && w[i] <= 'Z')))
+                return false;
+        return true;
+    }
+    return false;
+}
+
+/*
+ * Text taken from the mail, made fit to show as quoted data: clean (see
+ * reply_clean), each link-like word replaced by "[link removed]", double
+ * quotes made single so the quotation cannot be closed early, and cut to
+ * max bytes at a word (or character) boundary, "..." marking the cut.
+ * NULL on ENOMEM.
+ */
+static char *
+reply_quote_dup(const char *s, size_t max)
+{
+    static const char removed[] = "[link removed]";
+    char *clean = reply_clean_dup(s, REPLY_QUOTE_SCAN);
+    struct rbuf b = {0};
+    bool cut = false;
+
+    if (clean == NULL)
+        return NULL;
+    rbuf_add(&b, "", 0);
+    for (const char *p = clean; *p != '\0' && !cut;) {
+        size_t wl = strcspn(p, " ");
+        bool link = reply_link_like(p, wl);
+        size_t outl = link ? sizeof(removed) - 1 : wl;
+        size_t sep = b.len > 0 ? 1 : 0;
+        size_t take = outl;
+
+        if (b.len + sep + outl > max) {
+            cut = true;
+            if (b.len > 0 || link)
+                break;
+            /* One long word: whole characters up to max. */
+            take = 0;
+            while (take < wl) {
+                size_t l = utf8_seq((const unsigned char *)p + take, wl - take);
+
+                if (l == 0 || take + l > max)
+                    break;
+                take += l;
+            }
+        }
+        if (sep)
+            rbuf_add(&b, " ", 1);
+        if (link) {
+            rbuf_adds(&b, removed);
+        } else {
+            for (size_t i = 0; i < take; i++)
+                rbuf_add(&b, p[i] == '"' ? "'" : p + i, 1);
+        }
+        p += wl;
+        while (*p == ' ')
+            p++;
+    }
+    if (cut || strlen(clean) >= REPLY_QUOTE_SCAN - 4)
+        rbuf_adds(&b, "...");
+    free(clean);
     if (b.err != 0) {
         free(b.p);
         return NULL;
@@ -834,7 +929,7 @@ reply_render_findings(struct rbuf *b, const struct classifier_result *res)
         desc = reply_clean_dup(hit->description ? hit->description : hit->rule, REPLY_TEXT_MAX);
         rule = reply_clean_dup(hit->rule ? hit->rule : "?", 64);
         if (hit->evidence != NULL)
-            ev = reply_clean_dup(hit->evidence, REPLY_EVIDENCE_MAX);
+            ev = reply_quote_dup(hit->evidence, REPLY_EVIDENCE_MAX);
         if (hit->doc != NULL)
             doc = reply_clean_dup(hit->doc, REPLY_TEXT_MAX);
         if (desc == NULL || rule == NULL || (hit->evidence && ev == NULL) ||
@@ -877,7 +972,33 @@ reply_render_findings(struct rbuf *b, const struct classifier_result *res)
         rbuf_printf(b, "\n(and %zu more)\n", hidden);
 }
 
-/* Check and normalise a Message-ID into "<id@host>"; false when unusable. */
+static bool
+reply_atext(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           (c != 0 && strchr("!#$%&'*+-/=?^_`{|}~", c) != NULL);
+}
+
+/* RFC 5322 dot-atom-text: atext runs joined by single dots. */
+static bool
+reply_dot_atom(const char *s, size_t n)
+{
+    if (n == 0 || s[0] == '.' || s[n - 1] == '.')
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '.' ? s[i + 1] == '.' : !reply_atext((unsigned char)s[i]))
+            return false;
+    }
+    return true;
+}
+
+/*
+ * Check and normalise a Message-ID, with or without its <>, into
+ * "<id-left@id-right>" (RFC 5322
+ * msg-id without the obsolete forms: dot-atom-text, '@', dot-atom-text or
+ * a [no-fold-literal]); false when it is anything else, and the reply then
+ * does not refer to it.
+ */
 static bool
 reply_msgid(const char *s, char out[REPLY_MSGID_MAX])
 {
@@ -891,21 +1012,28 @@ reply_msgid(const char *s, char out[REPLY_MSGID_MAX])
     len = strnlen(s, REPLY_MSGID_MAX + 1);
     while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t'))
         len--;
+    /* The classifier hands it over without the brackets. */
     if (len >= 2 && s[0] == '<' && s[len - 1] == '>') {
         s++;
         len -= 2;
     }
     if (len == 0 || len + 2 >= REPLY_MSGID_MAX)
         return false;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-
-        if (c <= 0x20 || c >= 0x7f || c == '<' || c == '>')
-            return false;
-    }
     at = memchr(s, '@', len);
-    if (at == NULL || at == s || at == s + len - 1)
+    if (at == NULL || !reply_dot_atom(s, (size_t)(at - s)))
         return false;
+    {
+        const char *r = at + 1;
+        size_t rl = len - (size_t)(r - s);
+
+        if (rl >= 2 && r[0] == '[' && r[rl - 1] == ']') {
+            for (size_t i = 1; i + 1 < rl; i++)
+                if (r[i] <= 0x20 || r[i] >= 0x7f || r[i] == '[' || r[i] == ']' || r[i] == '\\')
+                    return false;
+        } else if (!reply_dot_atom(r, rl)) {
+            return false;
+        }
+    }
     out[0] = '<';
     memcpy(out + 1, s, len);
     out[len + 1] = '>';
@@ -1043,72 +1171,6 @@ reply_header_folded(struct rbuf *b, const char *name, const char *value)
 }
 
 static void
-reply_base64(struct rbuf *b, const unsigned char *s, size_t n)
-{
-    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)s[i] << 16;
-        char out[4];
-
-        if (i + 1 < n)
-            v |= (uint32_t)s[i + 1] << 8;
-        if (i + 2 < n)
-            v |= s[i + 2];
-        out[0] = tab[(v >> 18) & 63];
-        out[1] = tab[(v >> 12) & 63];
-        out[2] = i + 1 < n ? tab[(v >> 6) & 63] : '=';
-        out[3] = i + 2 < n ? tab[v & 63] : '=';
-        rbuf_add(b, out, 4);
-    }
-}
-
-/* Subject: "Re: " + clean subject; RFC 2047 B-encoded words when it is
- * not ASCII (each word at most 75 characters, whole characters only). */
-static void
-reply_header_subject(struct rbuf *b, const char *subject)
-{
-    bool ascii = true;
-    size_t n = strlen(subject);
-
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)subject[i] >= 0x80)
-            ascii = false;
-    if (ascii) {
-        struct rbuf v = {0};
-
-        rbuf_adds(&v, "Re: ");
-        rbuf_adds(&v, subject);
-        if (v.err == 0)
-            reply_header_folded(b, "Subject", v.p);
-        else if (b->err == 0)
-            b->err = v.err;
-        free(v.p);
-        return;
-    }
-    rbuf_adds(b, "Subject: Re:");
-    for (size_t i = 0; i < n;) {
-        size_t chunk = 0;
-
-        /* 45 bytes encode to 60 characters: "=?UTF-8?B?" + 60 + "?=" = 72. */
-        while (i + chunk < n) {
-            size_t l = utf8_seq((const unsigned char *)subject + i + chunk, n - i - chunk);
-
-            if (l == 0)
-                l = 1; /* cannot happen: subject is clean */
-            if (chunk + l > 45)
-                break;
-            chunk += l;
-        }
-        rbuf_adds(b, i == 0 ? " =?UTF-8?B?" : "\n =?UTF-8?B?");
-        reply_base64(b, (const unsigned char *)subject + i, chunk);
-        rbuf_adds(b, "?=");
-        i += chunk;
-    }
-    rbuf_add(b, "\n", 1);
-}
-
-static void
 reply_hostname(const char *given, char out[REPLY_HOST_MAX + 1])
 {
     char buf[REPLY_HOST_MAX + 1];
@@ -1172,7 +1234,6 @@ reply_render(const struct reply_template *t, const struct reply_input *in, char 
     char date[64];
     const char *subject_in, *msgid_in;
     char *subject = NULL, *from = NULL;
-    const char *subject_shown;
     unsigned char rnd[12];
     bool have_msgid;
     struct rbuf b = {0};
@@ -1199,21 +1260,21 @@ reply_render(const struct reply_template *t, const struct reply_input *in, char 
             rnd[i] = (unsigned char)(x >> 56);
     }
 
-    subject = reply_clean_dup(subject_in ? subject_in : "", REPLY_SUBJECT_MAX);
+    subject = reply_quote_dup(reply_strip_re(subject_in ? subject_in : ""), REPLY_SUBJECT_SHOWN);
     if (in->from != NULL)
         from = reply_clean_dup(in->from, REPLY_FROM_MAX);
     if (subject == NULL || (in->from != NULL && from == NULL)) {
         r = -ENOMEM;
         goto out;
     }
-    subject_shown = reply_strip_re(subject);
 
     if (from != NULL && from[0] != '\0')
         reply_header_folded(&b, "From", from);
     else
         rbuf_printf(&b, "From: slop-milter <postmaster@%s>\n", host);
     rbuf_printf(&b, "To: <%s>\n", to);
-    reply_header_subject(&b, subject_shown[0] ? subject_shown : "your message");
+    /* Nothing from the mail goes into a header but a checked Message-ID. */
+    rbuf_adds(&b, "Subject: " REPLY_SUBJECT "\n");
     rbuf_printf(&b, "Date: %s\n", date);
     rbuf_adds(&b, "Message-ID: <slop.");
     for (size_t i = 0; i < sizeof(rnd); i++)
@@ -1229,8 +1290,7 @@ reply_render(const struct reply_template *t, const struct reply_input *in, char 
                   "Content-Type: text/plain; charset=utf-8\n"
                   "Content-Transfer-Encoding: 8bit\n"
                   "\n");
-    reply_render_body(&b, t, in, subject_shown[0] ? subject_shown : "(no subject)",
-                      have_msgid ? msgid : NULL);
+    reply_render_body(&b, t, in, subject[0] ? subject : "(no subject)", have_msgid ? msgid : NULL);
     r = b.err;
     if (r < 0)
         goto out;

@@ -118,6 +118,7 @@ Syslog no
 RulesDir $rules
 StateDir ${state_dir:-$d/state}
 ReplyFrom slop-milter <postmaster@slop.test>
+ReplyRequires any
 ${reply_conf:-ReplyTransport smtp
 SMTPServer 127.0.0.1:$port
 ReplyThreshold 0}
