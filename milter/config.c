@@ -252,7 +252,9 @@ static const struct key config_keys[] = {
      "Decoded bytes kept of each text part; the rest of the part is not analysed (suffix K, "
      "M or G)."},
     {"MaxHeaders", T_UINT, 0, "1000", NULL, 1, 100000, NULL, NULL, F(max_headers),
-     "Header fields kept and analysed per message; later fields are dropped."},
+     "Header fields kept and analysed per message; later fields are dropped, except the "
+     "first Subject, Message-ID and From, kept wherever they appear (the Subject tagged is "
+     "the one the message has)."},
     {"MaxHeaderSize", T_SIZE, 0, "64K", NULL, 1024, 16777216.0, NULL, NULL, F(max_header_size),
      "Bytes kept of one header field's value; the rest is cut (suffix K, M or G)."},
     {"MaxLines", T_UINT, 0, "100000", NULL, 100, 10000000, NULL, NULL, F(max_lines),

@@ -58,7 +58,8 @@ struct msg {
     size_t n_seen;
     char *subject;                /* first Subject value, NULL when none */
     char *from;                   /* first From value, NULL when none */
-    size_t n_from;                /* From fields seen */
+    size_t n_from;                /* From fields seen, kept or not */
+    bool have_message_id;         /* a Message-ID field was kept */
     bool authenticated;           /* the MTA set {auth_authen} */
     char mta_name[CONN_HOST_MAX]; /* the MTA's {j}, "" when not sent */
 
@@ -99,7 +100,8 @@ void msg_set_queue_id(struct msg *m, const char *id);
 /*
  * Record one header field. Fields past m->max_headers are not kept or
  * buffered but X-Slop-* occurrences are still counted, so their removal
- * indices stay right. Returns 0 or -ENOMEM (m->error is set too).
+ * indices stay right, and the first Subject, Message-ID and From are kept
+ * wherever they appear. Returns 0 or -ENOMEM (m->error is set too).
  */
 int msg_add_header(struct msg *m, const char *name, const char *value);
 int msg_end_headers(struct msg *m);
