@@ -8,7 +8,8 @@
 --   2. no proof: not answered;
 --   3. Authentication-Results with dmarc=pass from another authserv-id: not
 --      answered;
---   4. the same from the MTA's own {j} (the default AuthservID): answered.
+--   4. the same from the MTA's own {j} (the default AuthservID): answered;
+--   5. slop-milter -t on an unproved sender says so.
 local lib = dofile(MSGS .. "/../lib.lua")
 local conf = WORK .. "/reply-verify.conf"
 local sent = WORK .. "/sent"
@@ -72,6 +73,17 @@ report(4, "riley@example.test", { extra_headers = {
 lib.check("4. trusted dmarc=pass from {j} answered", wait_sent("riley@example.test"))
 lib.check("2. unproved sender not answered", not sent_to("riley2@example.test"))
 lib.check("3. dmarc=pass from another authserv-id not answered", not sent_to("riley3@example.test"))
+
+-- 5. slop-milter -t says why it would not answer (it printed "would be
+--    sent" with no text before).
+local said = nil
+for _, kv in ipairs(lib.preview(conf, MSGS .. "/lock-swap.eml", "riley5@example.test")) do
+    if kv[1] == "reply-to" then
+        said = kv[2]
+    end
+end
+lib.check("5. -t: reply-to says unverified",
+    said == "<riley5@example.test> (unverified: ReplyRequires not met)", said)
 
 mt.disconnect(conn)
 lib.finish()
