@@ -707,16 +707,14 @@ cb_connect(SMFICTX *ctx, char *hostname, _SOCK_ADDR *sa)
 {
     struct conn *c = conn_get(ctx);
     const struct config *cfg;
+    const char *mta_name;
 
     if (c == NULL)
         return early_failure(NULL);
     cfg = c->snap->cfg;
     snprintf(c->host, sizeof(c->host), "%s", hostname ? hostname : "unknown");
-    {
-        const char *j = smfi_getsymval(ctx, sym_mta_name);
-
-        snprintf(c->mta_name, sizeof(c->mta_name), "%s", j ? j : "");
-    }
+    mta_name = smfi_getsymval(ctx, sym_mta_name);
+    snprintf(c->mta_name, sizeof(c->mta_name), "%s", mta_name ? mta_name : "");
     if (sa != NULL) {
         const void *a = NULL;
 
