@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <libmilter/mfapi.h>
 #include <libmilter/mfdef.h>
@@ -56,6 +57,7 @@
 #include "conn.h"
 #include "log.h"
 #include "reply.h"
+#include "reply_verify.h"
 #include "scanner.h"
 #include "snapshot.h"
 #include "state.h"
@@ -81,7 +83,8 @@ static atomic_ulong cb_nr;
 /* libmilter's API takes char * for names it never changes. */
 static char sym_queue_id[] = "i";
 static char sym_auth[] = "{auth_authen}";
-static char sym_list_connect[] = "{daemon_name}";
+static char sym_mta_name[] = "j";
+static char sym_list_connect[] = "j {daemon_name}";
 static char sym_list_envfrom[] = "i {auth_authen}";
 static char sym_list_eom[] = "i";
 static char hdr_subject[] = "Subject";
@@ -327,6 +330,40 @@ reply_from_addr(const char *from, char *buf, size_t size)
     conn_addr_strip(lt ? lt : from, buf, size);
 }
 
+_Static_assert((unsigned)CONFIG_REQUIRE_ANY == (unsigned)REPLY_REQUIRE_ANY &&
+                   (unsigned)CONFIG_REQUIRE_AUTHENTICATED ==
+                       (unsigned)REPLY_REQUIRE_AUTHENTICATED &&
+                   (unsigned)CONFIG_REQUIRE_DMARC_PASS == (unsigned)REPLY_REQUIRE_DMARC_PASS &&
+                   (unsigned)CONFIG_REQUIRE_SPF_PASS == (unsigned)REPLY_REQUIRE_SPF_PASS &&
+                   (unsigned)CONFIG_REQUIRE_DKIM_ALIGNED == (unsigned)REPLY_REQUIRE_DKIM_ALIGNED,
+               "ReplyRequires words and reply_verify bits differ");
+
+/* ReplyRequires: is the envelope sender proved (reply_verify.h)? */
+static bool
+sender_verified(const struct config *cfg, const struct msg *m, const struct reply_header *hdrs)
+{
+    struct reply_verify_input in = {0};
+    char host[CONN_HOST_MAX] = "";
+
+    if (cfg->reply_requires & CONFIG_REQUIRE_ANY)
+        return true;
+    in.env_sender = m->mail_from;
+    in.auth_authen = m->authenticated ? "yes" : NULL;
+    in.authserv_id = cfg->authserv_id;
+    if (in.authserv_id[0] == '\0')
+        in.authserv_id = m->mta_name;
+    if (in.authserv_id[0] == '\0') {
+        if (gethostname(host, sizeof(host)) < 0)
+            host[0] = '\0';
+        host[sizeof(host) - 1] = '\0';
+        in.authserv_id = host;
+    }
+    in.from = m->n_from == 1 ? m->from : NULL;
+    in.headers = hdrs;
+    in.n_headers = m->n_headers;
+    return reply_verify_ok(cfg->reply_requires, reply_verify(&in));
+}
+
 static void
 prepare_reply(struct snapshot *snap, struct msg *m, struct decision *d)
 {
@@ -358,6 +395,10 @@ prepare_reply(struct snapshot *snap, struct msg *m, struct decision *d)
         reply_suppress_reason(m->mail_from ? m->mail_from : "", hdrs, m->n_headers, own, n_own);
     if (d->reply_suppressed != NULL)
         goto out;
+    if (!sender_verified(cfg, m, hdrs)) {
+        d->reply_unverified = true;
+        goto out;
+    }
 
     in.from = cfg->reply_from;
     in.to = m->mail_from;
@@ -667,11 +708,14 @@ cb_connect(SMFICTX *ctx, char *hostname, _SOCK_ADDR *sa)
 {
     struct conn *c = conn_get(ctx);
     const struct config *cfg;
+    const char *mta_name;
 
     if (c == NULL)
         return early_failure(NULL);
     cfg = c->snap->cfg;
     snprintf(c->host, sizeof(c->host), "%s", hostname ? hostname : "unknown");
+    mta_name = smfi_getsymval(ctx, sym_mta_name);
+    snprintf(c->mta_name, sizeof(c->mta_name), "%s", mta_name ? mta_name : "");
     if (sa != NULL) {
         const void *a = NULL;
 
@@ -725,6 +769,8 @@ cb_envfrom(SMFICTX *ctx, char **argv)
     msg_set_sender(m, argv ? argv[0] : NULL);
 
     auth = smfi_getsymval(ctx, sym_auth);
+    m->authenticated = auth != NULL && *auth != '\0';
+    snprintf(m->mta_name, sizeof(m->mta_name), "%s", c->mta_name);
     if (cfg->skip_authenticated && auth != NULL && *auth != '\0') {
         char from[LOG_FIELD_MAX];
 
@@ -831,6 +877,10 @@ dispatch_reply(const struct config *cfg, struct msg *m, struct decision *d)
         for (char *p = d->reply_note; *p; p++)
             if (*p == ' ')
                 *p = '-';
+        return;
+    }
+    if (d->reply_unverified) {
+        snprintf(d->reply_note, sizeof(d->reply_note), "unverified");
         return;
     }
     if (cb_state == NULL || cb_sender == NULL || d->reply_text == NULL) {

@@ -27,6 +27,8 @@ struct decision {
     double ms;                     /* time spent scanning */
     char *reply_text;              /* rendered reply when plan.reply and allowed */
     const char *reply_suppressed;  /* static reason when plan.reply but not allowed */
+    bool reply_unverified;         /* plan.reply, allowed, but the sender is not proved
+                                    * as ReplyRequires asks */
     char reply_note[64];           /* outcome for the log line ("queued", "recent", ...) */
 };
 

@@ -92,6 +92,45 @@ replace_string(char **field, const char *value)
     return 0;
 }
 
+/* Blank- or comma-separated words of k->words, their values OR'd into
+ * *field; at least one. */
+static int
+words_set(const struct key *k, const char *value, unsigned *field, char *why, size_t why_size)
+{
+    unsigned v = 0;
+    size_t n = 0;
+
+    for (const char *p = value; *p != '\0';) {
+        size_t len = strcspn(p, " \t,");
+        size_t i;
+
+        if (len == 0) {
+            p++;
+            continue;
+        }
+        for (i = 0; k->words[i]; i++)
+            if (strlen(k->words[i]) == len && strncasecmp(p, k->words[i], len) == 0)
+                break;
+        if (k->words[i] == NULL) {
+            char words[128];
+
+            words_join(k->words, words, sizeof(words));
+            snprintf(why, why_size, "%s: bad value '%.*s' (use %s)", k->name,
+                     (int)(len > 64 ? 64 : len), p, words);
+            return -EINVAL;
+        }
+        v |= (unsigned)k->values[i];
+        n++;
+        p += len;
+    }
+    if (n == 0) {
+        snprintf(why, why_size, "%s: empty value", k->name);
+        return -EINVAL;
+    }
+    *field = v;
+    return 0;
+}
+
 /*
  * Set one key from its text. On a bad value returns -EINVAL and writes the
  * reason (without file and line) to why.
@@ -270,6 +309,8 @@ key_set(struct config *cfg, const struct key *k, const char *value, char *why, s
         *(struct config_list *)field = fresh;
         return 0;
     }
+    case T_WORDS:
+        return words_set(k, value, field, why, why_size);
     case T_HOSTS: {
         struct config_hosts fresh = {0};
         char reason[512] = "";

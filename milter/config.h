@@ -49,6 +49,16 @@ enum config_transport {
     CONFIG_TRANSPORT_SMTP,
 };
 
+/* ReplyRequires: the proofs of the sender accepted (reply_verify.h's
+ * REPLY_REQUIRE_* have the same values). */
+enum config_require {
+    CONFIG_REQUIRE_ANY = 1 << 0,
+    CONFIG_REQUIRE_AUTHENTICATED = 1 << 1,
+    CONFIG_REQUIRE_DMARC_PASS = 1 << 2,
+    CONFIG_REQUIRE_SPF_PASS = 1 << 3,
+    CONFIG_REQUIRE_DKIM_ALIGNED = 1 << 4,
+};
+
 /* Lower-case addresses ("user@example.org") and domains ("@example.org"). */
 struct config_list {
     char **items;
@@ -99,6 +109,8 @@ struct config {
     char *doc_base;                       /* "": the profile has no document base */
     struct config_list report_recipients; /* patterns, lower case */
     bool reply_enable;
+    unsigned reply_requires; /* enum config_require bits */
+    char *authserv_id;       /* "": the MTA's {j} */
     char *reply_from;
     char *reply_template;
     uint32_t reply_interval; /* seconds */

@@ -34,6 +34,7 @@ enum key_type {
     T_HOSTS,
     T_HOSTPORT,
     T_USER,
+    T_WORDS, /* a list of T_ENUM words; the field holds their values OR'd */
 };
 
 enum key_flags {

@@ -26,6 +26,11 @@ static const char *const state_error_words[] = {"refuse", "run-without", NULL};
 static const int state_error_values[] = {CONFIG_STATE_REFUSE, CONFIG_STATE_RUN_WITHOUT};
 static const char *const transport_words[] = {"sendmail", "smtp", NULL};
 static const int transport_values[] = {CONFIG_TRANSPORT_SENDMAIL, CONFIG_TRANSPORT_SMTP};
+static const char *const require_words[] = {"authenticated", "dmarc-pass", "spf-pass",
+                                            "dkim-aligned",  "any",        NULL};
+static const int require_values[] = {CONFIG_REQUIRE_AUTHENTICATED, CONFIG_REQUIRE_DMARC_PASS,
+                                     CONFIG_REQUIRE_SPF_PASS, CONFIG_REQUIRE_DKIM_ALIGNED,
+                                     CONFIG_REQUIRE_ANY};
 static const char *const facility_words[] = {"mail",   "daemon", "user",   "local0",
                                              "local1", "local2", "local3", "local4",
                                              "local5", "local6", "local7", NULL};
@@ -157,6 +162,20 @@ const struct key config_keys[] = {
     {"ReplyEnable", T_BOOL, 0, "yes", NULL, 0, 0, NULL, NULL, F(reply_enable),
      "Answer the sender of mail that reaches ReplyThreshold (RFC 3834 rules apply: never "
      "to <>, lists, bulk or auto-submitted mail)."},
+    {"ReplyRequires", T_WORDS, 0, "authenticated dmarc-pass", NULL, 0, 0,
+     ENUM(require_words, require_values), F(reply_requires),
+     "Answer only a sender proved to be who it claims, by any one of: authenticated (the "
+     "MTA's {auth_authen}: SMTP AUTH), dmarc-pass (a trusted Authentication-Results says "
+     "dmarc=pass for the From: domain, which aligns with the envelope sender's), "
+     "dkim-aligned (a trusted dkim=pass whose header.d aligns with that From: domain), "
+     "spf-pass (a trusted spf=pass for the envelope sender's domain); any: no proof. "
+     "Other mail is tagged as usual and logged reply=unverified. Replies to forged "
+     "senders are backscatter."},
+    {"AuthservID", T_STRING, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(authserv_id),
+     "authserv-id of the Authentication-Results fields trusted by ReplyRequires (written by "
+     "OpenDKIM, OpenDMARC or rspamd on this host or the border MTA, which must remove "
+     "incoming fields that claim this id). Empty: the MTA's host name (macro {j}), else "
+     "the local host name."},
     {"ReplyFrom", T_STRING, 0, NULL, "slop-milter <postmaster@HOSTNAME>", 0, 0, NULL, NULL,
      F(reply_from), "From: header of replies (the envelope sender is always <>)."},
     {"ReplyTemplate", T_PATH, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(reply_template),
@@ -204,7 +223,9 @@ const struct key config_keys[] = {
      "Decoded bytes kept of each text part; the rest of the part is not analysed (suffix K, "
      "M or G)."},
     {"MaxHeaders", T_UINT, 0, "1000", NULL, 1, 100000, NULL, NULL, F(max_headers),
-     "Header fields kept and analysed per message; later fields are dropped."},
+     "Header fields kept and analysed per message; later fields are dropped, except the "
+     "first Subject, Message-ID and From, kept wherever they appear (the Subject tagged is "
+     "the one the message has)."},
     {"MaxHeaderSize", T_SIZE, 0, "64K", NULL, 1024, 16777216.0, NULL, NULL, F(max_header_size),
      "Bytes kept of one header field's value; the rest is cut (suffix K, M or G)."},
     {"MaxLines", T_UINT, 0, "100000", NULL, 100, 10000000, NULL, NULL, F(max_lines),
@@ -302,6 +323,8 @@ type_name(const struct key *k)
         return "host:port";
     case T_USER:
         return "user[:group]";
+    case T_WORDS:
+        return "word list";
     }
     return "?";
 }

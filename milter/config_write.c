@@ -37,6 +37,13 @@ key_value_doc(const struct key *k, char *buf, size_t size)
     case T_ENUM:
         words_join(k->words, buf, size);
         break;
+    case T_WORDS: {
+        char w[128];
+
+        words_join(k->words, w, sizeof(w));
+        snprintf(buf, size, "one or more of %s", w);
+        break;
+    }
     case T_UINT:
     case T_NUMBER:
         snprintf(buf, size, "%s, %s to %s", type_name(k), lo, hi);
@@ -203,6 +210,11 @@ config_write_effective(const struct config *cfg, FILE *f)
             break;
         case T_ENUM:
             fputs(enum_word(k->words, k->values, *(const int *)field), f);
+            break;
+        case T_WORDS:
+            for (size_t w = 0, n = 0; k->words[w]; w++)
+                if (*(const unsigned *)field & (unsigned)k->values[w])
+                    fprintf(f, "%s%s", n++ ? " " : "", k->words[w]);
             break;
         case T_ADDRS:
             write_list(f, field);

@@ -67,6 +67,7 @@ msg_free(struct msg *m)
     }
     free(m->headers);
     free(m->subject);
+    free(m->from);
     free(m->buf);
     free(m);
     return NULL;
@@ -223,6 +224,21 @@ note_slop_header(struct msg *m, const char *name)
     m->n_seen++;
 }
 
+/*
+ * The first Subject, Message-ID and From are kept even past MaxHeaders (at
+ * most three fields more): tagging must change the Subject there is, not
+ * add a second one, and a reply needs the sender's From and Message-ID.
+ */
+static bool
+late_key_field(const struct msg *m, const char *name)
+{
+    if (strcasecmp(name, "Subject") == 0)
+        return m->subject == NULL;
+    if (strcasecmp(name, "Message-ID") == 0)
+        return !m->have_message_id;
+    return strcasecmp(name, "From") == 0 && m->n_from == 1;
+}
+
 int
 msg_add_header(struct msg *m, const char *name, const char *value)
 {
@@ -237,7 +253,9 @@ msg_add_header(struct msg *m, const char *name, const char *value)
     m->n_headers_seen++;
     if (strncasecmp(name, "X-Slop-", 7) == 0)
         note_slop_header(m, name);
-    if (m->n_headers >= m->max_headers) {
+    if (strcasecmp(name, "From") == 0)
+        m->n_from++;
+    if (m->n_headers >= m->max_headers && !late_key_field(m, name)) {
         m->headers_truncated = true;
         return 0;
     }
@@ -262,6 +280,13 @@ msg_add_header(struct msg *m, const char *name, const char *value)
     if (m->subject == NULL && strcasecmp(name, "Subject") == 0) {
         m->subject = strndup(value, vl);
         if (m->subject == NULL)
+            return msg_fail(m, -ENOMEM);
+    }
+    if (strcasecmp(name, "Message-ID") == 0)
+        m->have_message_id = true;
+    if (strcasecmp(name, "From") == 0 && m->n_from == 1) {
+        m->from = strndup(value, vl);
+        if (m->from == NULL)
             return msg_fail(m, -ENOMEM);
     }
 

@@ -25,6 +25,7 @@
 #define CONN_ADDR_MAX 320                   /* bytes of an address kept */
 #define CONN_MAX_SLOP_NAMES 16              /* distinct inbound X-Slop-* names tracked */
 #define CONN_QUEUE_ID_MAX 64
+#define CONN_HOST_MAX 256 /* bytes of the MTA's host name ({j}) kept */
 
 struct snapshot;
 
@@ -55,7 +56,12 @@ struct msg {
     char slop_names[CONN_MAX_SLOP_NAMES][VERDICT_NAME_MAX];
     struct verdict_seen seen[CONN_MAX_SLOP_NAMES]; /* names point into slop_names */
     size_t n_seen;
-    char *subject; /* first Subject value, NULL when none */
+    char *subject;                /* first Subject value, NULL when none */
+    char *from;                   /* first From value, NULL when none */
+    size_t n_from;                /* From fields seen, kept or not */
+    bool have_message_id;         /* a Message-ID field was kept */
+    bool authenticated;           /* the MTA set {auth_authen} */
+    char mta_name[CONN_HOST_MAX]; /* the MTA's {j}, "" when not sent */
 
     char *buf; /* the message as the classifier sees it: headers, blank line, body */
     size_t len, cap, max;
@@ -69,9 +75,10 @@ struct conn {
     struct snapshot *snap; /* reference held until conn_free() */
     char host[256];
     char addr[64];
-    const char *skip; /* why this connection is not scanned; NULL: scan it */
-    bool can_skip;    /* the MTA understands SMFIS_SKIP */
-    unsigned long nr; /* SMFIP_NR_* stages negotiated as "no reply" */
+    char mta_name[CONN_HOST_MAX]; /* {j} at connect, "" when not sent */
+    const char *skip;             /* why this connection is not scanned; NULL: scan it */
+    bool can_skip;                /* the MTA understands SMFIS_SKIP */
+    unsigned long nr;             /* SMFIP_NR_* stages negotiated as "no reply" */
     unsigned long n_msgs;
     struct msg *msg;
 };
@@ -93,7 +100,8 @@ void msg_set_queue_id(struct msg *m, const char *id);
 /*
  * Record one header field. Fields past m->max_headers are not kept or
  * buffered but X-Slop-* occurrences are still counted, so their removal
- * indices stay right. Returns 0 or -ENOMEM (m->error is set too).
+ * indices stay right, and the first Subject, Message-ID and From are kept
+ * wherever they appear. Returns 0 or -ENOMEM (m->error is set too).
  */
 int msg_add_header(struct msg *m, const char *name, const char *value);
 int msg_end_headers(struct msg *m);

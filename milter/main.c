@@ -286,6 +286,8 @@ offline_one(struct snapshot *snap, const char *path)
         if (d.reply_suppressed)
             printf("reply-to: <%s> (suppressed: %s)\n", m->mail_from ? m->mail_from : "",
                    d.reply_suppressed);
+        else if (d.reply_unverified)
+            printf("reply-to: <%s> (unverified: ReplyRequires not met)\n", m->mail_from);
         else {
             printf("reply-to: <%s> (would be sent)\n", m->mail_from);
             print_indented(d.reply_text);

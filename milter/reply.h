@@ -16,6 +16,11 @@
  *    blocks; each job's outcome is reported through a callback that runs
  *    on the worker thread.
  *
+ * One file per job: reply_suppress.c, reply_verify.c (ReplyRequires, its
+ * own header), reply_template.c, reply_render.c, reply_sender.c (queue and
+ * worker), reply_sendmail.c and reply_smtp.c (transports), reply_text.c
+ * (text helpers they share).
+ *
  * The ledger (at most one reply per sender per interval) lives in
  * state/state.h; the caller claims before submitting and releases the
  * claim when the status callback reports a failure.

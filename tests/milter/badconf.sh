@@ -48,6 +48,8 @@ case_ bad-internal-error-action 78 '@CONF@:2: OnInternalError: bad value .drop.'
     "${R}OnInternalError drop\n"
 case_ bad-boolean 78 '@CONF@:2: Syslog: bad boolean .maybe.' "${R}Syslog maybe\n"
 case_ bad-duration 78 '@CONF@:2: ReplyInterval: bad duration .3x.' "${R}ReplyInterval 3x\n"
+case_ bad-requires 78 '@CONF@:2: ReplyRequires: bad value .dmarc-maybe.' \
+    "${R}ReplyRequires authenticated dmarc-maybe\n"
 case_ bad-size 78 '@CONF@:2: MaxMessageSize: bad size .10Q.' "${R}MaxMessageSize 10Q\n"
 case_ bad-address 78 '@CONF@:2: Recipients: bad address .security@.' "${R}Recipients security@\n"
 case_ bad-network 78 '@CONF@:2: PeerList: bad host or network .10.0.0.0/99.' \

@@ -86,6 +86,7 @@ PidFile $root/milter/slop-milter.pid
 ReplyTransport smtp
 SMTPServer 127.0.0.1:$port
 ReplyFrom slop-milter <postmaster@slop.test>
+ReplyRequires any
 ReplyInterval 7d
 SubjectTag [SLOP]
 TagThreshold 5

@@ -92,13 +92,14 @@ function lib.read_message(path)
     return headers, (body:gsub("\n", "\r\n"))
 end
 
--- Send one message on conn. opts: from, rcpts (list), qid, extra_headers
+-- Send one message on conn. opts: from, rcpts (list), qid, mail_macros
+-- (name, value, ... sent with MAIL FROM besides "i"), extra_headers
 -- (list of {name, value} sent first), subject (replaces Subject), body
 -- (replaces the body). Returns the reply code of end-of-message.
 function lib.send(conn, path, opts)
     opts = opts or {}
     local headers, body = lib.read_message(path)
-    mt.macro(conn, SMFIC_MAIL, "i", opts.qid or "TESTQID")
+    mt.macro(conn, SMFIC_MAIL, "i", opts.qid or "TESTQID", table.unpack(opts.mail_macros or {}))
     if mt.mailfrom(conn, opts.from or "casey@example.test") ~= nil then
         error("mt.mailfrom() failed")
     end

@@ -118,6 +118,7 @@ Syslog no
 RulesDir $rules
 StateDir ${state_dir:-$d/state}
 ReplyFrom slop-milter <postmaster@slop.test>
+ReplyRequires any
 ${reply_conf:-ReplyTransport smtp
 SMTPServer 127.0.0.1:$port
 ReplyThreshold 0}
@@ -564,7 +565,7 @@ ReplyThreshold 12"
     check "sendmail: every message scanned and decided once" \
         both [ "$scanned" -eq 100 ] [ "$decided" -eq 100 ]
     check "sendmail: mail flowed while sendmail was still hanging" alive "$fake_pid"
-    # The per-send timeout is 30 s (reply.c); wait for its log line.
+    # The per-send timeout is 30 s (reply.h); wait for its log line.
     n=0
     while ! grep -q 'reply to <riley@example.test> failed: sendmail timed out' "$log" && [ "$n" -lt 450 ]; do
         sleep 0.1

@@ -84,6 +84,7 @@ Recipients security@slop.test
 ReplyTransport sendmail
 SendmailPath $root/fake-sendmail
 ReplyFrom slop-milter <postmaster@slop.test>
+ReplyRequires any
 EOF
 
 # ---- a UserID that does not exist ----------------------------------------------------

@@ -86,6 +86,7 @@ Recipients $2
 ReplyTransport smtp
 SMTPServer 127.0.0.1:$port
 ReplyFrom $3
+ReplyRequires any
 ReplyInterval 7d
 ReplyHourlyCap 1000
 SubjectTag [SLOP]
@@ -447,11 +448,14 @@ for c in $inj_cases; do
             [ "$(grep -F " from=<$short" "$log_a" | grep -c ' reply=suppressed:bad-sender$')" -eq 1 ]
     fi
 done
-# The payload did reach the renderer (decoded), as one line of Subject.
+# The payload did reach the renderer (decoded), as one line of quoted data
+# in the body; the Subject: of the reply carries nothing from the mail.
 for s in subj-b@example.test subj-q@example.test; do
     f=$(ls "$(h mailbox "$s")"/*.eml 2>/dev/null | head -n 1)
-    check "(d) $s: decoded CRLF became a space inside Subject" \
-        grep -q '^Subject: Re: x Bcc: victim@slop.test To: victim@slop.test$' "${f:-/dev/null}"
+    check "(d) $s: the reply's Subject is its own" \
+        grep -qx 'Subject: Automatic reply: details missing from your message' "${f:-/dev/null}"
+    check "(d) $s: decoded CRLF became a space inside the quoted subject" \
+        grep -q '^with the subject "x Bcc: victim@slop.test To: victim@slop.test"\.$' "${f:-/dev/null}"
 done
 for s in 'env-inj@example.test??Bcc:?victim@slop.test' 'env-lf@example.test?To:?victim@slop.test'; do
     check "(d) $s: reply=suppressed:bad-sender" \

@@ -107,7 +107,7 @@ test_reply_decision(void **state)
         {"<MAILER-DAEMON@example.com>", false},
         {"<security@kernel.org>", false}, /* a protected recipient is ours */
     };
-    struct snapshot *s = snap_from("TagThreshold 0.5\nReplyThreshold 1\n");
+    struct snapshot *s = snap_from("TagThreshold 0.5\nReplyThreshold 1\nReplyRequires any\n");
 
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -130,6 +130,91 @@ test_reply_decision(void **state)
         msg_free(m);
     }
     snapshot_unref(s);
+}
+
+/*
+ * ReplyRequires: only a proved sender is answered. The fixture's From: is
+ * pat.goodwin@example.com; the A-R fields are what a verifier would add.
+ * The MTA's name is mx.test (the default AuthservID when no {j} is set is
+ * the host name, so every case names AuthservID or sets m->mta_name).
+ */
+static void
+test_reply_requires(void **state)
+{
+    static const char ar_ok[] = "Authentication-Results: mx.test; dmarc=pass (p=none) "
+                                "header.from=example.com\n";
+    static const char ar_other[] = "Authentication-Results: evil.test; dmarc=pass "
+                                   "header.from=example.com\n";
+    static const struct {
+        const char *cfg; /* after TagThreshold and ReplyThreshold */
+        const char *from;
+        const char *headers;
+        bool authenticated;
+        const char *mta_name;
+        bool verified;
+    } cases[] = {
+        /* the default: authenticated dmarc-pass */
+        {"", "<pat.goodwin@example.com>", "", false, "mx.test", false},
+        {"", "<pat.goodwin@example.com>", "", true, "mx.test", true},
+        {"", "<pat.goodwin@example.com>", ar_ok, false, "mx.test", true},
+        {"", "<pat.goodwin@example.com>", ar_ok, false, "other.test", false},
+        {"AuthservID mx.test\n", "<pat.goodwin@example.com>", ar_ok, false, "", true},
+        {"", "<pat.goodwin@example.com>", ar_other, false, "mx.test", false},
+        /* a pass for From: does not vouch for another envelope domain */
+        {"", "<victim@elsewhere.test>", ar_ok, false, "mx.test", false},
+        {"", "<pat@lists.example.com>", ar_ok, false, "mx.test", true},
+        /* a trusted fail next to a pass vetoes it */
+        {"", "<pat.goodwin@example.com>",
+         "Authentication-Results: mx.test; dmarc=pass header.from=example.com\n"
+         "Authentication-Results: mx.test; dmarc=fail header.from=example.com\n",
+         false, "mx.test", false},
+        {"ReplyRequires spf-pass\n", "<pat.goodwin@example.com>",
+         "Authentication-Results: mx.test; spf=pass smtp.mailfrom=pat.goodwin@example.com\n", false,
+         "mx.test", true},
+        {"ReplyRequires spf-pass\n", "<pat.goodwin@example.com>", ar_ok, true, "mx.test", false},
+        {"ReplyRequires dkim-aligned\n", "<pat.goodwin@example.com>",
+         "Authentication-Results: mx.test; dkim=pass header.d=mail.example.com\n", false, "mx.test",
+         true},
+        {"ReplyRequires dkim-aligned\n", "<pat.goodwin@example.com>",
+         "Authentication-Results: mx.test; dkim=pass header.d=example.net\n", false, "mx.test",
+         false},
+        {"ReplyRequires any\n", "<pat.goodwin@example.com>", "", false, "", true},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char cfg[256];
+        struct snapshot *s;
+        struct msg *m = msg_new(1 << 20);
+        struct decision d;
+        size_t len, hl = strlen(cases[i].headers);
+        char *raw = testutil_read_fixture("det-report-crashed.eml", &len);
+        char *all = malloc(hl + len + 1);
+
+        snprintf(cfg, sizeof(cfg), "TagThreshold 0.5\nReplyThreshold 1\n%s", cases[i].cfg);
+        s = snap_from(cfg);
+        assert_non_null(all);
+        memcpy(all, cases[i].headers, hl);
+        memcpy(all + hl, raw, len);
+        msg_set_sender(m, cases[i].from);
+        msg_add_rcpt(m, "<security@kernel.org>", true);
+        m->authenticated = cases[i].authenticated;
+        snprintf(m->mta_name, sizeof(m->mta_name), "%s", cases[i].mta_name);
+        assert_int_equal(msg_load_raw(m, all, hl + len), 0);
+        decision_init(&d);
+        callbacks_decide(s, m, NULL, NULL, &d);
+        assert_true(d.plan.reply);
+        assert_null(d.reply_suppressed);
+        if (d.reply_unverified != !cases[i].verified)
+            fail_msg("case %zu: unverified=%d, expected %d", i, d.reply_unverified,
+                     !cases[i].verified);
+        assert_true((d.reply_text != NULL) == cases[i].verified);
+        decision_release(&d);
+        msg_free(m);
+        snapshot_unref(s);
+        free(raw);
+        free(all);
+    }
 }
 
 static void
@@ -386,7 +471,7 @@ test_state_trusted_no_reply(void **state)
     } cases[] = {
         {"TagThreshold 0.5\nReplyThreshold 1\n", true},
         {"TagThreshold 0.5\nReplyThreshold 1\nTrustMaintainers yes\n", true},
-        {"TagThreshold 0.5\nReplyThreshold 1\nTrustMaintainers no\n", false},
+        {"TagThreshold 0.5\nReplyThreshold 1\nTrustMaintainers no\nReplyRequires any\n", false},
     };
     char dir[] = "/tmp/test_callbacks_state_XXXXXX";
     struct state *st = state_dir_new(dir);
@@ -449,15 +534,11 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_scan_and_tag),
-        cmocka_unit_test(test_reply_decision),
-        cmocka_unit_test(test_oversize),
-        cmocka_unit_test(test_timeout),
-        cmocka_unit_test(test_internal_error),
-        cmocka_unit_test(test_snapshot_refcount),
-        cmocka_unit_test(test_snapshot_bad_config),
-        cmocka_unit_test(test_state_duplicate),
-        cmocka_unit_test(test_state_trusted_no_reply),
+        cmocka_unit_test(test_scan_and_tag),      cmocka_unit_test(test_reply_decision),
+        cmocka_unit_test(test_reply_requires),    cmocka_unit_test(test_oversize),
+        cmocka_unit_test(test_timeout),           cmocka_unit_test(test_internal_error),
+        cmocka_unit_test(test_snapshot_refcount), cmocka_unit_test(test_snapshot_bad_config),
+        cmocka_unit_test(test_state_duplicate),   cmocka_unit_test(test_state_trusted_no_reply),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

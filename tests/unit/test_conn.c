@@ -86,6 +86,44 @@ test_slop_headers_counted(void **state)
     msg_free(m);
 }
 
+/* Past MaxHeaders the first Subject, Message-ID and From are still kept
+ * (in the fields and the scanned buffer); other fields and second copies
+ * are not. */
+static void
+test_late_key_fields(void **state)
+{
+    struct msg *m = msg_new(1 << 20);
+    struct verdict_input in;
+
+    (void)state;
+    m->max_headers = 10;
+    for (int i = 0; i < 1100; i++)
+        msg_add_header(m, "X-Filler", "x");
+    msg_add_header(m, "Subject", "late subject");
+    msg_add_header(m, "Message-ID", "<late@example.org>");
+    msg_add_header(m, "From", "Late <late@example.org>");
+    msg_add_header(m, "Subject", "second subject");
+    msg_add_header(m, "From", "Other <other@example.org>");
+    msg_add_header(m, "Message-ID", "<second@example.org>");
+    msg_add_header(m, "X-Late", "dropped");
+    msg_end_headers(m);
+    assert_int_equal(m->n_headers, 13);
+    assert_true(m->headers_truncated);
+    assert_string_equal(m->headers[10].name, "Subject");
+    assert_string_equal(m->headers[11].name, "Message-ID");
+    assert_string_equal(m->headers[12].name, "From");
+    assert_string_equal(m->subject, "late subject");
+    assert_string_equal(m->from, "Late <late@example.org>");
+    assert_int_equal(m->n_from, 2);
+    assert_non_null(strstr(m->buf, "\r\nSubject: late subject\r\n"));
+    assert_non_null(strstr(m->buf, "\r\nMessage-ID: <late@example.org>\r\n"));
+    assert_null(strstr(m->buf, "second"));
+    assert_null(strstr(m->buf, "X-Late"));
+    msg_verdict_input(m, &in);
+    assert_string_equal(in.subject, "late subject");
+    msg_free(m);
+}
+
 static void
 test_header_value_cap(void **state)
 {
@@ -208,9 +246,13 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_addr_strip),           cmocka_unit_test(test_envelope),
-        cmocka_unit_test(test_slop_headers_counted), cmocka_unit_test(test_header_value_cap),
-        cmocka_unit_test(test_buffer_cap),           cmocka_unit_test(test_load_raw),
+        cmocka_unit_test(test_addr_strip),
+        cmocka_unit_test(test_envelope),
+        cmocka_unit_test(test_slop_headers_counted),
+        cmocka_unit_test(test_late_key_fields),
+        cmocka_unit_test(test_header_value_cap),
+        cmocka_unit_test(test_buffer_cap),
+        cmocka_unit_test(test_load_raw),
         cmocka_unit_test(test_load_raw_edge_cases),
     };
 

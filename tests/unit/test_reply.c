@@ -190,52 +190,6 @@ assert_headers_clean(const char *msg, size_t *ret_fields)
         *ret_fields = fields;
 }
 
-static int
-b64val(char c)
-{
-    const char *tab = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    const char *p = strchr(tab, c);
-
-    return p && c ? (int)(p - tab) : -1;
-}
-
-/* Decode every =?UTF-8?B?...?= word of value, concatenated. */
-static char *
-decode_words(const char *value, size_t *ret_words)
-{
-    char *out = calloc(1, strlen(value) + 1);
-    size_t len = 0, words = 0;
-    const char *p = value;
-
-    while ((p = strstr(p, "=?UTF-8?B?")) != NULL) {
-        const char *end = strstr(p + 10, "?=");
-        uint32_t acc = 0;
-        int bits = 0;
-
-        assert_non_null(end);
-        assert_true(end + 2 - p <= 75);
-        for (const char *q = p + 10; q < end; q++) {
-            int v = b64val(*q);
-
-            if (*q == '=')
-                break;
-            assert_true(v >= 0);
-            acc = (acc << 6) | (uint32_t)v;
-            bits += 6;
-            if (bits >= 8) {
-                bits -= 8;
-                out[len++] = (char)((acc >> bits) & 0xff);
-            }
-        }
-        words++;
-        p = end + 2;
-    }
-    out[len] = '\0';
-    if (ret_words)
-        *ret_words = words;
-    return out;
-}
-
 /* body with every line break (and the indent after it) turned into one
  * space, so phrases can be found whatever the wrapping. */
 static char *
@@ -409,7 +363,7 @@ test_render_headers(void **state)
     assert_string_equal(v, "<dev@example.org>");
     free(v);
     v = header_get(msg, "Subject");
-    assert_string_equal(v, "Re: [PATCH] net: fix use-after-free in foo_bar()");
+    assert_string_equal(v, "Automatic reply: details missing from your message");
     free(v);
     v = header_get(msg, "In-Reply-To");
     assert_string_equal(v, "<orig.123@example.org>");
@@ -526,121 +480,84 @@ test_render_injection(void **state)
     reply_template_free(t);
 }
 
+/*
+ * The original subject never reaches a header; the body shows it as
+ * quoted data: cleaned, cut to 80 bytes ("..." marks the cut), with its
+ * links removed and its double quotes made single.
+ */
 static void
 test_render_subject(void **state)
 {
     char long_words[600], long_word[600];
-    static const char *const utf8_subjects[] = {
-        "Über café: naïve résumé",
-        "日本語の件名です、とても長い件名をテストするために何度も繰り返します日本語の件名です、"
-        "とても長い件名をテストするために何度も繰り返します",
+    static const struct {
+        const char *subject;
+        const char *shown; /* between the quotes of 'with the subject "..."' */
+    } cases[] = {
+        {"Re: RE: re:[PATCH] fix", "[PATCH] fix"},
+        {"  ", "(no subject)"},
+        {"Über café: naïve résumé", "Über café: naïve résumé"},
+        {"bad \xff\xfe bytes \xc3", "bad ?? bytes ?"},
+        {"win now http://spam.example/x?a=1", "win now [link removed]"},
+        {"see HTTPS://Spam.Example", "see [link removed]"},
+        {"go www.spam.example today", "go [link removed] today"},
+        {"mail mailto:x@spam.example", "mail [link removed]"},
+        {"visit spam.example/offer now", "visit [link removed] now"},
+        {"a \"quoted\" word", "a 'quoted' word"},
+        {"x\r\nBcc: victim@example.org", "x Bcc: victim@example.org"},
+        /* near misses: a path and a file name are not links */
+        {"[PATCH] net/core/dev.c: fix", "[PATCH] net/core/dev.c: fix"},
+        {"fix foo.c and bar.h", "fix foo.c and bar.h"},
+        {NULL, NULL}, /* long words, filled in below */
+        {NULL, NULL}, /* one long word */
     };
-    struct reply_input in = {
-        .to = "dev@example.org", .hostname = "h.example", .result = &test_result};
-    char *msg, *v;
+    const size_t n = sizeof(cases) / sizeof(cases[0]);
 
     (void)state;
-    /* No double "Re:". */
-    in.subject = "Re: RE: re:[PATCH] fix";
-    msg = render(&in);
-    v = header_get(msg, "Subject");
-    assert_string_equal(v, "Re: [PATCH] fix");
-    free(v);
-    free(msg);
-
-    /* Empty subject. */
-    in.subject = "  ";
-    msg = render(&in);
-    v = header_get(msg, "Subject");
-    assert_string_equal(v, "Re: your message");
-    free(v);
-    free(msg);
-
-    /* Long subject with words: folded lines, value cut to 200 bytes. */
     long_words[0] = '\0';
     while (strlen(long_words) < 500)
         strcat(long_words, "word ");
-    in.subject = long_words;
-    msg = render(&in);
-    assert_headers_clean(msg, NULL);
-    v = header_get(msg, "Subject");
-    assert_true(strlen(v) <= 4 + 200 + 10);
-    assert_true(strlen(v) >= 4 + 190);
-    free(v);
-    {
-        char *hdr = header_block(msg);
-        char *s = strstr(hdr, "Subject:");
-        int lines = 0;
-
-        for (char *p = s; p != NULL && (p == s || *p == ' ');) {
-            char *nl = strchr(p, '\n');
-
-            assert_true(nl - p <= 78);
-            lines++;
-            p = nl + 1;
-        }
-        assert_true(lines >= 3);
-        free(hdr);
-    }
-    free(msg);
-
-    /* One long word: cut, one line under 998 bytes. */
     memset(long_word, 'x', sizeof(long_word) - 1);
     long_word[sizeof(long_word) - 1] = '\0';
-    in.subject = long_word;
-    msg = render(&in);
-    assert_headers_clean(msg, NULL);
-    v = header_get(msg, "Subject");
-    assert_int_equal(strlen(v), 4 + 200);
-    free(v);
-    free(msg);
+    for (size_t i = 0; i < n; i++) {
+        struct reply_input in = {
+            .to = "dev@example.org", .hostname = "h.example", .result = &test_result};
+        char *msg, *v, *hdr, *shown, *end;
+        const char *subject = cases[i].subject;
 
-    /* Non-ASCII: RFC 2047 words that decode back to the subject. */
-    for (size_t i = 0; i < sizeof(utf8_subjects) / sizeof(*utf8_subjects); i++) {
-        char *dec, *hdr;
-        size_t words;
-
-        in.subject = utf8_subjects[i];
+        if (i == n - 2)
+            subject = long_words;
+        else if (i == n - 1)
+            subject = long_word;
+        in.subject = subject;
         msg = render(&in);
         assert_headers_clean(msg, NULL);
-        hdr = header_block(msg);
-        for (const unsigned char *p = (const unsigned char *)hdr; *p; p++)
-            assert_true(*p < 0x80);
-        free(hdr);
         v = header_get(msg, "Subject");
-        assert_true(strncmp(v, "Re: =?UTF-8?B?", 14) == 0);
-        dec = decode_words(v, &words);
-        if (strlen(utf8_subjects[i]) <= 200) {
-            assert_string_equal(dec, utf8_subjects[i]);
-        } else {
-            /* Cut on a character boundary at <= 200 bytes. */
-            assert_true(strlen(dec) <= 200 && strlen(dec) > 190);
-            assert_memory_equal(dec, utf8_subjects[i], strlen(dec));
-            assert_true(((unsigned char)utf8_subjects[i][strlen(dec)] & 0xc0) != 0x80);
-        }
-        assert_true(words >= 1);
-        if (strlen(dec) > 45)
-            assert_true(words >= 2);
-        free(dec);
+        assert_string_equal(v, "Automatic reply: details missing from your message");
         free(v);
-        /* The body keeps the subject as UTF-8. */
-        {
-            char start[10];
+        hdr = header_block(msg);
+        assert_null(strstr(hdr, "spam"));
+        assert_null(strstr(hdr, "victim"));
+        free(hdr);
+        shown = strstr(msg, "with the subject \"");
+        assert_non_null(shown);
+        shown += strlen("with the subject \"");
+        end = strstr(shown, "\".\n");
+        assert_non_null(end);
+        *end = '\0';
+        if (cases[i].shown != NULL) {
+            if (strcmp(shown, cases[i].shown) != 0)
+                fail_msg("case %zu: shown '%s', expected '%s'", i, shown, cases[i].shown);
+        } else {
+            /* Cut to 80 bytes at a word (or character) boundary, then "...". */
+            size_t len = strlen(shown);
 
-            memcpy(start, utf8_subjects[i], 9);
-            start[9] = '\0';
-            assert_non_null(strstr(strstr(msg, "\n\n"), start));
+            assert_true(len > 3 && len <= 80 + 3);
+            assert_string_equal(shown + len - 3, "...");
+            assert_memory_equal(shown, subject, len - 3 - (i == n - 2 ? 1 : 0));
         }
+        assert_null(strstr(msg, "spam.example"));
         free(msg);
     }
-
-    /* Invalid UTF-8 never reaches the header raw. */
-    in.subject = "bad \xff\xfe bytes \xc3";
-    msg = render(&in);
-    v = header_get(msg, "Subject");
-    assert_string_equal(v, "Re: bad ?? bytes ?");
-    free(v);
-    free(msg);
 }
 
 static void
@@ -659,6 +576,16 @@ test_render_message_id(void **state)
         {"<<abc@example.org>>", NULL},
         {"<@example.org>", NULL},
         {"", NULL},
+        {"<a..b@example.org>", NULL},
+        {"<.a@example.org>", NULL},
+        {"<a@example.org.>", NULL},
+        {"<\"a b\"@example.org>", NULL},
+        {"<a@b@example.org>", NULL},
+        {"<a@exa(mple).org>", NULL},
+        {"<a\x80@example.org>", NULL},
+        {"<abc@[127.0.0.1]>", "<abc@[127.0.0.1]>"},
+        {"<abc@[1[2]>", NULL},
+        {"<x=?utf-8?b?YQ==?=@example.org>", "<x=?utf-8?b?YQ==?=@example.org>"},
     };
     char longid[300];
     struct reply_input in = {.to = "dev@example.org", .hostname = "h.example", .subject = "s"};
@@ -791,6 +718,27 @@ test_render_body(void **state)
     assert_null(strstr(body, "\n\n\n"));
     assert_non_null(strstr(body, "https://docs.kernel.org/process/threat-model.html"));
     free(msg);
+
+    /* Evidence is quoted data: links removed, quotes made single, cut. */
+    {
+        static char ev[400];
+        struct classifier_hit link_hit = {"SOMETHING_ELSE", "some finding", NULL, 1.0, ev};
+        struct classifier_result linked = {.score = 1.0, .hits = &link_hit, .n_hits = 1};
+
+        snprintf(ev, sizeof(ev), "click https://evil.example/a?b=\"c\" or \"www.evil.example\" %s",
+                 "and then a long tail of words that goes on well past the cap of the "
+                 "evidence shown in a reply so that it has to be cut somewhere");
+        in.result = &linked;
+        msg = render(&in);
+        body = strstr(msg, "\n\n") + 2;
+        flat = unwrap(body);
+        assert_null(strstr(msg, "evil.example"));
+        assert_non_null(strstr(flat, "Evidence: \"click [link removed] or [link removed] and"));
+        assert_non_null(strstr(flat, "...\""));
+        assert_null(strstr(flat, "somewhere"));
+        free(flat);
+        free(msg);
+    }
 
     in.result = &empty;
     msg = render(&in);

@@ -1,0 +1,473 @@
+/*
+ * reply_render.c - one complete reply from a template (see reply_render()
+ * in reply.h): the headers, then the body with the findings, questions
+ * and document links.
+ *
+ * Invariant: nothing from the mail goes into a header but In-Reply-To and
+ * References of a well-formed Message-ID; the subject and evidence appear
+ * in the body only, cut short, as quoted data, links removed. Every line
+ * stays under 998 bytes. Thread-safe.
+ */
+#include <errno.h>
+#include <locale.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "reply_template.h"
+#include "reply_text.h"
+
+#define REPLY_DOC_BASE "https://docs.kernel.org/"
+#define REPLY_FINDINGS_MAX 20  /* hits listed; the rest are counted */
+#define REPLY_TEXT_MAX 600     /* bytes kept of a description or doc link */
+#define REPLY_EVIDENCE_MAX 120 /* bytes shown of a hit's evidence */
+#define REPLY_SUBJECT_SHOWN 80 /* bytes shown of the original subject */
+#define REPLY_SUBJECT "Automatic reply: details missing from your message"
+#define REPLY_FOLD 78      /* header lines are folded here */
+#define REPLY_FROM_MAX 256 /* bytes kept of the configured From: */
+
+static const char reply_q_version[] =
+    "Which kernel version is affected, and does the problem still happen on current "
+    "mainline or a supported stable release?";
+/* The same question for another project than the kernel. */
+static const char reply_q_version_other[] =
+    "Which versions are affected (a release, or the commit you tested), and does the problem "
+    "still happen on the current release?";
+
+/*
+ * What a maintainer would ask, keyed on words in the names of the rules
+ * that hit. A key starting with '^' must be a prefix of the name.
+ */
+static const struct {
+    const char *keys[8];
+    const char *question;
+} reply_questions[] = {
+    {{"TEST"}, "How did you test this change (hardware or configuration, and what you ran)?"},
+    {{"VERSION", "EOL"}, reply_q_version},
+    {{"REPRO", "CRASH", "TRACE"}, "Can you share a reproducer (source or steps)?"},
+    {{"^TM_", "THREAT", "SECURITY", "CVSS", "SEVERITY", "IMPACT"},
+     "Which trust boundary does this cross on a correctly configured production system?"},
+    {{"^LOCK_", "MUTEX", "KFREE", "PUT_DEVICE"},
+     "Which object lifetime or locking rule is broken today, and on which code path?"},
+    {{"FIXES"}, "Which commit introduced the problem (for a Fixes: tag)?"},
+    {{"SIGN_OFF"}, "Can you add your own Signed-off-by, certifying the patch's origin?"},
+    {{"^LOG_", "CP_COMMIT", "CHATBOT", "PLACEHOLDER", "COMMENT", "MARKDOWN", "STYLE", "FACTS_LATE"},
+     "Can you say in a few sentences of your own what goes wrong and why this is the fix?"},
+};
+static const char reply_question_generic[] =
+    "What problem did you observe, and how can a maintainer confirm it?";
+static const char reply_disclosure_note[] =
+    "If AI tools helped find this bug, it must be treated as public (security-bugs.rst).";
+
+static bool
+reply_rule_matches(const char *rule, const char *key)
+{
+    if (key[0] == '^')
+        return strncmp(rule, key + 1, strlen(key + 1)) == 0;
+    return strstr(rule, key) != NULL;
+}
+
+static void
+reply_render_questions(struct reply_buf *b, const struct classifier_result *res,
+                       bool other_project)
+{
+    bool any = false;
+
+    for (size_t q = 0; q < sizeof(reply_questions) / sizeof(*reply_questions); q++) {
+        bool hit = false;
+
+        for (size_t h = 0; res != NULL && h < res->n_hits && !hit; h++) {
+            const char *rule = res->hits[h].rule;
+
+            if (rule == NULL || strncmp(rule, "__", 2) == 0)
+                continue;
+            for (size_t k = 0; k < 8 && reply_questions[q].keys[k] != NULL && !hit; k++)
+                hit = reply_rule_matches(rule, reply_questions[q].keys[k]);
+        }
+        if (hit) {
+            const char *text = reply_questions[q].question;
+
+            if (other_project && text == reply_q_version)
+                text = reply_q_version_other;
+            reply_wrap(b, text, "- ", "  ");
+            any = true;
+        }
+    }
+    if (!any)
+        reply_wrap(b, reply_question_generic, "- ", "  ");
+}
+
+static void
+reply_render_findings(struct reply_buf *b, const struct classifier_result *res)
+{
+    size_t shown = 0, hidden = 0;
+
+    for (size_t h = 0; res != NULL && h < res->n_hits; h++) {
+        const struct classifier_hit *hit = &res->hits[h];
+        char *desc, *ev = NULL, *doc = NULL, *rule;
+        struct reply_buf line = {0};
+
+        if (hit->rule != NULL && strncmp(hit->rule, "__", 2) == 0)
+            continue;
+        if (shown == REPLY_FINDINGS_MAX) {
+            hidden++;
+            continue;
+        }
+        desc = reply_clean_dup(hit->description ? hit->description : hit->rule, REPLY_TEXT_MAX);
+        rule = reply_clean_dup(hit->rule ? hit->rule : "?", 64);
+        if (hit->evidence != NULL)
+            ev = reply_quote_dup(hit->evidence, REPLY_EVIDENCE_MAX);
+        if (hit->doc != NULL)
+            doc = reply_clean_dup(hit->doc, REPLY_TEXT_MAX);
+        if (desc == NULL || rule == NULL || (hit->evidence && ev == NULL) ||
+            (hit->doc && doc == NULL)) {
+            b->err = b->err ? b->err : -ENOMEM;
+        } else {
+            if (shown > 0)
+                reply_buf_add(b, "\n", 1);
+            /* Rule descriptions are phrases; the reply shows sentences. */
+            if (desc[0] >= 'a' && desc[0] <= 'z')
+                desc[0] = (char)(desc[0] - 'a' + 'A');
+            reply_buf_printf(&line, "%s (%s, %.1f points).", desc[0] ? desc : rule, rule,
+                             hit->score);
+            if (line.err == 0)
+                reply_wrap(b, line.p, "- ", "  ");
+            else
+                b->err = b->err ? b->err : line.err;
+            if (ev != NULL && ev[0] != '\0') {
+                free(line.p);
+                line = (struct reply_buf){0};
+                reply_buf_printf(&line, "Evidence: \"%s\"", ev);
+                if (line.err == 0)
+                    reply_wrap(b, line.p, "  ", "    ");
+            }
+            if (doc != NULL && doc[0] != '\0') {
+                reply_buf_adds(b, "  See: ");
+                reply_buf_adds(b, doc);
+                reply_buf_add(b, "\n", 1);
+            }
+            shown++;
+        }
+        free(line.p);
+        free(desc);
+        free(rule);
+        free(ev);
+        free(doc);
+    }
+    if (shown == 0)
+        reply_buf_adds(b, "- (no specific findings)\n");
+    if (hidden > 0)
+        reply_buf_printf(b, "\n(and %zu more)\n", hidden);
+}
+
+static bool
+reply_atext(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           (c != 0 && strchr("!#$%&'*+-/=?^_`{|}~", c) != NULL);
+}
+
+/* RFC 5322 dot-atom-text: atext runs joined by single dots. */
+static bool
+reply_dot_atom(const char *s, size_t n)
+{
+    if (n == 0 || s[0] == '.' || s[n - 1] == '.')
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '.' ? s[i + 1] == '.' : !reply_atext((unsigned char)s[i]))
+            return false;
+    }
+    return true;
+}
+
+/*
+ * Check and normalise a Message-ID, with or without its <>, into
+ * "<id-left@id-right>" (RFC 5322
+ * msg-id without the obsolete forms: dot-atom-text, '@', dot-atom-text or
+ * a [no-fold-literal]); false when it is anything else, and the reply then
+ * does not refer to it.
+ */
+static bool
+reply_msgid(const char *s, char out[REPLY_MSGID_MAX])
+{
+    size_t len;
+    const char *at;
+
+    if (s == NULL)
+        return false;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    len = strnlen(s, REPLY_MSGID_MAX + 1);
+    while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+        len--;
+    /* The classifier hands it over without the brackets. */
+    if (len >= 2 && s[0] == '<' && s[len - 1] == '>') {
+        s++;
+        len -= 2;
+    }
+    if (len == 0 || len + 2 >= REPLY_MSGID_MAX)
+        return false;
+    at = memchr(s, '@', len);
+    if (at == NULL || !reply_dot_atom(s, (size_t)(at - s)))
+        return false;
+    {
+        const char *r = at + 1;
+        size_t rl = len - (size_t)(r - s);
+
+        if (rl >= 2 && r[0] == '[' && r[rl - 1] == ']') {
+            for (size_t i = 1; i + 1 < rl; i++)
+                if (r[i] <= 0x20 || r[i] >= 0x7f || r[i] == '[' || r[i] == ']' || r[i] == '\\')
+                    return false;
+        } else if (!reply_dot_atom(r, rl)) {
+            return false;
+        }
+    }
+    out[0] = '<';
+    memcpy(out + 1, s, len);
+    out[len + 1] = '>';
+    out[len + 2] = '\0';
+    return true;
+}
+
+static void
+reply_doc_url(struct reply_buf *b, const char *base, const char *page)
+{
+    size_t before = b->len;
+    size_t n;
+
+    /* A profile without a document base ("") has no such page. */
+    if (base != NULL && base[0] == '\0')
+        return;
+    n = reply_clean(b, base ? base : REPLY_DOC_BASE, REPLY_TEXT_MAX);
+    if (n == 0) {
+        reply_buf_adds(b, REPLY_DOC_BASE);
+    } else if (b->err == 0 && b->p[before + n - 1] != '/') {
+        reply_buf_add(b, "/", 1);
+    }
+    reply_buf_adds(b, page);
+}
+
+/* Render the body from the template: lines made only of placeholders that
+ * expand to nothing are dropped, and runs of blank lines collapse. */
+static void
+reply_render_body(struct reply_buf *b, const struct reply_template *t, const struct reply_input *in,
+                  const char *subject, const char *msgid)
+{
+    const struct classifier_result *res = in->result;
+    struct reply_buf line = {0};
+    bool had_ph = false, had_text = false;
+    size_t blank_run = 0;
+
+    for (size_t i = 0; i <= t->n_segs && b->err == 0; i++) {
+        const struct reply_seg *seg = i < t->n_segs ? &t->segs[i] : NULL;
+
+        if (seg == NULL || seg->kind == SEG_NEWLINE) {
+            bool blank = true;
+
+            for (size_t k = 0; k < line.len; k++)
+                if (line.p[k] != ' ' && line.p[k] != '\t' && line.p[k] != '\n')
+                    blank = false;
+            if (seg != NULL)
+                reply_buf_add(&line, "\n", 1);
+            if (blank && had_ph && !had_text) {
+                /* Drop it. */
+            } else if (blank) {
+                if (++blank_run <= 1 && line.len > 0)
+                    reply_buf_add(b, "\n", 1);
+            } else {
+                /* Multi-line expansions end with '\n' already. */
+                if (line.len >= 2 && line.p[line.len - 1] == '\n' && line.p[line.len - 2] == '\n')
+                    line.len--;
+                reply_buf_add(b, line.p ? line.p : "", line.len);
+                blank_run = 0;
+            }
+            line.len = 0;
+            had_ph = had_text = false;
+            if (line.err != 0 && b->err == 0)
+                b->err = line.err;
+            continue;
+        }
+        switch (seg->kind) {
+        case SEG_TEXT:
+            reply_buf_add(&line, t->text + seg->off, seg->len);
+            for (size_t k = 0; k < seg->len; k++)
+                if (t->text[seg->off + k] != ' ' && t->text[seg->off + k] != '\t')
+                    had_text = true;
+            break;
+        case SEG_SUBJECT:
+            reply_buf_adds(&line, subject);
+            break;
+        case SEG_MESSAGE_ID:
+            reply_buf_adds(&line, msgid ? msgid : "(none)");
+            break;
+        case SEG_FINDINGS:
+            reply_render_findings(&line, res);
+            break;
+        case SEG_QUESTIONS:
+            reply_render_questions(&line, res, in->other_project);
+            break;
+        case SEG_DISCLOSURE:
+            if (res != NULL && res->disclosure)
+                reply_wrap(&line, reply_disclosure_note, "", "");
+            break;
+        case SEG_THREAT_MODEL_URL:
+            reply_doc_url(&line, in->doc_base, "process/threat-model.html");
+            break;
+        case SEG_SECURITY_BUGS_URL:
+            reply_doc_url(&line, in->doc_base, "process/security-bugs.html");
+            break;
+        case SEG_SCORE:
+            reply_buf_printf(&line, "%.1f", res ? res->score : 0.0);
+            break;
+        case SEG_NEWLINE:
+            break;
+        }
+        if (seg->kind != SEG_TEXT)
+            had_ph = true;
+    }
+    free(line.p);
+    /* No trailing blank lines; exactly one final newline. */
+    while (b->err == 0 && b->len > 1 && b->p[b->len - 1] == '\n' && b->p[b->len - 2] == '\n')
+        b->len--;
+    if (b->err == 0 && (b->len == 0 || b->p[b->len - 1] != '\n'))
+        reply_buf_add(b, "\n", 1);
+}
+
+/* Append "Name: value" folded at spaces so lines stay near REPLY_FOLD. */
+static void
+reply_header_folded(struct reply_buf *b, const char *name, const char *value)
+{
+    size_t col = strlen(name) + 1;
+    const char *p = value;
+    bool first = true;
+
+    reply_buf_printf(b, "%s:", name);
+    while (*p != '\0') {
+        const char *end = strchr(p, ' ');
+        size_t wlen = end ? (size_t)(end - p) : strlen(p);
+
+        if (!first && col + 1 + wlen > REPLY_FOLD) {
+            reply_buf_add(b, "\n", 1);
+            col = 0;
+        }
+        reply_buf_add(b, " ", 1);
+        reply_buf_add(b, p, wlen);
+        col += 1 + wlen;
+        first = false;
+        p += wlen;
+        while (*p == ' ')
+            p++;
+    }
+    reply_buf_add(b, "\n", 1);
+}
+
+static int
+reply_date(time_t now, char *out, size_t outlen)
+{
+    locale_t c_locale;
+    struct tm tm;
+    size_t n;
+
+    if (localtime_r(&now, &tm) == NULL)
+        return -EINVAL;
+    c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    if (c_locale == (locale_t)0)
+        return -ENOMEM;
+    n = strftime_l(out, outlen, "%a, %d %b %Y %H:%M:%S %z", &tm, c_locale);
+    freelocale(c_locale);
+    return n == 0 ? -EINVAL : 0;
+}
+
+/* Strip any number of leading "Re:" (any case) from a clean subject. */
+static const char *
+reply_strip_re(const char *s)
+{
+    for (;;) {
+        while (*s == ' ')
+            s++;
+        if (strncasecmp(s, "re:", 3) != 0)
+            return s;
+        s += 3;
+    }
+}
+
+int
+reply_render(const struct reply_template *t, const struct reply_input *in, char **ret_msg)
+{
+    char to[REPLY_ADDR_MAX + 1], msgid[REPLY_MSGID_MAX], host[REPLY_HOST_MAX + 1];
+    char date[64];
+    const char *subject_in, *msgid_in;
+    char *subject = NULL, *from = NULL;
+    unsigned char rnd[12];
+    bool have_msgid;
+    struct reply_buf b = {0};
+    time_t now;
+    int r;
+
+    if (t == NULL || in == NULL || ret_msg == NULL)
+        return -EINVAL;
+    if (!reply_addr(in->to, to))
+        return -EINVAL;
+    subject_in = in->subject ? in->subject : (in->result ? in->result->subject : NULL);
+    msgid_in = in->message_id ? in->message_id : (in->result ? in->result->message_id : NULL);
+    have_msgid = reply_msgid(msgid_in, msgid);
+    reply_hostname(in->hostname, host);
+    now = in->now ? in->now : time(NULL);
+    r = reply_date(now, date, sizeof(date));
+    if (r < 0)
+        return r;
+    if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd)) {
+        /* Uniqueness, not secrecy, is needed here. */
+        uint64_t x = (uint64_t)now ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&b;
+
+        for (size_t i = 0; i < sizeof(rnd); i++, x = x * 6364136223846793005ULL + 1)
+            rnd[i] = (unsigned char)(x >> 56);
+    }
+
+    subject = reply_quote_dup(reply_strip_re(subject_in ? subject_in : ""), REPLY_SUBJECT_SHOWN);
+    if (in->from != NULL)
+        from = reply_clean_dup(in->from, REPLY_FROM_MAX);
+    if (subject == NULL || (in->from != NULL && from == NULL)) {
+        r = -ENOMEM;
+        goto out;
+    }
+
+    if (from != NULL && from[0] != '\0')
+        reply_header_folded(&b, "From", from);
+    else
+        reply_buf_printf(&b, "From: slop-milter <postmaster@%s>\n", host);
+    reply_buf_printf(&b, "To: <%s>\n", to);
+    /* Nothing from the mail goes into a header but a checked Message-ID. */
+    reply_buf_adds(&b, "Subject: " REPLY_SUBJECT "\n");
+    reply_buf_printf(&b, "Date: %s\n", date);
+    reply_buf_adds(&b, "Message-ID: <slop.");
+    for (size_t i = 0; i < sizeof(rnd); i++)
+        reply_buf_printf(&b, "%02x", rnd[i]);
+    reply_buf_printf(&b, "@%s>\n", host);
+    if (have_msgid) {
+        reply_buf_printf(&b, "In-Reply-To: %s\n", msgid);
+        reply_buf_printf(&b, "References: %s\n", msgid);
+    }
+    reply_buf_adds(&b, "Auto-Submitted: auto-replied\n"
+                       "X-Auto-Response-Suppress: All\n"
+                       "MIME-Version: 1.0\n"
+                       "Content-Type: text/plain; charset=utf-8\n"
+                       "Content-Transfer-Encoding: 8bit\n"
+                       "\n");
+    reply_render_body(&b, t, in, subject[0] ? subject : "(no subject)", have_msgid ? msgid : NULL);
+    r = b.err;
+    if (r < 0)
+        goto out;
+    *ret_msg = b.p;
+    b.p = NULL;
+out:
+    free(b.p);
+    free(subject);
+    free(from);
+    return r;
+}

@@ -1,0 +1,89 @@
+-- ReplyRequires through the milter protocol: who is answered. Replies go
+-- to a fake sendmail that records its recipient in WORK/sent. The reply
+-- queue is first in, first out, so once a later sender's reply is seen, an
+-- earlier sender with no line was never queued. lock-swap.eml reaches
+-- ReplyThreshold 5 (slop-report.eml would, but Debian 12's miltertest dies with
+-- "stack smashing detected" on its end-of-message, on main too).
+--   1. {auth_authen} set at MAIL FROM (SMTP AUTH): answered;
+--   2. no proof: not answered;
+--   3. Authentication-Results with dmarc=pass from another authserv-id: not
+--      answered;
+--   4. the same from the MTA's own {j} (the default AuthservID): answered;
+--   5. slop-milter -t on an unproved sender says so.
+local lib = dofile(MSGS .. "/../lib.lua")
+local conf = WORK .. "/reply-verify.conf"
+local sent = WORK .. "/sent"
+local fake = WORK .. "/fake-sendmail"
+local f = assert(io.open(fake, "w"))
+f:write("#!/bin/sh\ncat >/dev/null\nfor a in \"$@\"; do echo \"$a\"; done >>'" .. sent .. "'\n")
+f:close()
+os.execute("chmod 755 '" .. fake .. "'")
+lib.write_conf(conf, {
+    "Recipients security@slop.test",
+    "ReplyTransport sendmail",
+    "SendmailPath " .. fake,
+    "TagThreshold 5",
+    "ReplyThreshold 5",
+})
+os.remove(lib.sock)
+mt.startfilter(SLOP_MILTER, "-f", "-c", conf)
+local conn = mt.connect("unix:" .. lib.sock, 100, 0.1)
+assert(conn ~= nil, "cannot connect")
+-- The MTA's host name comes with the connection, as Postfix and Sendmail send it.
+mt.macro(conn, SMFIC_CONNECT, "j", "mx.mt.test")
+assert(mt.conninfo(conn, "client.example.test", "192.0.2.10") == nil)
+assert(mt.getreply(conn) == SMFIR_CONTINUE)
+
+local function sent_to(addr)
+    local fh = io.open(sent, "r")
+    if fh == nil then
+        return false
+    end
+    local text = fh:read("a")
+    fh:close()
+    -- One argument per line; the recipient is the last one, without <>.
+    return ("\n" .. text):find("\n" .. addr .. "\n", 1, true) ~= nil
+end
+
+local function wait_sent(addr)
+    for _ = 1, 100 do
+        if sent_to(addr) then
+            return true
+        end
+        mt.sleep(0.1)
+    end
+    return false
+end
+
+local function report(n, from, opts)
+    opts.qid = "RV" .. n
+    opts.from = from
+    opts.extra_headers = opts.extra_headers or {}
+    local rc = lib.send(conn, MSGS .. "/lock-swap.eml", opts)
+    lib.check("case " .. n .. ": accepted", rc == SMFIR_ACCEPT or rc == SMFIR_CONTINUE, rc)
+end
+
+report(1, "riley1@example.test", { mail_macros = { "{auth_authen}", "riley1" } })
+lib.check("1. authenticated sender answered", wait_sent("riley1@example.test"))
+report(2, "riley2@example.test", {})
+report(3, "riley3@example.test", { extra_headers = {
+    { "Authentication-Results", "mx.evil.test; dmarc=pass header.from=example.test" } } })
+report(4, "riley@example.test", { extra_headers = {
+    { "Authentication-Results", "mx.mt.test; dmarc=pass (p=reject) header.from=example.test" } } })
+lib.check("4. trusted dmarc=pass from {j} answered", wait_sent("riley@example.test"))
+lib.check("2. unproved sender not answered", not sent_to("riley2@example.test"))
+lib.check("3. dmarc=pass from another authserv-id not answered", not sent_to("riley3@example.test"))
+
+-- 5. slop-milter -t says why it would not answer (it printed "would be
+--    sent" with no text before).
+local said = nil
+for _, kv in ipairs(lib.preview(conf, MSGS .. "/lock-swap.eml", "riley5@example.test")) do
+    if kv[1] == "reply-to" then
+        said = kv[2]
+    end
+end
+lib.check("5. -t: reply-to says unverified",
+    said == "<riley5@example.test> (unverified: ReplyRequires not met)", said)
+
+mt.disconnect(conn)
+lib.finish()
