@@ -212,8 +212,8 @@ classifier_lint_scored(const char *rules_dir, const char *scores_file, classifie
     int r;
 
     classifier_options_default(&opts);
-    r = rule_set_load_scored(rules_dir, NULL, scores_file, &opts.limits, diag_fn, diag_ctx, &problems,
-                             &set);
+    r = rule_set_load_scored(rules_dir, NULL, scores_file, &opts.limits, diag_fn, diag_ctx,
+                             &problems, &set);
     rule_set_free(set);
     if (r < 0 && problems == 0)
         return r;

@@ -300,7 +300,7 @@ diffstat_summary(struct span t)
         return -1;
     while (i < t.len) {
         long v = 0;
-        size_t d = i;
+        size_t d;
 
         while (i < t.len && !isdigit((unsigned char)t.p[i]))
             i++;

@@ -405,8 +405,10 @@ computed_default(struct config *cfg, const struct key *k, const struct config_pa
     }
     /* Runs after every key was read, so Project is known. */
     if (k->offset == offsetof(struct config, doc_base))
-        return replace_string(
-            &cfg->doc_base, strcmp(cfg->project, "kernel") == 0 ? "https://docs.kernel.org/" : "");
+        return replace_string(&cfg->doc_base,
+                              cfg->project != NULL && strcmp(cfg->project, "kernel") == 0
+                                  ? "https://docs.kernel.org/"
+                                  : "");
     return -EINVAL;
 }
 
@@ -415,7 +417,7 @@ static int
 project_check(const struct config *cfg, const char *name, const unsigned *seen,
               struct config_error *err)
 {
-    const char *p = cfg->project;
+    const char *p = cfg->project != NULL ? cfg->project : "";
 
     if (strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789-_") == strlen(p) && strlen(p) <= 63)
         return 0;

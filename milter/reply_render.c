@@ -73,8 +73,7 @@ reply_rule_matches(const char *rule, const char *key)
 }
 
 static void
-reply_render_questions(struct reply_buf *b, const struct classifier_result *res,
-                       bool other_project)
+reply_render_questions(struct reply_buf *b, const struct classifier_result *res, bool other_project)
 {
     bool any = false;
 

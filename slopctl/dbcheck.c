@@ -144,7 +144,7 @@ dbcheck_list(const char *dir, struct dbcheck_tables *ret)
          line = nl + 1) {
         *nl = '\0';
         if (*line == '\0') {
-            r = atoi(line + 1);
+            r = (int)strtol(line + 1, NULL, 10);
             break;
         }
         if (ret->n < DBCHECK_TABLES_MAX && strlen(line) <= DBCHECK_NAME_MAX)

@@ -153,7 +153,7 @@ int
 state_check_file(const char *dir, struct state_check *ret)
 {
     struct state_check c = {0};
-    struct check_meta meta[2];
+    struct check_meta meta[2] = {0};
     char path[CHECK_PATH_MAX], why[2][96];
     struct stat sb;
     int r, fd = -1, ok = 0, newest = 0;

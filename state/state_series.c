@@ -200,7 +200,7 @@ log_compare(struct log_ctx *c, const MDB_val *v)
     for (uint32_t j = 0; j < n; j++) {
         uint64_t fp;
 
-        memcpy(&fp, p + SERIES_LOG_HEAD + 8 * j, 8);
+        memcpy(&fp, p + SERIES_LOG_HEAD + (size_t)8 * j, 8);
         for (size_t i = 0; i < c->n; i++)
             if (c->fps[i] == fp)
                 hit |= 1u << i;

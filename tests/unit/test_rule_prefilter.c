@@ -459,6 +459,7 @@ result_clear(struct classifier_result *res)
         free(res->hits[i].evidence);
     }
     free(res->hits);
+    free(res->matched);
     memset(res, 0, sizeof(*res));
 }
 
