@@ -865,8 +865,10 @@ after_cvss(const char *s, size_t i)
 {
     size_t b = i > 16 ? i - 16 : 0;
 
+    /* A test of the first byte before the call: this runs for every
+     * number of a report. */
     for (size_t k = b; k + 4 <= i; k++)
-        if (strncasecmp(s + k, "cvss", 4) == 0)
+        if (((unsigned char)s[k] | 0x20u) == 'c' && strncasecmp(s + k, "cvss", 4) == 0)
             return true;
     return false;
 }
@@ -1097,7 +1099,23 @@ extract_versions(struct message *m, const char *s, size_t n)
 static bool
 is_version_delim(char c)
 {
-    return is_token_end(c) || strchr("{}\"'<>`|*=\n\r", c) != NULL;
+    switch (c) {
+    case '{':
+    case '}':
+    case '"':
+    case '\'':
+    case '<':
+    case '>':
+    case '`':
+    case '|':
+    case '*':
+    case '=':
+    case '\n':
+    case '\r':
+        return true;
+    default:
+        return is_token_end(c);
+    }
 }
 
 /* Components of a version filling t[0..n) ("8.7.0-DEV", "1.1.1w"): 2 or

@@ -660,12 +660,31 @@ eval_cond(struct eval *ev, const struct rule_cond *c, size_t self, struct eviden
     return 0;
 }
 
+/* True when c names a helper rule_held() would still evaluate for rule
+ * self. */
+static bool
+names_unknown_helper(const struct eval *ev, const struct rule_cond *c, size_t self)
+{
+    for (size_t k = 0; k < c->n_names; k++) {
+        size_t j = c->refs[k];
+
+        if (ev->held[j] == HELD_UNKNOWN && ev->lazy && ev->set->rules[j].helper && j < self)
+            return true;
+    }
+    return false;
+}
+
 /* 0 when a measure or combination condition of rule i fails, 1 when
  * none does, -ENOMEM. Those cost a comparison or a look-up where a
  * pattern costs a pass over its region: a threat-model rule matches the
  * body first and asks its gate after, and a patch mail seldom passes the
- * gate. The conditions hold together, so which fails first changes
- * nothing but the work; the evidence is still taken in written order. */
+ * gate. A none_of that would still evaluate a helper waits for written
+ * order: it nearly always holds, so asking it first seldom saves the
+ * patterns and often costs the helper's own (RESULTS_WITHOUT_DATA's
+ * none_of __FIGURES, whose digit patterns have no literal to filter on,
+ * behind a body match that seldom holds). The conditions hold together,
+ * so which fails first changes nothing but the work; the evidence is
+ * still taken in written order. */
 static int
 eval_cheap_first(struct eval *ev, size_t i)
 {
@@ -676,6 +695,8 @@ eval_cheap_first(struct eval *ev, size_t i)
     for (size_t c = 0; c < rule->n_conds && holds == 1; c++) {
         const struct rule_cond *cond = &rule->conds[c];
 
+        if (cond->type == RULE_COND_NONE_OF && names_unknown_helper(ev, cond, i))
+            continue;
         if (cond->type == RULE_COND_MEASURE || cond->type == RULE_COND_ALL_OF ||
             cond->type == RULE_COND_ANY_OF || cond->type == RULE_COND_AT_LEAST ||
             cond->type == RULE_COND_NONE_OF)

@@ -28,7 +28,8 @@
  * A pass costs more the more literals its table holds, and most patterns
  * are asked of few messages: those of helpers (asked when a combination
  * reads them) and of rules with a measure or combination to pass first
- * (rule_eval.c looks at those before any pattern), such as the threat-
+ * (rule_eval.c looks at those before any pattern; a none_of passes
+ * nearly always and does not count), such as the threat-
  * model rules behind their gate, which a patch seldom passes. So each
  * region has a table per message kind, with the patterns every message
  * of that kind asks, and one table with the rest, scanned only when one
@@ -1962,23 +1963,30 @@ region_finish(struct pf_region *rg)
     return 0;
 }
 
-/* The first measure or combination condition of rule, which rule_eval.c
- * looks at before anything else, or NULL. */
+/* True for a measure or combination condition, which rule_eval.c looks
+ * at before any pattern. */
+static bool
+is_gate(const struct rule_cond *c)
+{
+    switch (c->type) {
+    case RULE_COND_MEASURE:
+    case RULE_COND_ALL_OF:
+    case RULE_COND_ANY_OF:
+    case RULE_COND_AT_LEAST:
+    case RULE_COND_NONE_OF:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* The first measure or combination condition of rule, or NULL. */
 static const struct rule_cond *
 first_gate(const struct rule *rule)
 {
-    for (size_t c = 0; c < rule->n_conds; c++) {
-        switch (rule->conds[c].type) {
-        case RULE_COND_MEASURE:
-        case RULE_COND_ALL_OF:
-        case RULE_COND_ANY_OF:
-        case RULE_COND_AT_LEAST:
-        case RULE_COND_NONE_OF:
+    for (size_t c = 0; c < rule->n_conds; c++)
+        if (is_gate(&rule->conds[c]))
             return &rule->conds[c];
-        default:
-            break;
-        }
-    }
     return NULL;
 }
 
@@ -2010,6 +2018,19 @@ asked_by_patches(const struct rule_set *set, bool **ret)
     return 0;
 }
 
+/* True when rule waits behind a measure or a combination that must
+ * match. A none_of alone is no such gate: it passes unless the rules it
+ * names matched, so a patch asks the patterns behind it nearly always
+ * (CHATBOT_RESIDUE's, behind none_of RESIDUE_IN_CHANGE). */
+static bool
+gated(const struct rule *rule)
+{
+    for (size_t c = 0; c < rule->n_conds; c++)
+        if (is_gate(&rule->conds[c]) && rule->conds[c].type != RULE_COND_NONE_OF)
+            return true;
+    return false;
+}
+
 /* The tables that hold rule's patterns (groups, for add_pattern()): those
  * of the kinds it applies to; but for a patch the on-demand table when
  * they wait behind a gate (which rule_eval.c looks at first) or belong to
@@ -2023,7 +2044,7 @@ groups_of(const struct rule *rule, bool asked)
     unsigned all = (1u << PF_KINDS) - 1, patch = 1u << CLASSIFIER_KIND_PATCH;
     unsigned groups = rule->kinds != 0 ? rule->kinds & all : all;
 
-    if ((groups & patch) != 0 && (!asked || first_gate(rule) != NULL))
+    if ((groups & patch) != 0 && (!asked || gated(rule)))
         groups = (groups & ~patch) | 1u << PF_ON_DEMAND;
     return groups;
 }
