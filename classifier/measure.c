@@ -382,28 +382,6 @@ has_offset(const char *p, size_t len)
     return false;
 }
 
-/* A user-space tool's trace: valgrind's "==1234== Invalid read" and a
- * sanitizer's "#3 0x4f5a3b in f file.c:12" frames. */
-static bool
-is_user_trace_line(const char *p, size_t len)
-{
-    size_t i = 0, d = 0;
-
-    while (i < len && (p[i] == ' ' || p[i] == '\t'))
-        i++;
-    if (len - i >= 5 && p[i] == '=' && p[i + 1] == '=') {
-        while (i + 2 + d < len && p[i + 2 + d] >= '0' && p[i + 2 + d] <= '9')
-            d++;
-        return d > 0 && starts(p + i + 2 + d, len - i - 2 - d, "==");
-    }
-    if (len - i >= 5 && p[i] == '#') {
-        while (i + 1 + d < len && p[i + 1 + d] >= '0' && p[i + 1 + d] <= '9')
-            d++;
-        return d > 0 && starts(p + i + 1 + d, len - i - 1 - d, " 0x");
-    }
-    return false;
-}
-
 static bool
 is_trace_line(const char *p, size_t len)
 {
@@ -440,7 +418,7 @@ is_trace_line(const char *p, size_t len)
         ['g'] = 1, ['M'] = 1, ['H'] = 1, ['A'] = 1, ['L'] = 1, ['T'] = 1, ['r'] = 1,
     };
 
-    if (has_timestamp(p, len) || has_offset(p, len) || is_user_trace_line(p, len))
+    if (has_timestamp(p, len) || has_offset(p, len) || report_sanitizer_line(p, len))
         return true;
     /* One pass over the line, comparing only where a mark's first byte
      * is, instead of one search per mark. */

@@ -166,6 +166,11 @@ int patch_parse_lines(struct message *m, const char *text, size_t len,
 /* patch_parse.c: parse the subject's [PATCH ...] tag into m->psubj. */
 int patch_parse_subject(struct message *m);
 
+/* report_parse.c: a line of a user-space tool's trace: valgrind's
+ * "==1234== Invalid read" or a sanitizer's "#3 0x4f5a3b in foo" frame,
+ * leading white space allowed. */
+bool report_sanitizer_line(const char *p, size_t len);
+
 /* report_parse.c: split prose from code and traces, extract versions,
  * identifiers and URLs from text[0..len) (own text, quotes removed). */
 int report_parse(struct message *m, const char *text, size_t len,

@@ -268,13 +268,12 @@ is_timestamp_line(struct span s)
     return d > 0 && i < s.n && s.p[i] == ']';
 }
 
-/* "==1234==ERROR: AddressSanitizer" and "    #3 0x4f5a3c in foo" */
-static bool
-is_sanitizer_line(struct span s)
+bool
+report_sanitizer_line(const char *p, size_t len)
 {
+    struct span s = trim_left((struct span){p, len});
     size_t i;
 
-    s = trim_left(s);
     if (starts(s.p, s.n, "==") && s.n > 3 && is_digit(s.p[2])) {
         for (i = 2; i < s.n && is_digit(s.p[i]); i++)
             ;
@@ -286,6 +285,12 @@ is_sanitizer_line(struct span s)
         return starts(s.p + i, s.n - i, " 0x");
     }
     return false;
+}
+
+static bool
+is_sanitizer_line(struct span s)
+{
+    return report_sanitizer_line(s.p, s.n);
 }
 
 /* Markers that open a trace anywhere in a line; their pair filter is
@@ -598,42 +603,7 @@ is_url_end(char c)
 
 #define REPORT_VERSION_TOKEN_MAX 80 /* bytes of one version token */
 
-static bool is_describe(const char *t, size_t n);
-static bool is_underscore_tag(const char *t, size_t n);
-static unsigned version_shape(const char *t, size_t n);
-static int add_commit_id(struct message *m, const char *h, size_t k);
-
-/*
- * A link into a source browser at a release or commit pins the code as a
- * version does: ".../blob/curl-8_3_0/lib/socks.c", ".../tree/v6.9/...",
- * ".../commit/<id>", cgit's "?h=v6.9" and "?id=<id>". Branch names
- * (master, main) pin nothing and are not taken.
- */
-static int
-url_version(struct message *m, const char *u, size_t n)
-{
-    static const char *const marks[] = {"/blob/", "/tree/", "/commit/", "/tag/",
-                                        "?h=",    "&h=",    "?id=",     "&id="};
-
-    for (size_t k = 0; k < sizeof(marks) / sizeof(marks[0]); k++) {
-        const char *p = memmem(u, n, marks[k], strlen(marks[k]));
-        size_t len = 0;
-
-        if (p == NULL)
-            continue;
-        p += strlen(marks[k]);
-        while (p + len < u + n && strchr("/#?&;", p[len]) == NULL)
-            len++;
-        if (len < 3 || len > REPORT_VERSION_TOKEN_MAX)
-            continue;
-        if (hex_run(p, len) == len && len >= 7 && len <= 40 && strcspn(p, "0123456789") < len)
-            return add_commit_id(m, p, len);
-        if (is_describe(p, len) || is_underscore_tag(p, len) || version_shape(p, len) > 0 ||
-            ((p[0] == 'v' || p[0] == 'V') && version_shape(p + 1, len - 1) > 0))
-            return keep(strv_add_unique(&m->versions, p, len, REPORT_MAX_VERSIONS));
-    }
-    return 0;
-}
+static int url_version(struct message *m, const char *u, size_t n);
 
 /* s[n] must be a NUL. */
 static int
@@ -1327,6 +1297,38 @@ product_version_token(struct message *m, const char *s, size_t n, size_t b, size
         !before_range_word(s, n, e))
         return 0;
     return keep(strv_add_unique(&m->versions, t, len, REPORT_MAX_VERSIONS));
+}
+
+/*
+ * A link into a source browser at a release or commit pins the code as a
+ * version does: ".../blob/curl-8_3_0/lib/socks.c", ".../tree/v6.9/...",
+ * ".../commit/<id>", cgit's "?h=v6.9" and "?id=<id>". Branch names
+ * (master, main) pin nothing and are not taken.
+ */
+static int
+url_version(struct message *m, const char *u, size_t n)
+{
+    static const char *const marks[] = {"/blob/", "/tree/", "/commit/", "/tag/",
+                                        "?h=",    "&h=",    "?id=",     "&id="};
+
+    for (size_t k = 0; k < sizeof(marks) / sizeof(marks[0]); k++) {
+        const char *p = memmem(u, n, marks[k], strlen(marks[k]));
+        size_t len = 0;
+
+        if (p == NULL)
+            continue;
+        p += strlen(marks[k]);
+        while (p + len < u + n && strchr("/#?&;", p[len]) == NULL)
+            len++;
+        if (len < 3 || len > REPORT_VERSION_TOKEN_MAX)
+            continue;
+        if (hex_run(p, len) == len && len >= 7 && len <= 40 && strcspn(p, "0123456789") < len)
+            return add_commit_id(m, p, len);
+        if (is_describe(p, len) || is_underscore_tag(p, len) || version_shape(p, len) > 0 ||
+            ((p[0] == 'v' || p[0] == 'V') && version_shape(p + 1, len - 1) > 0))
+            return keep(strv_add_unique(&m->versions, p, len, REPORT_MAX_VERSIONS));
+    }
+    return 0;
 }
 
 /* s[n] must be a NUL. */
