@@ -324,6 +324,7 @@ cap_cutoff(MDB_cursor *cur, uint64_t entries, uint64_t max, int64_t *ret)
         stamps[k++] = tv.seen;
     }
     qsort(stamps, k, sizeof(*stamps), cmp_i64);
+    /* The newest stamp among the k - max oldest tokens. */
     *ret = k > max ? stamps[k - max - 1] : INT64_MIN;
     free(stamps);
     return rc == MDB_NOTFOUND || rc == MDB_SUCCESS ? MDB_SUCCESS : rc;
@@ -336,36 +337,39 @@ prune_txn(struct state *st, MDB_txn *txn, void *ctx)
     MDB_cursor *cur;
     MDB_val key, val;
     MDB_stat ms;
-    int64_t cut = c->before;
+    int64_t cap = INT64_MIN;
+    uint64_t left;
     int rc;
 
     c->removed = 0;
     rc = mdb_stat(txn, st->tables[STATE_T_LEARN_TOKEN], &ms);
     if (rc != MDB_SUCCESS)
         return rc;
+    left = ms.ms_entries;
     rc = mdb_cursor_open(txn, st->tables[STATE_T_LEARN_TOKEN], &cur);
     if (rc != MDB_SUCCESS)
         return rc;
-    if (c->max_tokens > 0 && ms.ms_entries > c->max_tokens) {
-        int64_t cap;
-
-        rc = cap_cutoff(cur, ms.ms_entries, c->max_tokens, &cap);
+    if (c->max_tokens > 0 && left > c->max_tokens) {
+        rc = cap_cutoff(cur, left, c->max_tokens, &cap);
         if (rc != MDB_SUCCESS)
             goto out;
-        if (cap > cut)
-            cut = cap;
     }
     for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); rc == MDB_SUCCESS;
          rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
         struct token_val tv;
 
         token_decode(&val, &tv);
-        if (tv.seen > cut)
+        /* Tokens stamped at the cap's own second go only while too many
+         * are left: a whole learning run shares one stamp. */
+        if (tv.seen > c->before && tv.seen > cap)
+            continue;
+        if (tv.seen > c->before && tv.seen == cap && left <= c->max_tokens)
             continue;
         rc = mdb_cursor_del(cur, 0);
         if (rc != MDB_SUCCESS)
             break;
         c->removed++;
+        left--;
     }
     if (rc == MDB_NOTFOUND)
         rc = MDB_SUCCESS;
