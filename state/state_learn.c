@@ -12,6 +12,7 @@
  * (a writer) never blocks the daemon's read transactions.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -354,22 +355,30 @@ prune_txn(struct state *st, MDB_txn *txn, void *ctx)
         if (rc != MDB_SUCCESS)
             goto out;
     }
-    for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); rc == MDB_SUCCESS;
-         rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
-        struct token_val tv;
+    /* Pass 0 drops what is too old and what is older than the cap's
+     * stamp; pass 1 the tokens stamped at the cap's own second, only while
+     * too many are left (a whole learning run shares one stamp). */
+    for (int pass = 0; pass < 2 && (rc == MDB_SUCCESS || rc == MDB_NOTFOUND); pass++) {
+        for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); rc == MDB_SUCCESS;
+             rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
+            struct token_val tv;
+            bool drop;
 
-        token_decode(&val, &tv);
-        /* Tokens stamped at the cap's own second go only while too many
-         * are left: a whole learning run shares one stamp. */
-        if (tv.seen > c->before && tv.seen > cap)
-            continue;
-        if (tv.seen > c->before && tv.seen == cap && left <= c->max_tokens)
-            continue;
-        rc = mdb_cursor_del(cur, 0);
-        if (rc != MDB_SUCCESS)
+            token_decode(&val, &tv);
+            if (pass == 0)
+                drop = tv.seen <= c->before || tv.seen < cap;
+            else
+                drop = tv.seen == cap && left > c->max_tokens;
+            if (!drop)
+                continue;
+            rc = mdb_cursor_del(cur, 0);
+            if (rc != MDB_SUCCESS)
+                break;
+            c->removed++;
+            left--;
+        }
+        if (pass == 0 && cap == INT64_MIN)
             break;
-        c->removed++;
-        left--;
     }
     if (rc == MDB_NOTFOUND)
         rc = MDB_SUCCESS;
