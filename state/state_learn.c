@@ -77,6 +77,7 @@ static int
 counts_txn(struct state *st, MDB_txn *txn, void *ctx)
 {
     struct counts_ctx *c = ctx;
+    MDB_cursor *cur;
     MDB_stat ms;
     int rc;
 
@@ -94,23 +95,29 @@ counts_txn(struct state *st, MDB_txn *txn, void *ctx)
                c->totals.messages[0] == 0 || c->totals.messages[1] == 0;
     if (c->below || c->ret == NULL)
         return MDB_SUCCESS;
+    /* One cursor over sorted tokens: LMDB finds a key on the leaf page
+     * the cursor is on without descending from the root again. */
+    rc = mdb_cursor_open(txn, st->tables[STATE_T_LEARN_TOKEN], &cur);
+    if (rc != MDB_SUCCESS)
+        return rc;
     for (size_t i = 0; i < c->n; i++) {
         uint64_t tok = c->tokens[i];
         MDB_val key = {8, &tok}, val;
         struct token_val tv;
 
-        rc = mdb_get(txn, st->tables[STATE_T_LEARN_TOKEN], &key, &val);
+        rc = mdb_cursor_get(cur, &key, &val, MDB_SET_KEY);
         if (rc == MDB_NOTFOUND) {
             c->ret[i][0] = c->ret[i][1] = 0;
             continue;
         }
         if (rc != MDB_SUCCESS)
-            return rc;
+            break;
         token_decode(&val, &tv);
         c->ret[i][0] = tv.count[0];
         c->ret[i][1] = tv.count[1];
     }
-    return MDB_SUCCESS;
+    mdb_cursor_close(cur);
+    return rc == MDB_NOTFOUND ? MDB_SUCCESS : rc;
 }
 
 int
