@@ -25,7 +25,7 @@
 #define LEARN_WORD_MAX 32 /* longer words are cut: base64 and hashes */
 #define LEARN_WORD_MIN 2
 #define LEARN_WINDOW 5 /* OSB window: the word and the 4 before it */
-#define LEARN_RAW_MAX (CLASSIFIER_LEARN_MAX_TOKENS * 6)
+#define LEARN_RAW_MAX ((size_t)CLASSIFIER_LEARN_MAX_TOKENS * 6)
 
 struct token_sink {
     uint64_t *v;

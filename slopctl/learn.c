@@ -55,7 +55,7 @@ static int
 learn_message(void *ctx, const struct mailbox_msg *m)
 {
     struct learn_run *lr = ctx;
-    enum state_learn_outcome out;
+    enum state_learn_outcome out = STATE_LEARN_UNKNOWN;
     size_t n = 0;
     uint64_t key = 0;
     char buf[128];
