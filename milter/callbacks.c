@@ -55,6 +55,7 @@
 #include "callbacks.h"
 #include "classifier.h"
 #include "conn.h"
+#include "gate.h"
 #include "log.h"
 #include "reply.h"
 #include "reply_verify.h"
@@ -643,17 +644,50 @@ conn_get(SMFICTX *ctx)
 {
     struct conn *c = smfi_getpriv(ctx);
 
-    if (c != NULL)
+    if (c != NULL) {
+        clock_gettime(CLOCK_MONOTONIC, &c->seen);
         return c;
+    }
     c = conn_new(snapshot_current());
     if (c == NULL)
         return NULL;
     c->nr = atomic_load(&cb_nr);
+    clock_gettime(CLOCK_MONOTONIC, &c->seen);
     if (c->snap == NULL || smfi_setpriv(ctx, c) != MI_SUCCESS) {
         log_error("cannot set up a connection context, applying OnInternalError");
         return conn_free(c);
     }
     return c;
+}
+
+/* The connection of a later command, marked as heard from now. */
+static struct conn *
+conn_seen(SMFICTX *ctx)
+{
+    struct conn *c = smfi_getpriv(ctx);
+
+    if (c != NULL)
+        clock_gettime(CLOCK_MONOTONIC, &c->seen);
+    return c;
+}
+
+/*
+ * libmilter ends a session silently when a read waits ReadTimeout; the
+ * session's abort and close callbacks are then the only trace. Count it
+ * (gate_note logs at most once a minute) when the MTA had been silent
+ * that long.
+ */
+static void
+note_silence(struct conn *c)
+{
+    unsigned limit = c->snap->cfg->read_timeout;
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (c->silence_noted || now.tv_sec - c->seen.tv_sec < (time_t)limit)
+        return;
+    c->silence_noted = true;
+    gate_note(GATE_NOTE_SILENT, limit);
 }
 
 static bool
@@ -745,7 +779,7 @@ cb_connect(SMFICTX *ctx, char *hostname, _SOCK_ADDR *sa)
 static sfsistat
 cb_envfrom(SMFICTX *ctx, char **argv)
 {
-    struct conn *c = smfi_getpriv(ctx);
+    struct conn *c = conn_seen(ctx);
     const struct config *cfg;
     const char *auth;
     struct msg *m;
@@ -793,7 +827,7 @@ cb_envfrom(SMFICTX *ctx, char **argv)
 static sfsistat
 cb_envrcpt(SMFICTX *ctx, char **argv)
 {
-    struct conn *c = smfi_getpriv(ctx);
+    struct conn *c = conn_seen(ctx);
     const struct config *cfg;
     char addr[CONN_ADDR_MAX];
     bool protected;
@@ -810,7 +844,7 @@ cb_envrcpt(SMFICTX *ctx, char **argv)
 static sfsistat
 cb_header(SMFICTX *ctx, char *name, char *value)
 {
-    struct conn *c = smfi_getpriv(ctx);
+    struct conn *c = conn_seen(ctx);
 
     if (c == NULL || c->msg == NULL)
         return pass_stage(c, SMFIP_NR_HDR);
@@ -822,7 +856,7 @@ cb_header(SMFICTX *ctx, char *name, char *value)
 static sfsistat
 cb_eoh(SMFICTX *ctx)
 {
-    struct conn *c = smfi_getpriv(ctx);
+    struct conn *c = conn_seen(ctx);
     struct msg *m;
 
     if (c == NULL || c->msg == NULL)
@@ -844,7 +878,7 @@ cb_eoh(SMFICTX *ctx)
 static sfsistat
 cb_body(SMFICTX *ctx, unsigned char *data, size_t len)
 {
-    struct conn *c = smfi_getpriv(ctx);
+    struct conn *c = conn_seen(ctx);
 
     if (c == NULL)
         return SMFIS_CONTINUE;
@@ -920,7 +954,7 @@ dispatch_reply(const struct config *cfg, struct msg *m, struct decision *d)
 static sfsistat
 cb_eom(SMFICTX *ctx)
 {
-    struct conn *c = smfi_getpriv(ctx);
+    struct conn *c = conn_seen(ctx);
     const struct config *cfg;
     struct decision d;
     const char *what = NULL;
@@ -961,8 +995,10 @@ cb_abort(SMFICTX *ctx)
 {
     struct conn *c = smfi_getpriv(ctx);
 
-    if (c != NULL)
+    if (c != NULL) {
+        note_silence(c);
         c->msg = msg_free(c->msg);
+    }
     return SMFIS_CONTINUE;
 }
 
@@ -971,8 +1007,11 @@ cb_close(SMFICTX *ctx)
 {
     struct conn *c = smfi_getpriv(ctx);
 
-    if (c == NULL)
+    if (c == NULL) {
+        gate_note(GATE_NOTE_UNNEGOTIATED, 0);
         return SMFIS_CONTINUE;
+    }
+    note_silence(c);
     /* Also called for SMFIC_QUIT_NC: the next session's cb_connect builds
      * a new conn, whose can_skip stays false (there is no new negotiation)
      * and whose nr comes from cb_nr. */

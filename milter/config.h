@@ -89,6 +89,8 @@ struct config {
     int syslog_facility; /* LOG_MAIL, ... */
     char *rules_dir;
     char *state_dir;
+    unsigned max_connections;     /* 0: from the task limit (gate_auto_cap) */
+    uint32_t read_timeout;        /* seconds */
     uint32_t state_sync_interval; /* seconds; 0: LMDB syncs every commit */
     int on_state_error;           /* enum config_state_error */
     uint32_t duplicate_window;    /* seconds */

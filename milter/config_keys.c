@@ -52,6 +52,19 @@ const struct key config_keys[] = {
     {"SocketMode", T_OCTAL, 0, "0660", NULL, 0, 0777, NULL, NULL, F(socket_mode),
      "Permissions of a UNIX-domain socket, in octal. The MTA's user must be able to write "
      "to it: add it to the daemon's group (e.g. usermod -aG slop-milter postfix) or use 0666."},
+    {"MaxConnections", T_UINT, 0, "0", NULL, 0, 65536, NULL, NULL, F(max_connections),
+     "Milter connections served at once. A connection over it is answered tempfail by the "
+     "daemon itself (4xx to the SMTP client; the MTA retries), and one log line says when "
+     "the cap is reached and one when connections fall below it again. 0: as many as the "
+     "task limit leaves room for, two threads each (TasksMax=512 of the unit gives 232; "
+     "no task limit: 256). Above that, libmilter can fail to start a thread and then leaves "
+     "the socket open for good. Read at start-up only."},
+    {"ReadTimeout", T_DURATION, 0, "300s", NULL, 1, 7210, NULL, NULL, F(read_timeout),
+     "How long a milter connection may send nothing: mid-packet (a stalled peer, which "
+     "holds a thread) or between commands. The connection is then closed and the MTA "
+     "applies its milter_default_action. Above Postfix's smtpd_timeout (300s), so a slow "
+     "SMTP client does not lose its milter; far below libmilter's own 7210s. Read at "
+     "start-up only."},
     {"UserID", T_USER, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(user_id),
      "user[:group] to run as after opening the socket and the PID file. When started as "
      "root with UserID set and the change fails, the daemon refuses to run. Empty: stay as "

@@ -81,6 +81,8 @@ struct conn {
     unsigned long nr;             /* SMFIP_NR_* stages negotiated as "no reply" */
     unsigned long n_msgs;
     struct msg *msg;
+    struct timespec seen; /* CLOCK_MONOTONIC: the MTA's last command (callbacks.c) */
+    bool silence_noted;   /* a ReadTimeout end was counted (gate_note) */
 };
 
 /* Takes over the caller's reference to snap (which may be NULL). */

@@ -35,6 +35,7 @@
 #include "classifier.h"
 #include "config.h"
 #include "conn.h"
+#include "gate.h"
 #include "log.h"
 #include "reply.h"
 #include "snapshot.h"
@@ -799,6 +800,15 @@ run_daemon(struct snapshot *snap)
     }
     callbacks_setup(rt.st, true, rt.sender);
     snapshot_install(snapshot_ref(snap));
+    /* After dropping privileges: RLIMIT_NPROC binds the new user. */
+    r = smfi_settimeout((int)cfg->read_timeout) == MI_SUCCESS
+            ? gate_start(cfg->max_connections, cfg->read_timeout)
+            : -EINVAL;
+    if (r < 0) {
+        log_error("cannot set up the connection limits: %s", log_strerror(r, eb, sizeof(eb)));
+        status = EX_OSERR;
+        goto out;
+    }
 
     r = pthread_create(&sig_tid, NULL, signal_thread, &daemon_sigs);
     if (r != 0) {

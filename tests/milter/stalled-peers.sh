@@ -1,0 +1,175 @@
+#!/bin/sh
+# Stalled peers under a task limit (issue 13, item 3).
+# Usage: stalled-peers.sh SLOP_MILTER RULES_DIR
+#
+# The real daemon runs with a task limit like the unit's TasksMax: as root,
+# under an unused uid with RLIMIT_NPROC (prlimit, setpriv), MaxConnections
+# left at 0 so the daemon derives its cap from the limit. Not as root, it
+# runs as we are, with MaxConnections set. Then:
+#  1. twice the cap of peers connect and stall mid-packet (stall-peers.py);
+#     the ones over the cap that got far enough were answered tempfail by
+#     the daemon; an ordinary miltertest session is answered, with tempfail
+#     (the cap is full), and the log says the cap was reached;
+#  2. the peers close: the daemon's open descriptors return to their count
+#     before the peers (bounded poll of /proc/PID/fd): no socket is left
+#     behind; the log says the connections fell below the cap again;
+#  3. an ordinary session is served and its message scanned;
+#  4. a few peers stall and stay: after ReadTimeout the daemon cuts them,
+#     logs it, and its descriptors again return to the start count.
+# Waits are bounded and generous; no timing is asserted. Unix socket in a
+# private directory; the daemon is stopped by its pid.
+set -u
+bin=$1 rules=$2
+here=$(cd "$(dirname "$0")" && pwd)
+passed=0 failed=0
+test_name=stalled-peers
+daemon_pid="" peers_pid=""
+# shellcheck source=testlib.sh
+. "$here/testlib.sh"
+
+command -v miltertest >/dev/null 2>&1 || skip "miltertest not found (Debian package miltertest)"
+command -v python3 >/dev/null 2>&1 || skip "python3 not found"
+[ -x "$bin" ] || skip "slop-milter not built"
+
+cap=16
+read_timeout=20
+work=$(mktemp -d "${TMPDIR:-/tmp}/slop-stall.XXXXXX") || exit 1
+chmod 755 "$work"
+sock=$work/milter.sock
+log=$work/daemon.log
+
+cleanup() {
+    stop_pid "$peers_pid" 50
+    stop_daemon
+    remove_workdir "$work" "${SLOP_KEEP_E2E:-}"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# GATE_RESERVED_TASKS (milter/gate.h) plus two threads per connection.
+reserved=$(sed -n 's/^#define GATE_RESERVED_TASKS \([0-9]*\).*/\1/p' "$here/../../milter/gate.h")
+limit=$((reserved + 2 * cap))
+run_as=""
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1 &&
+    command -v prlimit >/dev/null 2>&1; then
+    # RLIMIT_NPROC counts every process of the uid: take one nobody uses.
+    for u in $(seq 61000 61999); do
+        if ! getent passwd "$u" >/dev/null && [ -z "$(ps -o pid= -u "$u" 2>/dev/null)" ]; then
+            run_as=$u
+            break
+        fi
+    done
+fi
+cat >"$work/slop-milter.conf" <<EOF
+Socket unix:$sock
+SocketMode 0666
+Syslog no
+RulesDir $rules
+StateDir $work/state
+ReplyEnable no
+ReadTimeout ${read_timeout}s
+EOF
+if [ -n "$run_as" ]; then
+    echo "$test_name: uid $run_as, RLIMIT_NPROC $limit, MaxConnections 0 (derived)"
+    mkdir "$work/state"
+    chown "$run_as:$run_as" "$work" "$work/state"
+    prlimit --nproc="$limit:$limit" setpriv --reuid="$run_as" --regid="$run_as" --clear-groups \
+        "$bin" -f -c "$work/slop-milter.conf" >"$log" 2>&1 &
+else
+    echo "$test_name: not root: no task limit, MaxConnections $cap"
+    echo "MaxConnections $cap" >>"$work/slop-milter.conf"
+    "$bin" -f -c "$work/slop-milter.conf" >"$log" 2>&1 &
+fi
+daemon_pid=$!
+
+n=0
+while [ ! -S "$sock" ] && [ "$n" -lt 300 ] && kill -0 "$daemon_pid" 2>/dev/null; do
+    sleep 0.1
+    n=$((n + 1))
+done
+[ -S "$sock" ] || { cat "$log"; echo "$test_name: the daemon did not start"; exit 1; }
+
+logged() {
+    grep -q "$1" "$log"
+}
+fds() {
+    find "/proc/$daemon_pid/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l
+}
+# Poll (bounded: TENTHS polls 0.1 s apart) until the daemon has WANT descriptors.
+fds_back() {
+    _n=0
+    while [ "$(fds)" -ne "$1" ] && [ "$_n" -lt "$2" ]; do
+        sleep 0.1
+        _n=$((_n + 1))
+    done
+    echo "$test_name: descriptors $(fds), at start $1"
+    [ "$(fds)" -eq "$1" ]
+}
+session() {
+    miltertest -s "$here/mt-conn-session.lua" -D WORK="$work" -D MSGS="$here/msgs" \
+        -D EXPECT="$1"
+}
+# Start COUNT stalled peers and wait (bounded) until they are set up.
+stall() {
+    rm -f "$work/ready"
+    python3 "$here/stall-peers.py" "$sock" "$1" "$work/ready" &
+    peers_pid=$!
+    _n=0
+    while [ ! -s "$work/ready" ] && [ "$_n" -lt 1200 ] && kill -0 "$peers_pid" 2>/dev/null; do
+        sleep 0.1
+        _n=$((_n + 1))
+    done
+    echo "$test_name: peers: $(cat "$work/ready" 2>/dev/null)"
+}
+
+check "the cap is $cap connections" logged "at most $cap milter connections at once"
+# One ordinary session first, so that the thread pool and scan threads
+# the daemon keeps exist before the count is taken.
+check "a session before the peers is served" session served
+start_fds=$(fds)
+echo "$test_name: descriptors at start: $start_fds"
+
+# 1. Twice the cap of stalled peers.
+stall $((2 * cap))
+check "all peers connected" grep -q "^ready $((2 * cap)) " "$work/ready"
+check "peers over the cap were answered tempfail" \
+    sh -c "awk '{ exit !(\$3 > 0) }' '$work/ready'"
+check "a session at the cap is answered tempfail" session tempfail
+check "the cap reached is logged" logged "MaxConnections $cap reached"
+
+# 2. The peers close: nothing stays open.
+stop_pid "$peers_pid" 50
+peers_pid=""
+check "descriptors back to the start count after the peers close" fds_back "$start_fds" 600
+n=0
+while ! logged "below MaxConnections $cap again" && [ "$n" -lt 300 ]; do
+    sleep 0.1
+    n=$((n + 1))
+done
+check "the end of the cap episode is logged" logged "below MaxConnections $cap again"
+check "the episode is logged once" test "$(grep -c "MaxConnections $cap reached" "$log")" -eq 1
+
+# 3. Served again.
+check "a session after the peers is served" session served
+
+# 4. Peers that stay until ReadTimeout cuts them.
+stall 4
+n=0
+while ! { logged "ended before option negotiation" && logged "cut after ReadTimeout"; } &&
+    [ "$n" -lt $(((read_timeout + 60) * 10)) ]; do
+    sleep 0.1
+    n=$((n + 1))
+done
+check "a peer stalled in option negotiation is logged" logged "ended before option negotiation"
+check "a session cut by ReadTimeout is logged" logged "cut after ReadTimeout (${read_timeout}s)"
+check "descriptors back to the start count after ReadTimeout" fds_back "$start_fds" 600
+stop_pid "$peers_pid" 50
+peers_pid=""
+check "the daemon still runs" kill -0 "$daemon_pid"
+
+if [ "$failed" -ne 0 ]; then
+    echo "--- daemon log"
+    cat "$log"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
