@@ -11,8 +11,7 @@
  * Over the cap, the socket goes through a pipe to the tempfail thread
  * (gate_tempfail.c speaks the protocol). It holds at most
  * GATE_TEMPFAIL_MAX of them, each for at most GATE_TEMPFAIL_SECS (or
- * ReadTimeout when shorter); beyond that a socket is closed at once, and
- * the MTA applies its milter_default_action.
+ * ReadTimeout when shorter), and closes the oldest to make room.
  *
  * Logging: one line when the cap is first reached and one when the
  * connections fall below GATE_LOW_WATER of it again, with the number
@@ -37,7 +36,7 @@
 #include "gate.h"
 #include "log.h"
 
-#define GATE_TEMPFAIL_MAX 64  /* over-cap connections answered at once */
+#define GATE_TEMPFAIL_MAX 256 /* over-cap connections answered at once */
 #define GATE_TEMPFAIL_SECS 10 /* time an over-cap MTA has to reach its first command */
 #define GATE_TICK_MS 1000
 #define GATE_BUF (GATE_PACKET_MAX + 4)
@@ -227,22 +226,35 @@ tf_read(struct gate_tf *t)
     t->len -= off;
 }
 
+/*
+ * A full table gives up its oldest connection for the new one: an MTA
+ * finishes the exchange within milliseconds, so the oldest is a stalled
+ * peer, and an MTA arriving behind a crowd of them still gets its answer.
+ */
 static void
 tf_take(struct gate_tf *tf, unsigned *n_tf)
 {
     int s;
 
     while (read(gate.pipe_rd, &s, sizeof(s)) == (ssize_t)sizeof(s)) {
-        struct gate_tf *t = &tf[*n_tf];
+        struct gate_tf *t = &tf[0];
 
-        if (*n_tf >= GATE_TEMPFAIL_MAX || (t->buf = malloc(GATE_BUF)) == NULL) {
+        if (*n_tf >= GATE_TEMPFAIL_MAX) {
+            for (unsigned i = 1; i < *n_tf; i++)
+                if (tf[i].deadline < t->deadline)
+                    t = &tf[i];
+            tf_close(t);
+        } else
+            t = &tf[(*n_tf)++];
+        t->buf = malloc(GATE_BUF);
+        if (t->buf == NULL) {
             close(s);
+            *t = tf[--(*n_tf)];
             continue;
         }
         t->fd = s;
         t->len = 0;
         t->deadline = mono_now() + (time_t)gate.tf_secs;
-        (*n_tf)++;
     }
 }
 
