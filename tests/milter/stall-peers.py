@@ -6,9 +6,13 @@ Usage: stall-peers.py SOCKET COUNT READY_FILE
 SOCKET is a UNIX-domain socket path. Three peers in four send the first
 9 bytes of the 17-byte option negotiation and stop; the fourth negotiates,
 sends CONNECT and MAIL, then half of a header packet, and stops there.
-When every peer is set up, READY_FILE gets one line: "ready N T", N the
-peers connected, T those the daemon answered with tempfail (over its
-MaxConnections). The peers stay open until SIGTERM or SIGINT, then close.
+Half of these deep peers connect first, one at a time, the rest after the
+others: libmilter's worker pool can leave a session that arrives in a
+burst waiting until a busy worker is free (ReadTimeout), so the first
+ones must not share a burst, and the last ones find the cap full.
+When every peer is set up, READY_FILE gets one line: "ready N T D", N
+the peers connected, T the deep ones the daemon answered with tempfail
+(over its MaxConnections), D those that got as far as the header. The peers stay open until SIGTERM or SIGINT, then close.
 Every wait is bounded; nothing here asserts timings.
 """
 import select
@@ -47,40 +51,43 @@ def read_packet(s):
 
 
 def deep_stall(s):
-    """Negotiate, CONNECT, MAIL, half a header. True when tempfailed."""
+    """Negotiate, CONNECT, MAIL, half a header: "tempfail", "header" or None."""
     s.sendall(packet(SMFIC_OPTNEG, struct.pack("!III", 6, 0x1FF, 0x1FFFFF)))
     reply = read_packet(s)
     if reply is None or reply[0] != SMFIC_OPTNEG or len(reply[1]) < 12:
-        return False
+        return None
     pflags = struct.unpack("!I", reply[1][8:12])[0]
     s.sendall(packet(b"C", b"client.example.test\0" + b"4" + struct.pack("!H", 25)
                      + b"192.0.2.10\0"))
     if not pflags & SMFIP_NR_CONN:
         reply = read_packet(s)
         if reply is None or reply[0] == SMFIR_TEMPFAIL:
-            return reply is not None
+            return reply and "tempfail"
     s.sendall(packet(b"M", b"<stall@example.test>\0"))
     reply = read_packet(s)
     if reply is None or reply[0] == SMFIR_TEMPFAIL:
-        return reply is not None
+        return reply and "tempfail"
     whole = packet(b"L", b"Subject\0a header that never ends\0")
     s.sendall(whole[:len(whole) // 2])
-    return False
+    return "header"
 
 
 def main():
     path, count, ready = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-    peers, tempfailed = [], 0
+    peers, outcomes = [], []
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     signal.signal(signal.SIGINT, lambda *_: stop.append(1))
     optneg = packet(SMFIC_OPTNEG, struct.pack("!III", 6, 0x1FF, 0x1FFFFF))
-    for i in range(count):
+    deep = count // 4
+    first = (deep + 1) // 2
+    order = [True] * first + [False] * (count - deep) + [True] * (deep - first)
+    for is_deep in order:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             s.connect(path)
-            if i % 4 == 3:
-                tempfailed += deep_stall(s)
+            if is_deep:
+                outcomes.append(deep_stall(s))
             else:
                 s.sendall(optneg[:9])
         except OSError:
@@ -88,7 +95,8 @@ def main():
             continue
         peers.append(s)
     with open(ready, "w") as f:
-        f.write("ready %d %d\n" % (len(peers), tempfailed))
+        f.write("ready %d %d %d\n" % (len(peers), outcomes.count("tempfail"),
+                                      outcomes.count("header")))
     while not stop:
         time.sleep(0.2)
     for s in peers:
