@@ -368,8 +368,9 @@ gate_note(enum gate_note what, unsigned read_timeout)
         return;
     atomic_fetch_sub(&gate_note_n[what], n);
     if (what == GATE_NOTE_UNNEGOTIATED)
-        log_info("%lu milter connection%s ended before option negotiation since the last "
-                 "such line: the peer stalled past ReadTimeout or closed early",
+        log_info("%lu milter connection%s closed outside a session since the last such line: "
+                 "a peer stalled before option negotiation past ReadTimeout or closed early, "
+                 "or an MTA closed a connection it had reused (SMFIC_QUIT_NC)",
                  n, n == 1 ? "" : "s");
     else
         log_warning("%lu milter session%s cut after ReadTimeout (%us) without a command "

@@ -55,9 +55,10 @@ int gate_start(unsigned max_connections, unsigned read_timeout);
 unsigned gate_open_count(void);
 
 /*
- * Sessions libmilter ended on its own, which it does not log: before
- * option negotiation (a peer stalled past ReadTimeout, or one that
- * closed early), or after ReadTimeout without a command. Each kind is
+ * Connections libmilter ended on its own, which it does not log: with
+ * no session open (a peer stalled before option negotiation past
+ * ReadTimeout, one that closed early, or the end of a connection reused
+ * after SMFIC_QUIT_NC), or after ReadTimeout without a command. Each kind is
  * logged at once the first time, then at most once a minute with the
  * number seen since; read_timeout is for the message.
  */
