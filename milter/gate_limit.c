@@ -23,8 +23,8 @@
 #include "gate.h"
 
 #define GATE_CGROUP_LINE 1024
-#define GATE_FDS_RESERVED ((rlim_t)64) /* descriptors of the daemon itself: state, logs, replies   \
-                                        */
+/* Descriptors of the daemon itself: state, logs, replies. */
+#define GATE_FDS_RESERVED ((rlim_t)64)
 
 /* pids.max in dir; 0 when absent or "max". */
 static uint64_t

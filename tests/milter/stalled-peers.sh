@@ -24,7 +24,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 passed=0 failed=0
 test_name=stalled-peers
 daemon_pid="" peers_pid=""
-# shellcheck source=testlib.sh
+# shellcheck source-path=SCRIPTDIR source=testlib.sh
 . "$here/testlib.sh"
 
 command -v miltertest >/dev/null 2>&1 || skip "miltertest not found (Debian package miltertest)"
