@@ -117,7 +117,7 @@ admit(int s)
     if (fstat(s, &st) != 0)
         return true; /* libmilter will find out */
     pthread_mutex_lock(&gate.lock);
-    /* A reused descriptor number: the old entry is stale. */
+    /* At the cap, first forget the sockets libmilter closed meanwhile. */
     if (gate.n_open >= gate.cap)
         purge();
     if (gate.n_open < gate.cap) {

@@ -12,7 +12,8 @@
  *
  * How: libmilter's listener calls accept(); this module defines accept()
  * (the executable's definition wins over libc's for libmilter too) and
- * counts the sockets it returned that are still open. Over the cap, the
+ * counts the sockets it returned that are still open (the daemon makes
+ * no other accept() call). Over the cap, the
  * socket goes to the gate's own thread, which answers the MTA's option
  * negotiation and then tempfails its first command (gate_tempfail.c): no
  * libmilter thread is spent on it and the MTA retries later.
