@@ -16,6 +16,10 @@
 #  3. an ordinary session is served and its message scanned;
 #  4. a few peers stall and stay: after ReadTimeout the daemon cuts them,
 #     logs it, and its descriptors again return to the start count.
+# As root with Postfix and swaks, a private Postfix on 127.0.0.1
+# (postfix-harness.sh, milter_default_action accept) also sends one mail
+# in step 1, which its SMTP client gets 4xx for (not accepted unscanned),
+# and again in step 3, which is delivered with X-Slop-Status.
 # Waits are bounded and generous; no timing is asserted. Unix socket in a
 # private directory; the daemon is stopped by its pid.
 set -u
@@ -38,8 +42,15 @@ chmod 755 "$work"
 sock=$work/milter.sock
 log=$work/daemon.log
 
+mroot=$work/mta
+h() {
+    _hc=$1
+    shift
+    sh "$here/postfix-harness.sh" "$_hc" "$mroot" "$@"
+}
 cleanup() {
     stop_pid "$peers_pid" 50
+    [ ! -d "$mroot" ] || h stop >/dev/null 2>&1
     stop_daemon
     remove_workdir "$work" "${SLOP_KEEP_E2E:-}"
 }
@@ -123,6 +134,25 @@ stall() {
 }
 
 check "the cap is $cap connections" logged "at most $cap milter connections at once"
+postfix=""
+if [ -n "$run_as" ] && command -v swaks >/dev/null 2>&1 && [ -x /usr/sbin/postfix ]; then
+    if port=$(free_port 26025) && mkdir "$mroot" && h init "$port" "$sock" accept >/dev/null &&
+        h start >/dev/null; then
+        postfix=yes
+    else
+        echo "$test_name: the private Postfix did not start: Postfix steps skipped"
+    fi
+else
+    echo "$test_name: Postfix steps skipped (need root, postfix and swaks)"
+fi
+# send EXPECTED_STATUS: one mail through the private Postfix.
+pf_send() {
+    _rc=0
+    h send "$here/msgs/genuine-patch.eml" casey@example.test security@slop.test >/dev/null ||
+        _rc=$?
+    echo "$test_name: Postfix answered the SMTP client with status class $_rc"
+    [ "$_rc" -eq "$1" ]
+}
 # One ordinary session first, so that the thread pool and scan threads
 # the daemon keeps exist before the count is taken.
 check "a session before the peers is served" session served
@@ -137,6 +167,9 @@ check "peers over the cap were answered tempfail" \
 check "peers under the cap were served" sh -c "awk '{ exit !(\$4 > 0) }' '$work/ready'"
 check "a session at the cap is answered tempfail" session tempfail
 check "the cap reached is logged" logged "MaxConnections $cap reached"
+if [ -n "$postfix" ]; then
+    check "Postfix: a mail at the cap gets 4xx, not accepted unscanned" pf_send 4
+fi
 
 # 2. The peers close: nothing stays open.
 stop_pid "$peers_pid" 50
@@ -153,6 +186,13 @@ check "the episode is logged once" test "$(grep -c "MaxConnections $cap reached"
 
 # 3. Served again.
 check "a session after the peers is served" session served
+if [ -n "$postfix" ]; then
+    check "Postfix: the mail sent again is accepted" pf_send 0
+    check "Postfix: and delivered" h wait security@slop.test 1 60
+    check "Postfix: delivered scanned (X-Slop-Status)" \
+        sh -c "grep -l '^X-Slop-Status:' '$(h mailbox security@slop.test)'/*.eml"
+    check "Postfix: one delivery, none before" test "$(h count security@slop.test)" -eq 1
+fi
 
 # 4. Peers that stay until ReadTimeout cuts them. (The ones cut in option
 # negotiation fall in the same minute as step 2's line: counted, not logged.)
