@@ -530,6 +530,8 @@ warn_restart_keys(const struct config *old, const struct config *new)
         log_warning("reload: Socket, SocketMode, UserID, PidFile, UMask, StateDir, "
                     "ReplyTransport, SendmailPath, SMTPServer and whether StateSyncInterval is 0 "
                     "take effect on restart only");
+    if (old->max_connections != new->max_connections || old->read_timeout != new->read_timeout)
+        log_warning("reload: MaxConnections and ReadTimeout take effect on restart only");
 }
 
 static void
