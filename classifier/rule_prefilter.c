@@ -1415,10 +1415,36 @@ hash24(uint32_t w)
     return (w * 2654435761u) >> (32 - 18);
 }
 
+/* The three-byte filter: bit bit3_of(w) of word word3_of(w) for the three
+ * bytes b0 << 16 | b1 << 8 | b2 in the low 24 bits of w (the bits above are
+ * ignored, so the scan need not mask them off). The word comes from a
+ * multiplicative hash of all three bytes, the bit from b2's low five bits:
+ * the scan then tests a byte in a few instructions (x86's bt takes the bit
+ * number modulo 32 from the register as it is), and that test runs at
+ * every byte of the text. */
+#define PF_WORDS3_BITS 13u
+
+_Static_assert(PF_BITS3 == 32u << PF_WORDS3_BITS, "words of 32 bits fill the filter");
+
 static uint32_t
-hash3(uint16_t key, unsigned char c)
+word3_of(uint32_t w)
 {
-    return hash24((uint32_t)key << 8 | c);
+    /* (w << 8) * K: the byte above the three drops out of the product. */
+    return (w * (2654435761u << 8)) >> (32 - PF_WORDS3_BITS);
+}
+
+static uint32_t
+bit3_of(uint32_t w)
+{
+    return w & 31u;
+}
+
+static void
+bits3_set(uint32_t *bits3, uint16_t key, unsigned char c)
+{
+    uint32_t w = (uint32_t)key << 8 | c;
+
+    bits3[word3_of(w)] |= 1u << bit3_of(w);
 }
 
 static unsigned
@@ -1563,8 +1589,6 @@ add_entry(struct pf_region *rg, const char *lit, unsigned flags, uint32_t id)
     if (e->len == 2) {
         rg->bits[key >> 3] |= (uint8_t)(1u << (key & 7));
         for (unsigned c = 0; c < 256; c++) {
-            uint32_t h = hash3(key, (unsigned char)c);
-
             /* The byte after the literal must be white space, or a
              * non-word byte; in an unfolded copy, where the tests
              * are off, a k or an s may stand for a non-word one. */
@@ -1572,12 +1596,10 @@ add_entry(struct pf_region *rg, const char *lit, unsigned flags, uint32_t id)
                 continue;
             if ((flags & PF_WB_END) != 0 && is_word((unsigned char)c) && c != 'k' && c != 's')
                 continue;
-            rg->bits3[h >> 5] |= 1u << (h & 31);
+            bits3_set(rg->bits3, key, (unsigned char)c);
         }
     } else {
-        uint32_t h = hash3(key, (unsigned char)e->lit[2]);
-
-        rg->bits3[h >> 5] |= 1u << (h & 31);
+        bits3_set(rg->bits3, key, (unsigned char)e->lit[2]);
     }
 }
 
@@ -2309,19 +2331,17 @@ probe(const struct pf_region *rg, unsigned h, const char *s, size_t len, size_t 
  * filter bits3 (two-byte entries set the bits of every third byte they
  * allow), or end. *w ends with the lowered bytes s[i..i + 2) on entry,
  * and holds s[j..j + 3) of the position j returned in its low 24 bits on
- * return. Kept apart from the probes so that this loop, which sees every
- * byte, has the registers to itself. */
+ * return (the byte before above them). Kept apart from the probes so that this loop, which sees
+ * every byte, has the registers to itself. */
 static size_t
 next_candidate(const uint32_t *bits3, const char *s, size_t i, size_t end, uint32_t *w)
 {
+    const unsigned char *p = (const unsigned char *)s + 2;
     uint32_t x = *w;
 
     for (; i < end; i++) {
-        uint32_t h;
-
-        x = (x << 8 | low[(unsigned char)s[i + 2]]) & 0xffffffu;
-        h = hash24(x);
-        if ((bits3[h >> 5] & (1u << (h & 31))) != 0)
+        x = x << 8 | low[p[i]];
+        if (((bits3[word3_of(x)] >> bit3_of(x)) & 1u) != 0)
             break;
     }
     *w = x;
@@ -2335,7 +2355,7 @@ scan_text(const struct pf_region *rg, const char *s, size_t len, bool wb, uint8_
 {
     uint32_t left = rg->n_patterns;
     /* The lowered bytes s[i..i + 3) in the low 24 bits, one more byte
-     * shifted in per position. */
+     * shifted in per position; the bits above hold the byte before. */
     uint32_t w;
     size_t i;
 
@@ -2343,7 +2363,7 @@ scan_text(const struct pf_region *rg, const char *s, size_t len, bool wb, uint8_
         return;
     w = (uint32_t)low[(unsigned char)s[0]] << 8 | low[(unsigned char)s[1]];
     for (i = 0; (i = next_candidate(rg->bits3, s, i, len - 2, &w)) < len - 2; i++) {
-        uint32_t h3 = hash24(w), w4;
+        uint32_t h3 = hash24(w & 0xffffffu), w4;
         uint16_t k;
 
         w4 = w << 8 | (i + 3 < len ? low[(unsigned char)s[i + 3]] : 0u);
