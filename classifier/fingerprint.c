@@ -228,7 +228,9 @@ fingerprint_simhash(const char *text, size_t len)
     size_t words = 0, shingles = 0, i = 0;
 
     while (i < len && words < FINGERPRINT_MAX_WORDS) {
-        char word[FINGERPRINT_WORD_MAX];
+        /* A word's first FINGERPRINT_WORD_MAX bytes, lowered, hashed as
+         * they are read rather than copied first. */
+        uint64_t h = FINGERPRINT_FNV_INIT, sh = FINGERPRINT_FNV_INIT;
         size_t k = 0;
 
         /* ASCII tests, not the <ctype.h> calls: the C locale is ASCII,
@@ -236,19 +238,25 @@ fingerprint_simhash(const char *text, size_t len)
         while (i < len && !is_alnum_ascii(text[i]))
             i++;
         while (i < len && (is_alnum_ascii(text[i]) || text[i] == '_')) {
-            if (k < sizeof(word))
-                word[k++] =
-                    text[i] >= 'A' && text[i] <= 'Z' ? (char)(text[i] - 'A' + 'a') : text[i];
+            if (k < FINGERPRINT_WORD_MAX) {
+                unsigned char c = (unsigned char)text[i];
+
+                h = fnv_byte(h, c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+                k++;
+            }
             i++;
         }
         if (k == 0)
             continue;
         w[0] = w[1];
         w[1] = w[2];
-        w[2] = fingerprint_fnv(FINGERPRINT_FNV_INIT, word, k);
+        w[2] = h;
         if (++words < 3)
             continue;
-        bit_counts_add(planes, mix64(fingerprint_fnv(FINGERPRINT_FNV_INIT, w, sizeof(w))));
+        /* fingerprint_fnv() of w's bytes, inlined: this runs per word. */
+        for (size_t b = 0; b < sizeof(w); b++)
+            sh = fnv_byte(sh, ((const unsigned char *)w)[b]);
+        bit_counts_add(planes, mix64(sh));
         shingles++;
     }
     if (words < FINGERPRINT_SIMHASH_MIN_WORDS)
