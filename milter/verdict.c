@@ -26,10 +26,9 @@ static const char *const result_names[] = {
 };
 
 static const char *const cause_names[] = {
-    [VERDICT_SCANNED] = "scanned",
-    [VERDICT_INTERNAL_ERROR] = "internal-error",
-    [VERDICT_TIMEOUT] = "timeout",
-    [VERDICT_OVERSIZE] = "oversize",
+    [VERDICT_SCANNED] = "scanned", [VERDICT_INTERNAL_ERROR] = "internal-error",
+    [VERDICT_TIMEOUT] = "timeout", [VERDICT_OVERSIZE] = "oversize",
+    [VERDICT_BUSY] = "busy",
 };
 
 const char *
@@ -503,6 +502,8 @@ policy_of(const struct config *cfg, enum verdict_cause cause)
         return cfg->on_timeout;
     case VERDICT_OVERSIZE:
         return cfg->on_oversize == CONFIG_FAIL_SCAN ? CONFIG_FAIL_ACCEPT : cfg->on_oversize;
+    case VERDICT_BUSY:
+        return cfg->on_busy;
     default:
         return cfg->on_internal_error;
     }
