@@ -25,11 +25,13 @@ static const char *const result_names[] = {
     [VERDICT_TEMPFAIL] = "tempfail",
 };
 
+// clang-format off: one cause a line
 static const char *const cause_names[] = {
     [VERDICT_SCANNED] = "scanned", [VERDICT_INTERNAL_ERROR] = "internal-error",
     [VERDICT_TIMEOUT] = "timeout", [VERDICT_OVERSIZE] = "oversize",
     [VERDICT_BUSY] = "busy",
 };
+// clang-format on
 
 const char *
 verdict_result_name(enum verdict_result r)
