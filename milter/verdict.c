@@ -25,10 +25,13 @@ static const char *const result_names[] = {
     [VERDICT_TEMPFAIL] = "tempfail",
 };
 
-// clang-format off: one cause a line
+/* One cause a line. */
+// clang-format off
 static const char *const cause_names[] = {
-    [VERDICT_SCANNED] = "scanned", [VERDICT_INTERNAL_ERROR] = "internal-error",
-    [VERDICT_TIMEOUT] = "timeout", [VERDICT_OVERSIZE] = "oversize",
+    [VERDICT_SCANNED] = "scanned",
+    [VERDICT_INTERNAL_ERROR] = "internal-error",
+    [VERDICT_TIMEOUT] = "timeout",
+    [VERDICT_OVERSIZE] = "oversize",
     [VERDICT_BUSY] = "busy",
 };
 // clang-format on
