@@ -800,6 +800,7 @@ busy_early(SMFICTX *ctx, struct conn *c, sfsistat *ret)
     const struct config *cfg = c->snap->cfg;
     struct verdict_input in;
     struct verdict_plan plan;
+    char from[LOG_FIELD_MAX];
 
     if (cfg->mode == CONFIG_MODE_MONITOR ||
         (cfg->on_busy != CONFIG_FAIL_TEMPFAIL && cfg->on_busy != CONFIG_FAIL_REJECT))
@@ -815,7 +816,8 @@ busy_early(SMFICTX *ctx, struct conn *c, sfsistat *ret)
     *ret = plan_status(&plan);
     verdict_plan_release(&plan);
     note_busy(cfg);
-    log_info("%s: cause=busy result=%s at MAIL", c->msg->queue_id,
+    log_info("%s: from=<%s> cause=busy result=%s at=MAIL", c->msg->queue_id,
+             log_clean(c->msg->mail_from, from, sizeof(from)),
              *ret == SMFIS_TEMPFAIL ? "tempfail" : "reject");
     c->msg = msg_free(c->msg);
     return true;
