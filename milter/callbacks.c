@@ -849,12 +849,6 @@ cb_envfrom(SMFICTX *ctx, char **argv)
     c->n_msgs++;
     msg_set_queue_id(m, smfi_getsymval(ctx, sym_queue_id));
     msg_set_sender(m, argv ? argv[0] : NULL);
-    if (msg_reserve(m, announced_size(ctx, argv)) < 0) {
-        sfsistat st;
-
-        if (busy_early(ctx, c, &st))
-            return st;
-    }
 
     auth = smfi_getsymval(ctx, sym_auth);
     m->authenticated = auth != NULL && *auth != '\0';
@@ -874,6 +868,14 @@ cb_envfrom(SMFICTX *ctx, char **argv)
                  log_clean(m->mail_from, from, sizeof(from)));
         c->msg = msg_free(m);
         return CB_PASS;
+    }
+    /* Only mail that will be buffered takes budget (recipients are not
+     * known yet: mail for none of Recipients holds it until its headers end). */
+    if (msg_reserve(m, announced_size(ctx, argv)) < 0) {
+        sfsistat st;
+
+        if (busy_early(ctx, c, &st))
+            return st;
     }
     return SMFIS_CONTINUE;
 }
