@@ -5,7 +5,7 @@
  * them back when it is freed, so the bytes buffered by all connections
  * together stay under MaxMemory. A message that cannot reserve is handled
  * by OnBusy instead of being buffered. Also how freed scan memory goes
- * back to the system (TrimMemory).
+ * back to the kernel (TrimMemory).
  *
  * Threading: the counter is atomic; every function may be called from any
  * thread. Nothing here logs.
