@@ -43,9 +43,11 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,6 +59,7 @@
 #include "conn.h"
 #include "gate.h"
 #include "log.h"
+#include "membudget.h"
 #include "reply.h"
 #include "reply_verify.h"
 #include "scanner.h"
@@ -64,8 +67,9 @@
 #include "state.h"
 #include "state_db.h"
 
-#define LOG_FIELD_MAX 200 /* bytes of an address or message id in a log line */
-#define LOG_TESTS_MAX 400 /* bytes of the tests= list in a log line */
+#define LOG_FIELD_MAX 200    /* bytes of an address or message id in a log line */
+#define LOG_TESTS_MAX 400    /* bytes of the tests= list in a log line */
+#define BUSY_LOG_INTERVAL 60 /* seconds between "memory budget full" lines */
 
 #define CB_PASS SMFIS_CONTINUE /* let it through; never SMFIS_ACCEPT (see above) */
 
@@ -84,9 +88,10 @@ static atomic_ulong cb_nr;
 /* libmilter's API takes char * for names it never changes. */
 static char sym_queue_id[] = "i";
 static char sym_auth[] = "{auth_authen}";
+static char sym_msg_size[] = "{msg_size}";
 static char sym_mta_name[] = "j";
 static char sym_list_connect[] = "j {daemon_name}";
-static char sym_list_envfrom[] = "i {auth_authen}";
+static char sym_list_envfrom[] = "i {auth_authen} {msg_size}";
 static char sym_list_eom[] = "i";
 static char hdr_subject[] = "Subject";
 
@@ -139,6 +144,7 @@ struct scan_job {
     struct snapshot *snap;
     char *buf;
     size_t len;
+    size_t reserved; /* MaxMemory budget held for buf */
     struct classifier_envelope env;
     struct state_lookup sl; /* env.lookup points here when there is a state */
     char *from;
@@ -160,6 +166,8 @@ job_free(struct scan_job *j)
     free(j->rcpts);
     free(j->from);
     free(j->buf);
+    membudget_release(j->reserved);
+    membudget_trim(j->len);
     snapshot_unref(j->snap);
     pthread_cond_destroy(&j->cv);
     pthread_mutex_destroy(&j->lock);
@@ -220,6 +228,8 @@ job_new(struct snapshot *snap, struct msg *m)
     /* The job owns what it scans: after a timeout it outlives the message. */
     j->buf = m->buf;
     j->len = m->len;
+    j->reserved = m->reserved;
+    m->reserved = 0;
     m->buf = NULL;
     m->len = m->cap = 0;
     j->from = strdup(m->mail_from ? m->mail_from : "");
@@ -450,6 +460,10 @@ callbacks_decide(struct snapshot *snap, struct msg *m, void (*progress)(void *),
 
     if (m->error < 0)
         goto failed;
+    if (m->busy) {
+        cause = VERDICT_BUSY;
+        goto failed;
+    }
     if (m->oversize && cfg->on_oversize != CONFIG_FAIL_SCAN) {
         cause = VERDICT_OVERSIZE;
         goto failed;
@@ -776,6 +790,73 @@ cb_connect(SMFICTX *ctx, char *hostname, _SOCK_ADDR *sa)
     return pass_stage(c, SMFIP_NR_CONN);
 }
 
+/* A message refused for lack of budget: log at most once a minute. */
+static void
+note_busy(const struct config *cfg)
+{
+    unsigned long n = membudget_note_busy(time(NULL), BUSY_LOG_INTERVAL);
+    char lim[32];
+
+    if (n == 0)
+        return;
+    snprintf(lim, sizeof(lim), "%llu", (unsigned long long)membudget_limit(cfg->max_memory));
+    log_warning("memory budget full (MaxMemory=%s bytes, %llu buffered): %lu message(s) "
+                "handled by OnBusy=%s since the last report",
+                lim, (unsigned long long)membudget_used(), n, config_failure_name(cfg->on_busy));
+}
+
+/* The size the MTA announced: Sendmail's {msg_size}, else the SIZE=
+ * parameter of MAIL FROM (Postfix passes ESMTP parameters as arguments). */
+static size_t
+announced_size(SMFICTX *ctx, char **argv)
+{
+    const char *v = smfi_getsymval(ctx, sym_msg_size);
+    unsigned long long n;
+    char *end;
+
+    for (size_t i = 1; (v == NULL || *v == '\0') && argv && argv[0] && argv[i]; i++)
+        if (strncasecmp(argv[i], "SIZE=", 5) == 0)
+            v = argv[i] + 5;
+    if (v == NULL || *v < '0' || *v > '9')
+        return 0;
+    errno = 0;
+    n = strtoull(v, &end, 10);
+    if (errno != 0 || (*end != '\0' && *end != ' '))
+        return 0;
+    return n > SIZE_MAX ? SIZE_MAX : (size_t)n;
+}
+
+/* The budget cannot hold the announced size: answer OnBusy at MAIL when it
+ * needs no header change, which spares the MTA sending the data. */
+static bool
+busy_early(SMFICTX *ctx, struct conn *c, sfsistat *ret)
+{
+    const struct config *cfg = c->snap->cfg;
+    struct verdict_input in;
+    struct verdict_plan plan;
+    char from[LOG_FIELD_MAX];
+
+    if (cfg->mode == CONFIG_MODE_MONITOR ||
+        (cfg->on_busy != CONFIG_FAIL_TEMPFAIL && cfg->on_busy != CONFIG_FAIL_REJECT))
+        return false;
+    verdict_plan_init(&plan);
+    msg_verdict_input(c->msg, &in);
+    if (verdict_build_failure(cfg, VERDICT_BUSY, &in, &plan) < 0) {
+        verdict_plan_release(&plan);
+        return false;
+    }
+    if (plan.n_smtp_lines > 0 && plan_set_reply(ctx, &plan) < 0)
+        log_warning("%s: cannot set the SMTP reply", c->msg->queue_id);
+    *ret = plan_status(&plan);
+    verdict_plan_release(&plan);
+    note_busy(cfg);
+    log_info("%s: from=<%s> cause=busy result=%s at=MAIL", c->msg->queue_id,
+             log_clean(c->msg->mail_from, from, sizeof(from)),
+             *ret == SMFIS_TEMPFAIL ? "tempfail" : "reject");
+    c->msg = msg_free(c->msg);
+    return true;
+}
+
 static sfsistat
 cb_envfrom(SMFICTX *ctx, char **argv)
 {
@@ -797,6 +878,7 @@ cb_envfrom(SMFICTX *ctx, char **argv)
     }
     m->max_headers = cfg->max_headers;
     m->max_header_size = (size_t)cfg->max_header_size;
+    m->budget = membudget_limit(cfg->max_memory);
     c->msg = m;
     c->n_msgs++;
     msg_set_queue_id(m, smfi_getsymval(ctx, sym_queue_id));
@@ -820,6 +902,14 @@ cb_envfrom(SMFICTX *ctx, char **argv)
                  log_clean(m->mail_from, from, sizeof(from)));
         c->msg = msg_free(m);
         return CB_PASS;
+    }
+    /* Only mail that will be buffered takes budget (recipients are not
+     * known yet: mail for none of Recipients holds it until its headers end). */
+    if (msg_reserve(m, announced_size(ctx, argv)) < 0) {
+        sfsistat st;
+
+        if (busy_early(ctx, c, &st))
+            return st;
     }
     return SMFIS_CONTINUE;
 }
@@ -886,7 +976,7 @@ cb_body(SMFICTX *ctx, unsigned char *data, size_t len)
     if (c->msg == NULL)
         return c->can_skip ? SMFIS_SKIP : SMFIS_CONTINUE;
     msg_add_body(c->msg, (const char *)data, len);
-    if (c->msg->oversize && c->can_skip)
+    if ((c->msg->oversize || c->msg->busy) && c->can_skip)
         return SMFIS_SKIP;
     return SMFIS_CONTINUE;
 }
@@ -969,6 +1059,8 @@ cb_eom(SMFICTX *ctx)
 
     decision_init(&d);
     callbacks_decide(c->snap, m, eom_progress, ctx, &d);
+    if (m->busy)
+        note_busy(cfg);
     status = plan_status(&d.plan);
     if (plan_apply(ctx, &d.plan, &what) < 0) {
         struct verdict_input in;

@@ -124,7 +124,10 @@ struct config {
     int on_timeout;
     int on_oversize;
     uint64_t max_message_size; /* bytes */
-    unsigned scan_timeout;     /* milliseconds */
+    int on_busy;               /* enum config_failure, never CONFIG_FAIL_SCAN */
+    uint64_t max_memory;       /* bytes; 0: sized from the cgroup (membudget.h) */
+    bool trim_memory;
+    unsigned scan_timeout; /* milliseconds */
     unsigned max_mime_depth;
     unsigned max_mime_parts;
     uint64_t max_part_size; /* bytes */

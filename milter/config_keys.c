@@ -224,6 +224,23 @@ const struct key config_keys[] = {
     {"MaxMessageSize", T_SIZE, 0, "10M", NULL, 65536, 1073741824.0, NULL, NULL, F(max_message_size),
      "Bytes of a message (headers and body) kept for scanning; suffix K, M or G (powers of "
      "1024)."},
+    {"MaxMemory", T_SIZE, 0, "0", NULL, 0, 1099511627776.0, NULL, NULL, F(max_memory),
+     "Memory all connections together may use for messages; suffix K, M or G. A message "
+     "is charged twice its size (its buffer and its scan), reserved as its bytes arrive "
+     "(all at MAIL when the MTA announces SIZE=) and released when it ends or is aborted; "
+     "a message that does not fit is handled by OnBusy. 0: half the MemoryMax of the "
+     "daemon's cgroup (/sys/fs/cgroup/.../memory.max), or a quarter of the physical memory "
+     "when there is no limit, at least 64M. The rest of MemoryMax covers the rules, the "
+     "state map, thread stacks and allocator slack."},
+    {"OnBusy", T_ENUM, 0, "tempfail", NULL, 0, 0, ENUM(fail_words, fail_values), F(on_busy),
+     "What to do with a message that would take the buffered bytes past MaxMemory: tempfail "
+     "(the MTA keeps the message and retries later, nothing is lost), or accept, reject, "
+     "quarantine as OnInternalError (accept and quarantine pass it unscanned). Logged at "
+     "most once a minute with the number of messages refused."},
+    {"TrimMemory", T_BOOL, 0, "yes", NULL, 0, 0, NULL, NULL, F(trim_memory),
+     "Return the memory of large messages to the system once they are done: message "
+     "buffers get their own mappings and the heap is trimmed after each message of 1M or "
+     "more. Read at start only."},
     {"ScanTimeout", T_UINT, 0, "5000", NULL, 10, 600000, NULL, NULL, F(scan_timeout),
      "Milliseconds a scan may take before OnTimeout applies: the time budget of one "
      "message. The scan runs on its own thread, so a message that would take longer never "

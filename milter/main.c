@@ -37,6 +37,7 @@
 #include "conn.h"
 #include "gate.h"
 #include "log.h"
+#include "membudget.h"
 #include "reply.h"
 #include "snapshot.h"
 #include "sockopt.h"
@@ -800,6 +801,7 @@ run_daemon(struct snapshot *snap)
         status = r == -EINVAL ? EX_CONFIG : EX_OSERR;
         goto out;
     }
+    membudget_setup_trim(cfg->trim_memory);
     callbacks_setup(rt.st, true, rt.sender);
     snapshot_install(snapshot_ref(snap));
     /* After dropping privileges: RLIMIT_NPROC binds the new user. */
@@ -823,6 +825,10 @@ run_daemon(struct snapshot *snap)
     log_info("slop-milter %s starting: %zu rules from %s, socket %s, mode %s", SLOP_VERSION,
              classifier_rule_count(snap->classifier), cfg->rules_dir, cfg->socket,
              config_mode_name(cfg->mode));
+    log_info("memory budget: MaxMemory %llu bytes%s, OnBusy %s, TrimMemory %s",
+             (unsigned long long)membudget_limit(cfg->max_memory),
+             cfg->max_memory ? "" : " (sized from MemoryMax or RAM)",
+             config_failure_name(cfg->on_busy), cfg->trim_memory ? "yes" : "no");
     if (opts.foreground) {
         postfix_socket(cfg->socket, postfix, sizeof(postfix));
         printf("slop-milter %s listening on %s\n"
