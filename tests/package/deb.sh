@@ -59,7 +59,7 @@ else
 fi
 deb_milter=$(ls "$work"/deb/slop-milter_*.deb)
 deb_ctl=$(ls "$work"/deb/slopctl_*.deb)
-lintian --fail-on error,warning --info --pedantic "$work"/deb/*.changes >"$work/lintian.log" 2>&1
+lintian --fail-on error,warning --display-info --pedantic "$work"/deb/*.changes >"$work/lintian.log" 2>&1
 lint_rc=$?
 grep -v 'running with root privileges' "$work/lintian.log"
 check "lintian: no errors or warnings" [ "$lint_rc" -eq 0 ]
