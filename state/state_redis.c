@@ -290,7 +290,7 @@ rd_auth(struct state_redis *r, redisContext *c)
 
 /* A connection for one round trip; *probe says it tests a down server. */
 static int
-conn_get(struct state_redis *r, redisContext **ret, bool *probe)
+conn_get(struct state_redis *r, redisContext **ret, bool *probe, bool *pooled)
 {
     redisContext *c = NULL;
     char detail[RD_DETAIL_MAX];
@@ -298,6 +298,7 @@ conn_get(struct state_redis *r, redisContext **ret, bool *probe)
     int e;
 
     *probe = false;
+    *pooled = false;
     clock_gettime(CLOCK_MONOTONIC, &now);
     pthread_mutex_lock(&r->lock);
     if (r->down) {
@@ -315,6 +316,7 @@ conn_get(struct state_redis *r, redisContext **ret, bool *probe)
     pthread_mutex_unlock(&r->lock);
     if (c != NULL) {
         *ret = c;
+        *pooled = true;
         return 0;
     }
 
@@ -419,13 +421,14 @@ batch_run(struct state_redis *r, struct rd_batch *b, redisReply **rep)
 {
     char detail[RD_DETAIL_MAX];
     redisContext *c = NULL;
-    bool probe;
+    bool probe, pooled;
     size_t got = 0;
     int e;
 
     if (b->overflow)
         return -E2BIG;
-    e = conn_get(r, &c, &probe);
+again:
+    e = conn_get(r, &c, &probe, &pooled);
     if (e < 0)
         return e;
     for (size_t i = 0; i < b->n; i++)
@@ -442,8 +445,15 @@ batch_run(struct state_redis *r, struct rd_batch *b, redisReply **rep)
     return 0;
 fail:
     e = io_errno(c, errno);
-    describe(c, e, detail, sizeof(detail));
     replies_free(rep, got);
+    /* A pooled connection the server closed (a restart, its idle
+     * timeout) says nothing about the server now: one fresh try. Not
+     * after a timeout, which would double the wait. */
+    if (pooled && got == 0 && e == -EIO) {
+        redisFree(c);
+        goto again;
+    }
+    describe(c, e, detail, sizeof(detail));
     mark_down(r, c, probe, detail);
     return e;
 }
