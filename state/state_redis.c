@@ -41,7 +41,7 @@
 #define RD_POOL_MAX 16
 #define RD_ARGS 10
 #define RD_CMDS (STATE_REDIS_FPS_MAX + 16)
-#define RD_ARENA (RD_CMDS * 400)
+#define RD_ARENA ((size_t)RD_CMDS * 400)
 #define RD_ADDR_MAX 254
 #define RD_BACKOFF_MIN_MS 500
 #define RD_BACKOFF_MAX_MS 30000
@@ -220,6 +220,7 @@ mark_down(struct state_redis *r, redisContext *c, bool probe, const char *detail
 {
     redisContext *drop[RD_POOL_MAX];
     size_t n_drop;
+    size_t bytes;
     struct timespec now;
     bool was_up;
 
@@ -241,7 +242,8 @@ mark_down(struct state_redis *r, redisContext *c, bool probe, const char *detail
     }
     /* The pooled connections talk to the same dead or stuck server. */
     n_drop = r->n_idle;
-    memcpy(drop, r->idle, n_drop * sizeof(*drop));
+    bytes = n_drop * sizeof(redisContext *);
+    memcpy(drop, r->idle, bytes);
     r->n_idle = 0;
     pthread_mutex_unlock(&r->lock);
     for (size_t i = 0; i < n_drop; i++)
@@ -504,6 +506,18 @@ addr_lower(const char *addr, char buf[RD_ADDR_MAX + 1])
     return 0;
 }
 
+/* The lower-cased addr into a and a new batch for its keys. */
+static int
+sender_batch(const char *addr, char a[RD_ADDR_MAX + 1], struct rd_batch **ret)
+{
+    int e = addr_lower(addr, a);
+
+    if (e < 0)
+        return e;
+    *ret = batch_new();
+    return *ret != NULL ? 0 : -ENOMEM;
+}
+
 static size_t
 id_len(const char *id)
 {
@@ -535,12 +549,9 @@ state_redis_reply_claim(struct state_redis *r, const char *addr, time_t now, uin
 
     if (r == NULL || ret == NULL)
         return -EINVAL;
-    e = addr_lower(addr, a);
+    e = sender_batch(addr, a, &b);
     if (e < 0)
         return e;
-    b = batch_new();
-    if (b == NULL)
-        return -ENOMEM;
     /* The race between hosts is decided here: one SET NX wins. */
     batch_cmd(b);
     batch_word(b, "SET");
@@ -622,12 +633,9 @@ state_redis_reply_release(struct state_redis *r, const char *addr, time_t now)
 
     if (r == NULL)
         return -EINVAL;
-    e = addr_lower(addr, a);
+    e = sender_batch(addr, a, &b);
     if (e < 0)
         return e;
-    b = batch_new();
-    if (b == NULL)
-        return -ENOMEM;
     batch_cmd(b);
     batch_word(b, "EVAL");
     batch_word(b, release_lua);
@@ -747,12 +755,9 @@ state_redis_sender_count(struct state_redis *r, const char *addr, time_t now, ui
 
     if (r == NULL || ret == NULL)
         return -EINVAL;
-    e = addr_lower(addr, a);
+    e = sender_batch(addr, a, &b);
     if (e < 0)
         return e;
-    b = batch_new();
-    if (b == NULL)
-        return -ENOMEM;
     batch_cmd(b);
     batch_word(b, "GET");
     batch_argf(b, "%s{%s}:day:%u", r->prefix, a, now < 0 ? 0 : (unsigned)(now / 86400));
