@@ -28,6 +28,7 @@ harness=$here/postfix-harness.sh
 msgs=$here/msgs
 passed=0 failed=0
 test_name=redis-hosts
+# shellcheck disable=SC2034 # read by testlib.sh
 daemon_pid=""
 # shellcheck source=testlib.sh
 . "$here/testlib.sh"
@@ -57,8 +58,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-ha() { sh "$harness" "$1" "$root/a" "$@" 2>/dev/null; }
-hb() { sh "$harness" "$1" "$root/b" "$@" 2>/dev/null; }
 # h HOST CMD ARGS...
 h() {
     _host=$1 _cmd=$2
@@ -69,7 +68,7 @@ h() {
 redis_start "$root/redis" || skip "cannot start redis-server"
 
 start_mta() { # HOST BASEPORT
-    for try in 1 2 3; do
+    for _ in 1 2 3; do
         p=$(free_port "$2") || return 1
         h "$1" init "$p" "$root/m$1/milter.sock" accept || return 1
         if h "$1" start; then
@@ -123,15 +122,6 @@ pid_b=$(start_milter b)
 check "both daemons start with StateBackend redis" \
     sh -c "kill -0 $pid_a && kill -0 $pid_b && grep -q 'StateBackend redis' '$root/ma/daemon.log'"
 
-hdr() {
-    awk -v name="$2" 'BEGIN { IGNORECASE = 1 }
-        /^$/ { exit }
-        found && /^[ \t]/ { sub(/^[ \t]+/, " "); v = v $0; next }
-        found { print v; exit }
-        tolower(substr($0, 1, length(name) + 1)) == tolower(name) ":" {
-            v = substr($0, length(name) + 2); sub(/^[ \t]+/, "", v); found = 1 }
-        END { if (found && v != "") print v }' "$1" | head -n 1
-}
 # The X-Slop-Status of a delivered message, unfolded.
 tests_of() { awk '/^$/ { exit } /^X-Slop-Status:/ { f = 1; printf "%s", $0; next }
     f && /^[ \t]/ { printf "%s", $0; next } { f = 0 }' "$1"; }
