@@ -63,9 +63,11 @@
 #include "reply.h"
 #include "reply_verify.h"
 #include "scanner.h"
+#include "shared_state.h"
 #include "snapshot.h"
 #include "state.h"
 #include "state_db.h"
+#include "state_redis.h"
 
 #define LOG_FIELD_MAX 200    /* bytes of an address or message id in a log line */
 #define LOG_TESTS_MAX 400    /* bytes of the tests= list in a log line */
@@ -94,6 +96,9 @@ static char sym_list_connect[] = "j {daemon_name}";
 static char sym_list_envfrom[] = "i {auth_authen} {msg_size}";
 static char sym_list_eom[] = "i";
 static char hdr_subject[] = "Subject";
+static char redis_rcode[] = "451";
+static char redis_xcode[] = "4.3.0";
+static char redis_text[] = "shared state unavailable, try again later";
 
 void
 callbacks_setup(struct state *st, bool record, struct reply_sender *sender)
@@ -440,7 +445,9 @@ record_scan(const struct config *cfg, const struct msg *m, const struct classifi
     lookup_options(cfg, &lo);
     state_lookup_init(&sl, cb_state, &lo);
     r = state_lookup_record(&sl, res);
-    if (r < 0)
+    if (r < 0 && shared_state_unreachable(cb_state, r))
+        log_debug("%s: shared state unreachable, message not recorded", m->queue_id);
+    else if (r < 0)
         log_warning("%s: cannot record the message in StateDir: %s, verdict unchanged", m->queue_id,
                     log_strerror(r, eb, sizeof(eb)));
 }
@@ -1018,8 +1025,13 @@ dispatch_reply(const struct config *cfg, struct msg *m, struct decision *d)
     if (r < 0) {
         char eb[128];
 
-        log_error("%s: reply ledger: %s, not replying", m->queue_id,
-                  log_strerror(r, eb, sizeof(eb)));
+        /* An outage of the shared ledger is logged once, not per message. */
+        if (shared_state_unreachable(cb_state, r))
+            log_debug("%s: reply ledger: %s, not replying", m->queue_id,
+                      log_strerror(r, eb, sizeof(eb)));
+        else
+            log_error("%s: reply ledger: %s, not replying", m->queue_id,
+                      log_strerror(r, eb, sizeof(eb)));
         snprintf(d->reply_note, sizeof(d->reply_note), "ledger-error");
         return;
     }
@@ -1049,6 +1061,7 @@ cb_eom(SMFICTX *ctx)
     struct decision d;
     const char *what = NULL;
     sfsistat status;
+    uint64_t fails;
     struct msg *m;
 
     if (c == NULL || c->msg == NULL)
@@ -1058,11 +1071,20 @@ cb_eom(SMFICTX *ctx)
     msg_set_queue_id(m, smfi_getsymval(ctx, sym_queue_id));
 
     decision_init(&d);
+    fails = state_redis_failures(state_redis_of(cb_state));
     callbacks_decide(c->snap, m, eom_progress, ctx, &d);
     if (m->busy)
         note_busy(cfg);
     status = plan_status(&d.plan);
-    if (plan_apply(ctx, &d.plan, &what) < 0) {
+    if (cfg->on_redis_error == CONFIG_FAIL_TEMPFAIL && cfg->mode != CONFIG_MODE_MONITOR &&
+        state_redis_failures(state_redis_of(cb_state)) != fails) {
+        /* OnRedisError tempfail: the MTA keeps the message and retries. */
+        if (smfi_setreply(ctx, redis_rcode, redis_xcode, redis_text) != MI_SUCCESS)
+            log_debug("%s: smfi_setreply failed", m->queue_id);
+        d.plan.result = VERDICT_TEMPFAIL;
+        d.plan.reply = false;
+        status = SMFIS_TEMPFAIL;
+    } else if (plan_apply(ctx, &d.plan, &what) < 0) {
         struct verdict_input in;
 
         log_error("%s: %s failed, applying OnInternalError", m->queue_id, what);

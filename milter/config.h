@@ -44,6 +44,12 @@ enum config_state_error {
     CONFIG_STATE_RUN_WITHOUT,
 };
 
+/* Where the shared, per-message state lives (StateBackend). */
+enum config_state_backend {
+    CONFIG_BACKEND_LMDB = 0,
+    CONFIG_BACKEND_REDIS,
+};
+
 enum config_transport {
     CONFIG_TRANSPORT_SENDMAIL = 0,
     CONFIG_TRANSPORT_SMTP,
@@ -93,7 +99,14 @@ struct config {
     uint32_t read_timeout;        /* seconds */
     uint32_t state_sync_interval; /* seconds; 0: LMDB syncs every commit */
     int on_state_error;           /* enum config_state_error */
-    uint32_t duplicate_window;    /* seconds */
+    int state_backend;            /* enum config_state_backend */
+    char *redis_server;           /* Socket notation */
+    char *redis_user;             /* "": none */
+    char *redis_password_file;    /* "": no AUTH */
+    char *redis_prefix;
+    unsigned redis_timeout;    /* milliseconds */
+    int on_redis_error;        /* CONFIG_FAIL_ACCEPT or CONFIG_FAIL_TEMPFAIL */
+    uint32_t duplicate_window; /* seconds */
     bool trust_maintainers;
     bool record_state;
     struct config_list recipients;

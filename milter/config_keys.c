@@ -24,6 +24,10 @@ static const int oversize_values[] = {CONFIG_FAIL_SCAN, CONFIG_FAIL_ACCEPT, CONF
                                       CONFIG_FAIL_REJECT, CONFIG_FAIL_QUARANTINE};
 static const char *const state_error_words[] = {"refuse", "run-without", NULL};
 static const int state_error_values[] = {CONFIG_STATE_REFUSE, CONFIG_STATE_RUN_WITHOUT};
+static const char *const backend_words[] = {"lmdb", "redis", NULL};
+static const int backend_values[] = {CONFIG_BACKEND_LMDB, CONFIG_BACKEND_REDIS};
+static const char *const redis_error_words[] = {"accept", "tempfail", NULL};
+static const int redis_error_values[] = {CONFIG_FAIL_ACCEPT, CONFIG_FAIL_TEMPFAIL};
 static const char *const transport_words[] = {"sendmail", "smtp", NULL};
 static const int transport_values[] = {CONFIG_TRANSPORT_SENDMAIL, CONFIG_TRANSPORT_SMTP};
 static const char *const require_words[] = {"authenticated", "dmarc-pass", "spf-pass",
@@ -110,6 +114,38 @@ const struct key config_keys[] = {
      "findings that need it (duplicates, floods, known fixes, the tree index, series) are "
      "skipped and no replies are sent. Either way the file is left as it is for "
      "slopctl db check and slopctl db recover. Read at start-up only."},
+    {"StateBackend", T_ENUM, 0, "lmdb", NULL, 0, 0, ENUM(backend_words, backend_values),
+     F(state_backend),
+     "Where the shared, per-message state lives: the reply ledger and hourly reply count, the "
+     "fingerprints of seen patches and reports (duplicates) and the daily count per sender "
+     "(floods). lmdb: in StateDir, for one host. redis: in the Redis server RedisServer, "
+     "shared by every host that names it, so that a duplicate, a flood or the one reply per "
+     "interval holds across several MX hosts. The indices slopctl imports (tree, fixes, "
+     "MAINTAINERS) and the series records stay in StateDir either way. Read at start-up only."},
+    {"RedisServer", T_SOCKET, 0, "inet:6379@127.0.0.1", NULL, 0, 0, NULL, NULL, F(redis_server),
+     "The Redis server of StateBackend redis, in the notation of Socket: unix:/path (or "
+     "local:/path) for a UNIX-domain socket, inet:port@host or inet6:port@host for TCP. "
+     "TLS is not supported (Debian's hiredis 0.14 has no TLS): use a UNIX socket, loopback or "
+     "a tunnel. Read at start-up only."},
+    {"RedisUser", T_STRING, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(redis_user),
+     "ACL user for AUTH (Redis 6 and later); empty: AUTH with the password only."},
+    {"RedisPasswordFile", T_PATH, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(redis_password_file),
+     "File whose first line is the password for AUTH, read at start-up (before privileges are "
+     "dropped) so that it may be readable by root only. Empty: no AUTH."},
+    {"RedisPrefix", T_STRING, 0, "slop:", NULL, 0, 0, NULL, NULL, F(redis_prefix),
+     "Prefix of every key slop-milter writes in Redis (at most 64 bytes, no braces or "
+     "spaces); hosts that share state use the same prefix."},
+    {"RedisTimeout", T_UINT, 0, "500", NULL, 10, 60000, NULL, NULL, F(redis_timeout),
+     "Milliseconds a connect or a round trip to Redis may take. A message waits at most this "
+     "long per look-up; after a failure the server counts as down and is tried again after a "
+     "back-off (0.5 s, doubling to 30 s), meanwhile messages do not wait for it at all."},
+    {"OnRedisError", T_ENUM, 0, "accept", NULL, 0, 0, ENUM(redis_error_words, redis_error_values),
+     F(on_redis_error),
+     "What to do with a message while Redis (StateBackend redis) cannot be reached or does "
+     "not answer within RedisTimeout: accept scans it without the shared findings (no "
+     "duplicate or flood finding) and sends no reply, since the ledger cannot be written; "
+     "tempfail answers 451 4.3.0 so that the MTA retries it later. The outage is logged "
+     "once when it starts and once when it ends, not per message."},
     {"DuplicateWindow", T_DURATION, 0, "30d", NULL, 86400, 366.0 * 86400, NULL, NULL,
      F(duplicate_window),
      "How far back a patch or report recorded in StateDir makes a new one a duplicate; "

@@ -39,6 +39,7 @@
 #include "log.h"
 #include "membudget.h"
 #include "reply.h"
+#include "shared_state.h"
 #include "snapshot.h"
 #include "sockopt.h"
 #include "state.h"
@@ -722,6 +723,7 @@ run_daemon(struct snapshot *snap)
     struct ids ids;
     char *conn_spec;
     bool without_state;
+    char redis_password[SHARED_STATE_PASSWORD_MAX];
     int r, status = EX_OK;
 
     if (ids_resolve(cfg->user_id, &ids) < 0)
@@ -771,6 +773,17 @@ run_daemon(struct snapshot *snap)
         status = EX_CANTCREAT;
         goto out;
     }
+    /* Before the privileges go: the file may be readable by root only. */
+    r = cfg->state_backend == CONFIG_BACKEND_REDIS
+            ? shared_state_read_password(cfg->redis_password_file, redis_password,
+                                         sizeof(redis_password))
+            : 0;
+    if (r < 0) {
+        log_error("cannot read RedisPasswordFile '%s': %s", cfg->redis_password_file,
+                  log_strerror(r, eb, sizeof(eb)));
+        status = EX_NOINPUT;
+        goto out;
+    }
     if (drop_privileges(&ids) < 0) {
         status = EX_NOPERM;
         goto out;
@@ -787,6 +800,14 @@ run_daemon(struct snapshot *snap)
     } else if (r < 0) {
         log_error("cannot open StateDir '%s': %s", cfg->state_dir, log_strerror(r, eb, sizeof(eb)));
         status = EX_CANTCREAT;
+        goto out;
+    }
+    r = shared_state_attach(cfg, redis_password, rt.st);
+    explicit_bzero(redis_password, sizeof(redis_password));
+    if (r < 0) {
+        log_error("StateBackend redis: bad RedisServer '%s' or RedisPrefix '%s'", cfg->redis_server,
+                  cfg->redis_prefix);
+        status = EX_CONFIG;
         goto out;
     }
     rsc.transport = cfg->reply_transport == CONFIG_TRANSPORT_SMTP ? REPLY_TRANSPORT_SMTP
