@@ -358,6 +358,14 @@ batch_new(void)
     return calloc(1, sizeof(struct rd_batch));
 }
 
+/* Empties a batch for the next round trip; its buffers stay allocated. */
+static void
+batch_reset(struct rd_batch *b)
+{
+    b->n = 0;
+    b->used = 0;
+}
+
 static void
 batch_cmd(struct rd_batch *b)
 {
@@ -579,8 +587,7 @@ state_redis_reply_claim(struct state_redis *r, const char *addr, time_t now, uin
     replies_free(rep, 1);
 
     /* Ours: count it in the hour, and give it back when over the cap. */
-    b->n = 0;
-    b->used = 0;
+    batch_reset(b);
     batch_cmd(b);
     batch_word(b, "INCR");
     batch_argf(b, "%shourly:%llu", r->prefix, (unsigned long long)hour);
@@ -602,8 +609,7 @@ state_redis_reply_claim(struct state_redis *r, const char *addr, time_t now, uin
         goto out;
     }
     replies_free(rep, 2);
-    b->n = 0;
-    b->used = 0;
+    batch_reset(b);
     batch_cmd(b);
     batch_word(b, "DECR");
     batch_argf(b, "%shourly:%llu", r->prefix, (unsigned long long)hour);
@@ -647,8 +653,7 @@ state_redis_reply_release(struct state_redis *r, const char *addr, time_t now)
         e = is_int(rep[0]) ? -ENOENT : -EPROTO;
     replies_free(rep, 1);
     if (e == 0) {
-        b->n = 0;
-        b->used = 0;
+        batch_reset(b);
         batch_cmd(b);
         batch_word(b, "DECR");
         batch_argf(b, "%shourly:%llu", r->prefix, (unsigned long long)hour);
@@ -934,8 +939,7 @@ state_redis_stats(struct state_redis *r, void (*fn)(void *ctx, const char *kind,
         redisReply *rep[1] = {NULL};
         const redisReply *keys;
 
-        b->n = 0;
-        b->used = 0;
+        batch_reset(b);
         batch_cmd(b);
         batch_word(b, "SCAN");
         batch_word(b, cursor);
