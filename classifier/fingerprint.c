@@ -228,7 +228,9 @@ fingerprint_simhash(const char *text, size_t len)
     size_t words = 0, shingles = 0, i = 0;
 
     while (i < len && words < FINGERPRINT_MAX_WORDS) {
-        char word[FINGERPRINT_WORD_MAX];
+        /* A word's first FINGERPRINT_WORD_MAX bytes, lowered, hashed as
+         * they are read rather than copied first. */
+        uint64_t h = FINGERPRINT_FNV_INIT, sh = FINGERPRINT_FNV_INIT;
         size_t k = 0;
 
         /* ASCII tests, not the <ctype.h> calls: the C locale is ASCII,
@@ -236,19 +238,25 @@ fingerprint_simhash(const char *text, size_t len)
         while (i < len && !is_alnum_ascii(text[i]))
             i++;
         while (i < len && (is_alnum_ascii(text[i]) || text[i] == '_')) {
-            if (k < sizeof(word))
-                word[k++] =
-                    text[i] >= 'A' && text[i] <= 'Z' ? (char)(text[i] - 'A' + 'a') : text[i];
+            if (k < FINGERPRINT_WORD_MAX) {
+                unsigned char c = (unsigned char)text[i];
+
+                h = fnv_byte(h, c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+                k++;
+            }
             i++;
         }
         if (k == 0)
             continue;
         w[0] = w[1];
         w[1] = w[2];
-        w[2] = fingerprint_fnv(FINGERPRINT_FNV_INIT, word, k);
+        w[2] = h;
         if (++words < 3)
             continue;
-        bit_counts_add(planes, mix64(fingerprint_fnv(FINGERPRINT_FNV_INIT, w, sizeof(w))));
+        /* fingerprint_fnv() of w's bytes, inlined: this runs per word. */
+        for (size_t b = 0; b < sizeof(w); b++)
+            sh = fnv_byte(sh, ((const unsigned char *)w)[b]);
+        bit_counts_add(planes, mix64(sh));
         shingles++;
     }
     if (words < FINGERPRINT_SIMHASH_MIN_WORDS)
@@ -436,19 +444,33 @@ classifier_bug_class_name(unsigned bit)
 #define FINGERPRINT_CLASS_SCAN_MAX (16u << 10)
 
 /* The slot of a pattern or a text position by its first two bytes, five
- * bits of each: lower-case letters get slots of their own, other bytes
- * share them, and the full compare sorts those out. */
+ * bits of each: letters get slots of their own, a letter's two cases the
+ * same one, other bytes share them, and the full compare sorts those
+ * out. So the text is looked at as it is, without a lower-case copy. */
 static unsigned
 pair_slot(char a, char b)
 {
     return ((unsigned char)a & 31u) << 5 | ((unsigned char)b & 31u);
 }
 
+/* True when s[0..n) lowered (ASCII, as tolower() in the C locale) is
+ * pat, which is lower case. */
+static bool
+eq_lower(const char *s, const char *pat, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+
+        if ((c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c) != (unsigned char)pat[i])
+            return false;
+    }
+    return true;
+}
+
 unsigned
 classifier_bug_classes(const char *text, size_t len)
 {
     enum { N_PATTERNS = sizeof(bug_patterns) / sizeof(bug_patterns[0]) };
-    char low[FINGERPRINT_CLASS_SCAN_MAX];
     size_t plen[N_PATTERNS], step = SIZE_MAX;
     /* Patterns by slot: head[] and next[] hold index + 1, 0 ends. */
     unsigned char head[32 * 32] = {0}, next[N_PATTERNS];
@@ -459,10 +481,8 @@ classifier_bug_classes(const char *text, size_t len)
     _Static_assert(N_PATTERNS < 256, "pattern indexes fit a byte");
     if (text == NULL)
         return 0;
-    if (len > sizeof(low))
-        len = sizeof(low);
-    for (size_t i = 0; i < len; i++)
-        low[i] = (char)tolower((unsigned char)text[i]);
+    if (len > FINGERPRINT_CLASS_SCAN_MAX)
+        len = FINGERPRINT_CLASS_SCAN_MAX;
     /* Every pattern has two bytes at least. */
     for (size_t p = N_PATTERNS; p-- > 0;) {
         unsigned slot = pair_slot(bug_patterns[p].text[0], bug_patterns[p].text[1]);
@@ -486,19 +506,19 @@ classifier_bug_classes(const char *text, size_t len)
      * a pair that is in no pattern there rules out a match starting in
      * the step bytes up to it. */
     for (size_t j = 0; j + 1 < len; j += step) {
-        unsigned at = pair_slot(low[j], low[j + 1]);
+        unsigned at = pair_slot(text[j], text[j + 1]);
 
         if ((inside[at / 64] & ((uint64_t)1 << (at % 64))) == 0)
             continue;
         for (size_t i = j + 1 > step ? j + 1 - step : 0; i <= j; i++) {
-            for (unsigned k = head[pair_slot(low[i], low[i + 1])]; k != 0; k = next[k - 1]) {
+            for (unsigned k = head[pair_slot(text[i], text[i + 1])]; k != 0; k = next[k - 1]) {
                 const struct bug_pattern *bp = &bug_patterns[k - 1];
                 size_t n = plen[k - 1];
 
-                if (((mask >> bp->bit) & 1) || n > len - i || memcmp(low + i, bp->text, n) != 0)
+                if (((mask >> bp->bit) & 1) || n > len - i || !eq_lower(text + i, bp->text, n))
                     continue;
-                if (!bp->word || ((i == 0 || !isalnum((unsigned char)low[i - 1])) &&
-                                  (i + n >= len || !isalnum((unsigned char)low[i + n]))))
+                if (!bp->word || ((i == 0 || !isalnum((unsigned char)text[i - 1])) &&
+                                  (i + n >= len || !isalnum((unsigned char)text[i + n]))))
                     mask |= 1u << bp->bit;
             }
         }

@@ -1065,27 +1065,40 @@ extract_versions(struct message *m, const char *s, size_t n)
  *     (abc1234)"), stored as "commit <id>".
  * Never four components (10.0.0.1), components of four digits or more
  * (dates as 04.12.2026), times (12:30) or anything shortly after "CVSS".
+ *
+ * What ends a version token: markup and quotes, and is_token_end()'s.
  */
+static const bool version_delims[256] = {
+    ['{'] = true,
+    ['}'] = true,
+    ['"'] = true,
+    ['\''] = true,
+    ['<'] = true,
+    ['>'] = true,
+    ['`'] = true,
+    ['|'] = true,
+    ['*'] = true,
+    ['='] = true,
+    ['\n'] = true,
+    ['\r'] = true,
+    /* is_token_end()'s */
+    [' '] = true,
+    ['\t'] = true,
+    [','] = true,
+    [';'] = true,
+    ['('] = true,
+    [')'] = true,
+    ['['] = true,
+    [']'] = true,
+    ['\0'] = true,
+};
+
+/* A table, not a switch: every byte of a token with a digit in it is
+ * asked, about 450,000 times over the corpus's 33 reports. */
 static bool
 is_version_delim(char c)
 {
-    switch (c) {
-    case '{':
-    case '}':
-    case '"':
-    case '\'':
-    case '<':
-    case '>':
-    case '`':
-    case '|':
-    case '*':
-    case '=':
-    case '\n':
-    case '\r':
-        return true;
-    default:
-        return is_token_end(c);
-    }
+    return version_delims[(unsigned char)c];
 }
 
 /* Components of a version filling t[0..n) ("8.7.0-DEV", "1.1.1w"): 2 or

@@ -70,6 +70,8 @@ struct rule_pattern {
     enum region_id pf_region; /* the region the prefilter scans for it */
     uint8_t pf_groups;        /* its tables: bit per kind, then the on-demand one */
     uint32_t pf_split;        /* its alternatives in the prefilter, UINT32_MAX: none */
+    uint32_t pf_check;        /* a set too short for the tables, looked for before it
+                                 runs; UINT32_MAX: none */
 };
 
 /* How rule_set.c compiles every pattern (and rule_prefilter.c the
@@ -180,6 +182,7 @@ struct rule_prefilter_state {
     uint32_t scanned; /* per enum region_id, two bits: its kind's table, its on-demand one */
     uint32_t fold_known, fold;       /* bit per region: checked for, holds k/s folds */
     uint8_t searched[REGION__COUNT]; /* head searches made before an on-demand pass */
+    uint8_t *checked;                /* per check set: 0 not yet, PF_MAY-like 1 found, 2 not */
 };
 
 struct message;

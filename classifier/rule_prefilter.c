@@ -1400,6 +1400,8 @@ struct rule_prefilter {
     uint32_t n_patterns;
     struct pf_split *splits;
     uint32_t n_splits;
+    struct pf_needles *checks; /* short sets (see add_check()), n_checks of them */
+    uint32_t n_checks;
 };
 
 static uint16_t
@@ -1415,10 +1417,36 @@ hash24(uint32_t w)
     return (w * 2654435761u) >> (32 - 18);
 }
 
+/* The three-byte filter: bit bit3_of(w) of word word3_of(w) for the three
+ * bytes b0 << 16 | b1 << 8 | b2 in the low 24 bits of w (the bits above are
+ * ignored, so the scan need not mask them off). The word comes from a
+ * multiplicative hash of all three bytes, the bit from b2's low five bits:
+ * the scan then tests a byte in a few instructions (x86's bt takes the bit
+ * number modulo 32 from the register as it is), and that test runs at
+ * every byte of the text. */
+#define PF_WORDS3_BITS 13u
+
+_Static_assert(PF_BITS3 == 32u << PF_WORDS3_BITS, "words of 32 bits fill the filter");
+
 static uint32_t
-hash3(uint16_t key, unsigned char c)
+word3_of(uint32_t w)
 {
-    return hash24((uint32_t)key << 8 | c);
+    /* (w << 8) * K: the byte above the three drops out of the product. */
+    return (w * (2654435761u << 8)) >> (32 - PF_WORDS3_BITS);
+}
+
+static uint32_t
+bit3_of(uint32_t w)
+{
+    return w & 31u;
+}
+
+static void
+bits3_set(uint32_t *bits3, uint16_t key, unsigned char c)
+{
+    uint32_t w = (uint32_t)key << 8 | c;
+
+    bits3[word3_of(w)] |= 1u << bit3_of(w);
 }
 
 static unsigned
@@ -1563,8 +1591,6 @@ add_entry(struct pf_region *rg, const char *lit, unsigned flags, uint32_t id)
     if (e->len == 2) {
         rg->bits[key >> 3] |= (uint8_t)(1u << (key & 7));
         for (unsigned c = 0; c < 256; c++) {
-            uint32_t h = hash3(key, (unsigned char)c);
-
             /* The byte after the literal must be white space, or a
              * non-word byte; in an unfolded copy, where the tests
              * are off, a k or an s may stand for a non-word one. */
@@ -1572,12 +1598,10 @@ add_entry(struct pf_region *rg, const char *lit, unsigned flags, uint32_t id)
                 continue;
             if ((flags & PF_WB_END) != 0 && is_word((unsigned char)c) && c != 'k' && c != 's')
                 continue;
-            rg->bits3[h >> 5] |= 1u << (h & 31);
+            bits3_set(rg->bits3, key, (unsigned char)c);
         }
     } else {
-        uint32_t h = hash3(key, (unsigned char)e->lit[2]);
-
-        rg->bits3[h >> 5] |= 1u << (h & 31);
+        bits3_set(rg->bits3, key, (unsigned char)e->lit[2]);
     }
 }
 
@@ -1656,6 +1680,55 @@ out:
     return r;
 }
 
+/* Keep lits, a set of pat's too short for the tables (PF_AND_LIT_MIN), as
+ * its check: looked for in its region with memchr() when the tables let
+ * pat run, before pcre2_match() goes over the region. "\\b(?:I|we)\\s+
+ * used\\s+(?:AI|LLM|...)\\b" passes the tables on nearly every patch by
+ * "used", and PCRE2 then stops at every I and w of the body; "ai" as a
+ * word is rare. Literals are looked for whole, a pair of bytes at a
+ * time, so a set of at most PF_NEEDLES_MAX of them is kept; a larger one
+ * is not. */
+static int
+add_check(struct rule_prefilter *pf, struct rule_pattern *pat, const struct strv *lits)
+{
+    struct pf_needles nd = {0};
+    size_t first = pf->lits.n;
+    int r;
+
+    if (lits->n > PF_NEEDLES_MAX || pf->n_checks >= PF_PATTERN_MAX)
+        return 0;
+    for (size_t i = 0; i < lits->n; i++) {
+        char buf[PF_LIT_MAX + 1];
+        unsigned flags;
+        size_t n = lit_strip(lits->v[i], buf, &flags);
+
+        if (n < PF_LIT_MIN)
+            return 0;
+        r = strv_add(&pf->lits, buf, n, SIZE_MAX);
+        if (r < 0)
+            return r;
+        nd.s[nd.n] = pf->lits.v[first + i];
+        nd.len[nd.n] = (uint8_t)n;
+        nd.tests[nd.n] = (uint8_t)(flags & 15u);
+        for (size_t j = 1; j + 1 < n; j++)
+            if (byte_weight((unsigned char)buf[j]) < byte_weight((unsigned char)buf[nd.at[nd.n]]))
+                nd.at[nd.n] = (uint8_t)j;
+        nd.n++;
+    }
+    if ((pf->n_checks & (pf->n_checks - 1)) == 0) {
+        /* Doubled at each power of two. */
+        struct pf_needles *v =
+            realloc(pf->checks, (pf->n_checks ? 2 * pf->n_checks : 1) * sizeof(*v));
+
+        if (v == NULL)
+            return -ENOMEM;
+        pf->checks = v;
+    }
+    pf->checks[pf->n_checks] = nd;
+    pat->pf_check = pf->n_checks++;
+    return 0;
+}
+
 /* Add pat's literal sets to region's tables of the groups in groups (bit
  * per group: an enum classifier_kind, or PF_ON_DEMAND). */
 static int
@@ -1669,6 +1742,7 @@ add_pattern(struct rule_prefilter *pf, struct rule_pattern *pat, enum region_id 
 
     pat->pf_id = UINT32_MAX;
     pat->pf_split = UINT32_MAX;
+    pat->pf_check = UINT32_MAX;
     for (size_t k = 0; k < RULE_PF_SETS - 1; k++)
         pat->pf_and[k] = UINT32_MAX;
     groups &= (1u << PF_GROUPS) - 1;
@@ -1695,8 +1769,13 @@ add_pattern(struct rule_prefilter *pf, struct rule_pattern *pat, enum region_id 
         rgs[n_rg++] = *slot;
     }
     for (size_t k = 0, a = 0; k < n_sets && r == 0; k++) {
-        if (k > 0 && (!set_usable(&sets[k]) || shortest(&sets[k]) < PF_AND_LIT_MIN))
+        if (k > 0 && !set_usable(&sets[k]))
             continue;
+        if (k > 0 && shortest(&sets[k]) < PF_AND_LIT_MIN) {
+            if (pat->pf_check == UINT32_MAX)
+                r = add_check(pf, pat, &sets[k]);
+            continue;
+        }
         r = add_set(pf, rgs, n_rg, &sets[k], k == 0 ? &pat->pf_id : &pat->pf_and[a++]);
     }
     if (r < 0)
@@ -2117,6 +2196,7 @@ rule_prefilter_free(struct rule_prefilter *pf)
     }
     strv_release(&pf->lits);
     free(pf->needles);
+    free(pf->checks);
     for (uint32_t i = 0; i < pf->n_splits; i++) {
         for (size_t k = 0; k < pf->splits[i].n; k++) {
             free(pf->splits[i].v[k].source);
@@ -2230,6 +2310,62 @@ needle_in(const char *s, size_t len, const char *nd, size_t n, size_t at, unsign
     return false;
 }
 
+/* The first i in [from, to) where s[i] is a and s[i + 1] is b, or to; a
+ * lower-case letter stands for both its cases, any other byte for itself
+ * (as eq_ci() compares). s[to] must be readable. Sixteen positions at a
+ * time where SSE2 is there: a pair of bytes stops far less often than
+ * one, and a literal of two common letters ("ai") is otherwise a stop
+ * every few bytes. */
+static size_t
+find_pair(const char *s, size_t from, size_t to, unsigned char a, unsigned char b)
+{
+    unsigned char fa = a >= 'a' && a <= 'z' ? 0x20 : 0, fb = b >= 'a' && b <= 'z' ? 0x20 : 0;
+    size_t i = from;
+
+#ifdef __SSE2__
+    const __m128i va = _mm_set1_epi8((char)a), vb = _mm_set1_epi8((char)b);
+    const __m128i ma = _mm_set1_epi8((char)fa), mb = _mm_set1_epi8((char)fb);
+
+    for (; i < to && to - i >= 16; i += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 1));
+        unsigned hit = (unsigned)_mm_movemask_epi8(_mm_and_si128(
+            _mm_cmpeq_epi8(_mm_or_si128(x, ma), va), _mm_cmpeq_epi8(_mm_or_si128(y, mb), vb)));
+
+        if (hit != 0)
+            return i + (size_t)__builtin_ctz(hit);
+    }
+#endif
+    for (; i < to; i++)
+        if (((unsigned char)s[i] | fa) == a && ((unsigned char)s[i + 1] | fb) == b)
+            return i;
+    return to;
+}
+
+/* True when a literal of the check nd occurs in s[0..len) with its tests. */
+static bool
+check_found(const char *s, size_t len, const struct pf_needles *nd)
+{
+    if (s == NULL)
+        return false;
+    for (size_t k = 0; k < nd->n; k++) {
+        const struct pf_entry e = {.tests = nd->tests[k] & 15u, .len = nd->len[k] & 127u};
+        size_t n = nd->len[k], at = nd->at[k], to, i;
+
+        if (len < n)
+            continue;
+        /* The pair sits at at, at + 1 of the literal: its last place. */
+        to = len - n + at + 1;
+        for (i = at; (i = find_pair(s, i, to, (unsigned char)nd->s[k][at],
+                                    (unsigned char)nd->s[k][at + 1])) < to;
+             i++) {
+            if (eq_ci(s + i - at, nd->s[k], n) && wb_ok(&e, s, len, i - at))
+                return true;
+        }
+    }
+    return false;
+}
+
 /* A copy of s with each KELVIN SIGN written as k and each LONG S as s: a
  * literal occurs in the copy wherever PCRE2 could match it caselessly in
  * s, and offsets do not matter to the prefilter. NULL without memory. */
@@ -2309,21 +2445,31 @@ probe(const struct pf_region *rg, unsigned h, const char *s, size_t len, size_t 
  * filter bits3 (two-byte entries set the bits of every third byte they
  * allow), or end. *w ends with the lowered bytes s[i..i + 2) on entry,
  * and holds s[j..j + 3) of the position j returned in its low 24 bits on
- * return. Kept apart from the probes so that this loop, which sees every
- * byte, has the registers to itself. */
+ * return (the byte before above them). Kept apart from the probes so that this loop, which sees
+ * every byte, has the registers to itself. */
 static size_t
 next_candidate(const uint32_t *bits3, const char *s, size_t i, size_t end, uint32_t *w)
 {
+    const unsigned char *p = (const unsigned char *)s + 2;
     uint32_t x = *w;
 
+    /* Two bytes a turn: the loop's own count and branch come half as often. */
+    for (; i + 1 < end; i += 2) {
+        x = x << 8 | low[p[i]];
+        if (((bits3[word3_of(x)] >> bit3_of(x)) & 1u) != 0)
+            goto out;
+        x = x << 8 | low[p[i + 1]];
+        if (((bits3[word3_of(x)] >> bit3_of(x)) & 1u) != 0) {
+            i++;
+            goto out;
+        }
+    }
     for (; i < end; i++) {
-        uint32_t h;
-
-        x = (x << 8 | low[(unsigned char)s[i + 2]]) & 0xffffffu;
-        h = hash24(x);
-        if ((bits3[h >> 5] & (1u << (h & 31))) != 0)
+        x = x << 8 | low[p[i]];
+        if (((bits3[word3_of(x)] >> bit3_of(x)) & 1u) != 0)
             break;
     }
+out:
     *w = x;
     return i;
 }
@@ -2335,7 +2481,7 @@ scan_text(const struct pf_region *rg, const char *s, size_t len, bool wb, uint8_
 {
     uint32_t left = rg->n_patterns;
     /* The lowered bytes s[i..i + 3) in the low 24 bits, one more byte
-     * shifted in per position. */
+     * shifted in per position; the bits above hold the byte before. */
     uint32_t w;
     size_t i;
 
@@ -2343,7 +2489,7 @@ scan_text(const struct pf_region *rg, const char *s, size_t len, bool wb, uint8_
         return;
     w = (uint32_t)low[(unsigned char)s[0]] << 8 | low[(unsigned char)s[1]];
     for (i = 0; (i = next_candidate(rg->bits3, s, i, len - 2, &w)) < len - 2; i++) {
-        uint32_t h3 = hash24(w), w4;
+        uint32_t h3 = hash24(w & 0xffffffu), w4;
         uint16_t k;
 
         w4 = w << 8 | (i + 3 < len ? low[(unsigned char)s[i + 3]] : 0u);
@@ -2438,6 +2584,21 @@ heads_answer(const struct rule_prefilter *pf, struct rule_prefilter_state *st,
 static int heads_answer_pattern(const struct rule_prefilter *pf, struct rule_prefilter_state *st,
                                 const struct message *m, const struct rule_pattern *pat);
 
+/* True when region rid of m holds a character PCRE2 folds to k or s; a
+ * search in the text as it is could then miss a literal. */
+static bool
+region_folds(struct rule_prefilter_state *st, const struct message *m, enum region_id rid)
+{
+    const struct region *r = &m->regions[rid];
+
+    if ((st->fold_known & (1u << rid)) == 0) {
+        st->fold_known |= 1u << rid;
+        if (has_fold_chars(r->text, r->text != NULL ? r->len : 0))
+            st->fold |= 1u << rid;
+    }
+    return (st->fold & (1u << rid)) != 0;
+}
+
 /* A split pattern whose own set has too many heads may match if one of
  * its alternatives may, each asked by its own heads; as heads_answer().
  * rule_eval.c then asks the alternatives, already answered. */
@@ -2468,12 +2629,7 @@ heads_answer_pattern(const struct rule_prefilter *pf, struct rule_prefilter_stat
     const struct region *r = &m->regions[rid];
     int a;
 
-    if ((st->fold_known & (1u << rid)) == 0) {
-        st->fold_known |= 1u << rid;
-        if (has_fold_chars(r->text, r->text != NULL ? r->len : 0))
-            st->fold |= 1u << rid;
-    }
-    if ((st->fold & (1u << rid)) != 0)
+    if (region_folds(st, m, rid))
         return -1;
     if (pf->needles[pat->pf_id].n == 0 && pat->pf_split < pf->n_splits)
         return heads_answer_split(pf, st, m, &pf->splits[pat->pf_split]);
@@ -2488,7 +2644,33 @@ void
 rule_prefilter_state_release(struct rule_prefilter_state *st)
 {
     free(st->possible);
+    free(st->checked);
     memset(st, 0, sizeof(*st));
+}
+
+/* False when pat's check set (add_check()) is absent from its region. */
+static bool
+check_holds(const struct rule_prefilter *pf, struct rule_prefilter_state *st,
+            const struct message *m, const struct rule_pattern *pat)
+{
+    const struct region *r = &m->regions[pat->pf_region];
+    uint32_t id = pat->pf_check;
+
+    if (id == UINT32_MAX)
+        return true;
+    if (st->checked == NULL) {
+        st->checked = calloc(pf->n_checks, 1);
+        /* Without memory to remember, the pattern runs. */
+        if (st->checked == NULL)
+            return true;
+    }
+    if (st->checked[id] == 0) {
+        bool found = region_folds(st, m, pat->pf_region) ||
+                     check_found(r->text, r->text != NULL ? r->len : 0, &pf->checks[id]);
+
+        st->checked[id] = found ? 1 : 2;
+    }
+    return st->checked[id] == 1;
 }
 
 bool
@@ -2515,7 +2697,7 @@ rule_prefilter_possible(struct rule_prefilter_state *st, const struct rule_set *
             int a = heads_answer_pattern(pf, st, m, pat);
 
             if (a >= 0)
-                return a == 1;
+                return a == 1 && check_holds(pf, st, m, pat);
         }
         scan_once(pf, st, m, pat->pf_region, g);
     }
@@ -2525,5 +2707,5 @@ rule_prefilter_possible(struct rule_prefilter_state *st, const struct rule_set *
     for (size_t k = 0; k < RULE_PF_SETS - 1; k++)
         if (pat->pf_and[k] != UINT32_MAX && (st->possible[pat->pf_and[k]] & PF_MAY) == 0)
             return false;
-    return true;
+    return check_holds(pf, st, m, pat);
 }

@@ -43,9 +43,11 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,17 +57,22 @@
 #include "callbacks.h"
 #include "classifier.h"
 #include "conn.h"
+#include "gate.h"
 #include "log.h"
+#include "membudget.h"
 #include "reply.h"
 #include "reply_verify.h"
 #include "scanner.h"
+#include "shared_state.h"
 #include "snapshot.h"
 #include "state_learn.h"
 #include "state.h"
 #include "state_db.h"
+#include "state_redis.h"
 
-#define LOG_FIELD_MAX 200 /* bytes of an address or message id in a log line */
-#define LOG_TESTS_MAX 400 /* bytes of the tests= list in a log line */
+#define LOG_FIELD_MAX 200    /* bytes of an address or message id in a log line */
+#define LOG_TESTS_MAX 400    /* bytes of the tests= list in a log line */
+#define BUSY_LOG_INTERVAL 60 /* seconds between "memory budget full" lines */
 
 #define CB_PASS SMFIS_CONTINUE /* let it through; never SMFIS_ACCEPT (see above) */
 
@@ -84,11 +91,15 @@ static atomic_ulong cb_nr;
 /* libmilter's API takes char * for names it never changes. */
 static char sym_queue_id[] = "i";
 static char sym_auth[] = "{auth_authen}";
+static char sym_msg_size[] = "{msg_size}";
 static char sym_mta_name[] = "j";
 static char sym_list_connect[] = "j {daemon_name}";
-static char sym_list_envfrom[] = "i {auth_authen}";
+static char sym_list_envfrom[] = "i {auth_authen} {msg_size}";
 static char sym_list_eom[] = "i";
 static char hdr_subject[] = "Subject";
+static char redis_rcode[] = "451";
+static char redis_xcode[] = "4.3.0";
+static char redis_text[] = "shared state unavailable, try again later";
 
 void
 callbacks_setup(struct state *st, bool record, struct reply_sender *sender)
@@ -140,6 +151,7 @@ struct scan_job {
     struct snapshot *snap;
     char *buf;
     size_t len;
+    size_t reserved; /* MaxMemory budget held for buf */
     struct classifier_envelope env;
     struct state_lookup sl; /* env.lookup points here when there is a state */
     char *from;
@@ -161,6 +173,8 @@ job_free(struct scan_job *j)
     free(j->rcpts);
     free(j->from);
     free(j->buf);
+    membudget_release(j->reserved);
+    membudget_trim(j->len);
     snapshot_unref(j->snap);
     pthread_cond_destroy(&j->cv);
     pthread_mutex_destroy(&j->lock);
@@ -221,6 +235,8 @@ job_new(struct snapshot *snap, struct msg *m)
     /* The job owns what it scans: after a timeout it outlives the message. */
     j->buf = m->buf;
     j->len = m->len;
+    j->reserved = m->reserved;
+    m->reserved = 0;
     m->buf = NULL;
     m->len = m->cap = 0;
     j->from = strdup(m->mail_from ? m->mail_from : "");
@@ -431,7 +447,9 @@ record_scan(const struct config *cfg, const struct msg *m, const struct classifi
     lookup_options(cfg, &lo);
     state_lookup_init(&sl, cb_state, &lo);
     r = state_lookup_record(&sl, res);
-    if (r < 0)
+    if (r < 0 && shared_state_unreachable(cb_state, r))
+        log_debug("%s: shared state unreachable, message not recorded", m->queue_id);
+    else if (r < 0)
         log_warning("%s: cannot record the message in StateDir: %s, verdict unchanged", m->queue_id,
                     log_strerror(r, eb, sizeof(eb)));
 }
@@ -499,6 +517,10 @@ callbacks_decide(struct snapshot *snap, struct msg *m, void (*progress)(void *),
 
     if (m->error < 0)
         goto failed;
+    if (m->busy) {
+        cause = VERDICT_BUSY;
+        goto failed;
+    }
     if (m->oversize && cfg->on_oversize != CONFIG_FAIL_SCAN) {
         cause = VERDICT_OVERSIZE;
         goto failed;
@@ -694,17 +716,50 @@ conn_get(SMFICTX *ctx)
 {
     struct conn *c = smfi_getpriv(ctx);
 
-    if (c != NULL)
+    if (c != NULL) {
+        clock_gettime(CLOCK_MONOTONIC, &c->seen);
         return c;
+    }
     c = conn_new(snapshot_current());
     if (c == NULL)
         return NULL;
     c->nr = atomic_load(&cb_nr);
+    clock_gettime(CLOCK_MONOTONIC, &c->seen);
     if (c->snap == NULL || smfi_setpriv(ctx, c) != MI_SUCCESS) {
         log_error("cannot set up a connection context, applying OnInternalError");
         return conn_free(c);
     }
     return c;
+}
+
+/* The connection of a later command, marked as heard from now. */
+static struct conn *
+conn_seen(SMFICTX *ctx)
+{
+    struct conn *c = smfi_getpriv(ctx);
+
+    if (c != NULL)
+        clock_gettime(CLOCK_MONOTONIC, &c->seen);
+    return c;
+}
+
+/*
+ * libmilter ends a session silently when a read waits ReadTimeout; the
+ * session's abort and close callbacks are then the only trace. Count it
+ * (gate_note logs at most once a minute) when the MTA had been silent
+ * that long.
+ */
+static void
+note_silence(struct conn *c)
+{
+    unsigned limit = c->snap->cfg->read_timeout;
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (c->silence_noted || now.tv_sec - c->seen.tv_sec < (time_t)limit)
+        return;
+    c->silence_noted = true;
+    gate_note(GATE_NOTE_SILENT, limit);
 }
 
 static bool
@@ -793,10 +848,77 @@ cb_connect(SMFICTX *ctx, char *hostname, _SOCK_ADDR *sa)
     return pass_stage(c, SMFIP_NR_CONN);
 }
 
+/* A message refused for lack of budget: log at most once a minute. */
+static void
+note_busy(const struct config *cfg)
+{
+    unsigned long n = membudget_note_busy(time(NULL), BUSY_LOG_INTERVAL);
+    char lim[32];
+
+    if (n == 0)
+        return;
+    snprintf(lim, sizeof(lim), "%llu", (unsigned long long)membudget_limit(cfg->max_memory));
+    log_warning("memory budget full (MaxMemory=%s bytes, %llu buffered): %lu message(s) "
+                "handled by OnBusy=%s since the last report",
+                lim, (unsigned long long)membudget_used(), n, config_failure_name(cfg->on_busy));
+}
+
+/* The size the MTA announced: Sendmail's {msg_size}, else the SIZE=
+ * parameter of MAIL FROM (Postfix passes ESMTP parameters as arguments). */
+static size_t
+announced_size(SMFICTX *ctx, char **argv)
+{
+    const char *v = smfi_getsymval(ctx, sym_msg_size);
+    unsigned long long n;
+    char *end;
+
+    for (size_t i = 1; (v == NULL || *v == '\0') && argv && argv[0] && argv[i]; i++)
+        if (strncasecmp(argv[i], "SIZE=", 5) == 0)
+            v = argv[i] + 5;
+    if (v == NULL || *v < '0' || *v > '9')
+        return 0;
+    errno = 0;
+    n = strtoull(v, &end, 10);
+    if (errno != 0 || (*end != '\0' && *end != ' '))
+        return 0;
+    return n > SIZE_MAX ? SIZE_MAX : (size_t)n;
+}
+
+/* The budget cannot hold the announced size: answer OnBusy at MAIL when it
+ * needs no header change, which spares the MTA sending the data. */
+static bool
+busy_early(SMFICTX *ctx, struct conn *c, sfsistat *ret)
+{
+    const struct config *cfg = c->snap->cfg;
+    struct verdict_input in;
+    struct verdict_plan plan;
+    char from[LOG_FIELD_MAX];
+
+    if (cfg->mode == CONFIG_MODE_MONITOR ||
+        (cfg->on_busy != CONFIG_FAIL_TEMPFAIL && cfg->on_busy != CONFIG_FAIL_REJECT))
+        return false;
+    verdict_plan_init(&plan);
+    msg_verdict_input(c->msg, &in);
+    if (verdict_build_failure(cfg, VERDICT_BUSY, &in, &plan) < 0) {
+        verdict_plan_release(&plan);
+        return false;
+    }
+    if (plan.n_smtp_lines > 0 && plan_set_reply(ctx, &plan) < 0)
+        log_warning("%s: cannot set the SMTP reply", c->msg->queue_id);
+    *ret = plan_status(&plan);
+    verdict_plan_release(&plan);
+    note_busy(cfg);
+    log_info("%s: from=<%s> cause=busy result=%s at=MAIL", c->msg->queue_id,
+             log_clean(c->msg->mail_from, from, sizeof(from)),
+             *ret == SMFIS_TEMPFAIL ? "tempfail" : "reject");
+    c->msg = msg_free(c->msg);
+    return true;
+}
+
 static sfsistat
 cb_envfrom(SMFICTX *ctx, char **argv)
 {
-    struct conn *c = smfi_getpriv(ctx);
+    struct conn *c = conn_seen(ctx);
     const struct config *cfg;
     const char *auth;
     struct msg *m;
@@ -814,6 +936,7 @@ cb_envfrom(SMFICTX *ctx, char **argv)
     }
     m->max_headers = cfg->max_headers;
     m->max_header_size = (size_t)cfg->max_header_size;
+    m->budget = membudget_limit(cfg->max_memory);
     c->msg = m;
     c->n_msgs++;
     msg_set_queue_id(m, smfi_getsymval(ctx, sym_queue_id));
@@ -838,13 +961,21 @@ cb_envfrom(SMFICTX *ctx, char **argv)
         c->msg = msg_free(m);
         return CB_PASS;
     }
+    /* Only mail that will be buffered takes budget (recipients are not
+     * known yet: mail for none of Recipients holds it until its headers end). */
+    if (msg_reserve(m, announced_size(ctx, argv)) < 0) {
+        sfsistat st;
+
+        if (busy_early(ctx, c, &st))
+            return st;
+    }
     return SMFIS_CONTINUE;
 }
 
 static sfsistat
 cb_envrcpt(SMFICTX *ctx, char **argv)
 {
-    struct conn *c = smfi_getpriv(ctx);
+    struct conn *c = conn_seen(ctx);
     const struct config *cfg;
     char addr[CONN_ADDR_MAX];
     bool protected;
@@ -861,7 +992,7 @@ cb_envrcpt(SMFICTX *ctx, char **argv)
 static sfsistat
 cb_header(SMFICTX *ctx, char *name, char *value)
 {
-    struct conn *c = smfi_getpriv(ctx);
+    struct conn *c = conn_seen(ctx);
 
     if (c == NULL || c->msg == NULL)
         return pass_stage(c, SMFIP_NR_HDR);
@@ -873,7 +1004,7 @@ cb_header(SMFICTX *ctx, char *name, char *value)
 static sfsistat
 cb_eoh(SMFICTX *ctx)
 {
-    struct conn *c = smfi_getpriv(ctx);
+    struct conn *c = conn_seen(ctx);
     struct msg *m;
 
     if (c == NULL || c->msg == NULL)
@@ -895,7 +1026,7 @@ cb_eoh(SMFICTX *ctx)
 static sfsistat
 cb_body(SMFICTX *ctx, unsigned char *data, size_t len)
 {
-    struct conn *c = smfi_getpriv(ctx);
+    struct conn *c = conn_seen(ctx);
 
     if (c == NULL)
         return SMFIS_CONTINUE;
@@ -903,7 +1034,7 @@ cb_body(SMFICTX *ctx, unsigned char *data, size_t len)
     if (c->msg == NULL)
         return c->can_skip ? SMFIS_SKIP : SMFIS_CONTINUE;
     msg_add_body(c->msg, (const char *)data, len);
-    if (c->msg->oversize && c->can_skip)
+    if ((c->msg->oversize || c->msg->busy) && c->can_skip)
         return SMFIS_SKIP;
     return SMFIS_CONTINUE;
 }
@@ -945,8 +1076,13 @@ dispatch_reply(const struct config *cfg, struct msg *m, struct decision *d)
     if (r < 0) {
         char eb[128];
 
-        log_error("%s: reply ledger: %s, not replying", m->queue_id,
-                  log_strerror(r, eb, sizeof(eb)));
+        /* An outage of the shared ledger is logged once, not per message. */
+        if (shared_state_unreachable(cb_state, r))
+            log_debug("%s: reply ledger: %s, not replying", m->queue_id,
+                      log_strerror(r, eb, sizeof(eb)));
+        else
+            log_error("%s: reply ledger: %s, not replying", m->queue_id,
+                      log_strerror(r, eb, sizeof(eb)));
         snprintf(d->reply_note, sizeof(d->reply_note), "ledger-error");
         return;
     }
@@ -971,11 +1107,12 @@ dispatch_reply(const struct config *cfg, struct msg *m, struct decision *d)
 static sfsistat
 cb_eom(SMFICTX *ctx)
 {
-    struct conn *c = smfi_getpriv(ctx);
+    struct conn *c = conn_seen(ctx);
     const struct config *cfg;
     struct decision d;
     const char *what = NULL;
     sfsistat status;
+    uint64_t fails;
     struct msg *m;
 
     if (c == NULL || c->msg == NULL)
@@ -985,9 +1122,20 @@ cb_eom(SMFICTX *ctx)
     msg_set_queue_id(m, smfi_getsymval(ctx, sym_queue_id));
 
     decision_init(&d);
+    fails = state_redis_failures(state_redis_of(cb_state));
     callbacks_decide(c->snap, m, eom_progress, ctx, &d);
+    if (m->busy)
+        note_busy(cfg);
     status = plan_status(&d.plan);
-    if (plan_apply(ctx, &d.plan, &what) < 0) {
+    if (cfg->on_redis_error == CONFIG_FAIL_TEMPFAIL && cfg->mode != CONFIG_MODE_MONITOR &&
+        state_redis_failures(state_redis_of(cb_state)) != fails) {
+        /* OnRedisError tempfail: the MTA keeps the message and retries. */
+        if (smfi_setreply(ctx, redis_rcode, redis_xcode, redis_text) != MI_SUCCESS)
+            log_debug("%s: smfi_setreply failed", m->queue_id);
+        d.plan.result = VERDICT_TEMPFAIL;
+        d.plan.reply = false;
+        status = SMFIS_TEMPFAIL;
+    } else if (plan_apply(ctx, &d.plan, &what) < 0) {
         struct verdict_input in;
 
         log_error("%s: %s failed, applying OnInternalError", m->queue_id, what);
@@ -1012,8 +1160,10 @@ cb_abort(SMFICTX *ctx)
 {
     struct conn *c = smfi_getpriv(ctx);
 
-    if (c != NULL)
+    if (c != NULL) {
+        note_silence(c);
         c->msg = msg_free(c->msg);
+    }
     return SMFIS_CONTINUE;
 }
 
@@ -1022,8 +1172,11 @@ cb_close(SMFICTX *ctx)
 {
     struct conn *c = smfi_getpriv(ctx);
 
-    if (c == NULL)
+    if (c == NULL) {
+        gate_note(GATE_NOTE_UNNEGOTIATED, 0);
         return SMFIS_CONTINUE;
+    }
+    note_silence(c);
     /* Also called for SMFIC_QUIT_NC: the next session's cb_connect builds
      * a new conn, whose can_skip stays false (there is no new negotiation)
      * and whose nr comes from cb_nr. */

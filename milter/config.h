@@ -44,6 +44,12 @@ enum config_state_error {
     CONFIG_STATE_RUN_WITHOUT,
 };
 
+/* Where the shared, per-message state lives (StateBackend). */
+enum config_state_backend {
+    CONFIG_BACKEND_LMDB = 0,
+    CONFIG_BACKEND_REDIS,
+};
+
 enum config_transport {
     CONFIG_TRANSPORT_SENDMAIL = 0,
     CONFIG_TRANSPORT_SMTP,
@@ -89,9 +95,18 @@ struct config {
     int syslog_facility; /* LOG_MAIL, ... */
     char *rules_dir;
     char *state_dir;
+    unsigned max_connections;     /* 0: from the task limit (gate_auto_cap) */
+    uint32_t read_timeout;        /* seconds */
     uint32_t state_sync_interval; /* seconds; 0: LMDB syncs every commit */
     int on_state_error;           /* enum config_state_error */
-    uint32_t duplicate_window;    /* seconds */
+    int state_backend;            /* enum config_state_backend */
+    char *redis_server;           /* Socket notation */
+    char *redis_user;             /* "": none */
+    char *redis_password_file;    /* "": no AUTH */
+    char *redis_prefix;
+    unsigned redis_timeout;    /* milliseconds */
+    int on_redis_error;        /* CONFIG_FAIL_ACCEPT or CONFIG_FAIL_TEMPFAIL */
+    uint32_t duplicate_window; /* seconds */
     bool trust_maintainers;
     uint32_t learn_minimum;    /* messages per class before LEARNED_* speak */
     bool auto_learn;           /* learn scanned mail by its score (off) */
@@ -126,7 +141,10 @@ struct config {
     int on_timeout;
     int on_oversize;
     uint64_t max_message_size; /* bytes */
-    unsigned scan_timeout;     /* milliseconds */
+    int on_busy;               /* enum config_failure, never CONFIG_FAIL_SCAN */
+    uint64_t max_memory;       /* bytes; 0: sized from the cgroup (membudget.h) */
+    bool trim_memory;
+    unsigned scan_timeout; /* milliseconds */
     unsigned max_mime_depth;
     unsigned max_mime_parts;
     uint64_t max_part_size; /* bytes */

@@ -24,6 +24,10 @@ static const int oversize_values[] = {CONFIG_FAIL_SCAN, CONFIG_FAIL_ACCEPT, CONF
                                       CONFIG_FAIL_REJECT, CONFIG_FAIL_QUARANTINE};
 static const char *const state_error_words[] = {"refuse", "run-without", NULL};
 static const int state_error_values[] = {CONFIG_STATE_REFUSE, CONFIG_STATE_RUN_WITHOUT};
+static const char *const backend_words[] = {"lmdb", "redis", NULL};
+static const int backend_values[] = {CONFIG_BACKEND_LMDB, CONFIG_BACKEND_REDIS};
+static const char *const redis_error_words[] = {"accept", "tempfail", NULL};
+static const int redis_error_values[] = {CONFIG_FAIL_ACCEPT, CONFIG_FAIL_TEMPFAIL};
 static const char *const transport_words[] = {"sendmail", "smtp", NULL};
 static const int transport_values[] = {CONFIG_TRANSPORT_SENDMAIL, CONFIG_TRANSPORT_SMTP};
 static const char *const require_words[] = {"authenticated", "dmarc-pass", "spf-pass",
@@ -52,6 +56,19 @@ const struct key config_keys[] = {
     {"SocketMode", T_OCTAL, 0, "0660", NULL, 0, 0777, NULL, NULL, F(socket_mode),
      "Permissions of a UNIX-domain socket, in octal. The MTA's user must be able to write "
      "to it: add it to the daemon's group (e.g. usermod -aG slop-milter postfix) or use 0666."},
+    {"MaxConnections", T_UINT, 0, "0", NULL, 0, 65536, NULL, NULL, F(max_connections),
+     "Milter connections served at once. A connection over it is answered tempfail by the "
+     "daemon itself (4xx to the SMTP client; the MTA retries), and one log line says when "
+     "the cap is reached and one when connections fall below it again. 0: as many as the "
+     "task limit leaves room for, two threads each (TasksMax=512 of the unit gives 232; "
+     "no task limit: 256). Above that, libmilter can fail to start a thread and then leaves "
+     "the socket open for good. Read at start-up only."},
+    {"ReadTimeout", T_DURATION, 0, "300s", NULL, 1, 7210, NULL, NULL, F(read_timeout),
+     "How long a milter connection may send nothing: mid-packet (a stalled peer, which "
+     "holds a thread) or between commands. The connection is then closed and the MTA "
+     "applies its milter_default_action. Above Postfix's smtpd_timeout (300s), so a slow "
+     "SMTP client does not lose its milter; far below libmilter's own 7210s. Read at "
+     "start-up only."},
     {"UserID", T_USER, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(user_id),
      "user[:group] to run as after opening the socket and the PID file. When started as "
      "root with UserID set and the change fails, the daemon refuses to run. Empty: stay as "
@@ -97,6 +114,38 @@ const struct key config_keys[] = {
      "findings that need it (duplicates, floods, known fixes, the tree index, series) are "
      "skipped and no replies are sent. Either way the file is left as it is for "
      "slopctl db check and slopctl db recover. Read at start-up only."},
+    {"StateBackend", T_ENUM, 0, "lmdb", NULL, 0, 0, ENUM(backend_words, backend_values),
+     F(state_backend),
+     "Where the shared, per-message state lives: the reply ledger and hourly reply count, the "
+     "fingerprints of seen patches and reports (duplicates) and the daily count per sender "
+     "(floods). lmdb: in StateDir, for one host. redis: in the Redis server RedisServer, "
+     "shared by every host that names it, so that a duplicate, a flood or the one reply per "
+     "interval holds across several MX hosts. The indices slopctl imports (tree, fixes, "
+     "MAINTAINERS) and the series records stay in StateDir either way. Read at start-up only."},
+    {"RedisServer", T_SOCKET, 0, "inet:6379@127.0.0.1", NULL, 0, 0, NULL, NULL, F(redis_server),
+     "The Redis server of StateBackend redis, in the notation of Socket: unix:/path (or "
+     "local:/path) for a UNIX-domain socket, inet:port@host or inet6:port@host for TCP. "
+     "TLS is not supported (Debian's hiredis 0.14 has no TLS): use a UNIX socket, loopback or "
+     "a tunnel. Read at start-up only."},
+    {"RedisUser", T_STRING, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(redis_user),
+     "ACL user for AUTH (Redis 6 and later); empty: AUTH with the password only."},
+    {"RedisPasswordFile", T_PATH, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(redis_password_file),
+     "File whose first line is the password for AUTH, read at start-up (before privileges are "
+     "dropped) so that it may be readable by root only. Empty: no AUTH."},
+    {"RedisPrefix", T_STRING, 0, "slop:", NULL, 0, 0, NULL, NULL, F(redis_prefix),
+     "Prefix of every key slop-milter writes in Redis (at most 64 bytes, no braces or "
+     "spaces); hosts that share state use the same prefix."},
+    {"RedisTimeout", T_UINT, 0, "500", NULL, 10, 60000, NULL, NULL, F(redis_timeout),
+     "Milliseconds a connect or a round trip to Redis may take. A message waits at most this "
+     "long per look-up; after a failure the server counts as down and is tried again after a "
+     "back-off (0.5 s, doubling to 30 s), meanwhile messages do not wait for it at all."},
+    {"OnRedisError", T_ENUM, 0, "accept", NULL, 0, 0, ENUM(redis_error_words, redis_error_values),
+     F(on_redis_error),
+     "What to do with a message while Redis (StateBackend redis) cannot be reached or does "
+     "not answer within RedisTimeout: accept scans it without the shared findings (no "
+     "duplicate or flood finding) and sends no reply, since the ledger cannot be written; "
+     "tempfail answers 451 4.3.0 so that the MTA retries it later. The outage is logged "
+     "once when it starts and once when it ends, not per message."},
     {"DuplicateWindow", T_DURATION, 0, "30d", NULL, 86400, 366.0 * 86400, NULL, NULL,
      F(duplicate_window),
      "How far back a patch or report recorded in StateDir makes a new one a duplicate; "
@@ -225,6 +274,23 @@ const struct key config_keys[] = {
     {"MaxMessageSize", T_SIZE, 0, "10M", NULL, 65536, 1073741824.0, NULL, NULL, F(max_message_size),
      "Bytes of a message (headers and body) kept for scanning; suffix K, M or G (powers of "
      "1024)."},
+    {"MaxMemory", T_SIZE, 0, "0", NULL, 0, 1099511627776.0, NULL, NULL, F(max_memory),
+     "Memory all connections together may use for messages; suffix K, M or G. A message "
+     "is charged twice its size (its buffer and its scan), reserved as its bytes arrive "
+     "(all at MAIL when the MTA announces SIZE=) and released when it ends or is aborted; "
+     "a message that does not fit is handled by OnBusy. 0: half the MemoryMax of the "
+     "daemon's cgroup (/sys/fs/cgroup/.../memory.max), or a quarter of the physical memory "
+     "when there is no limit, at least 64M. The rest of MemoryMax covers the rules, the "
+     "state map, thread stacks and allocator slack."},
+    {"OnBusy", T_ENUM, 0, "tempfail", NULL, 0, 0, ENUM(fail_words, fail_values), F(on_busy),
+     "What to do with a message that would take the buffered bytes past MaxMemory: tempfail "
+     "(the MTA keeps the message and retries later, nothing is lost), or accept, reject, "
+     "quarantine as OnInternalError (accept and quarantine pass it unscanned). Logged at "
+     "most once a minute with the number of messages refused."},
+    {"TrimMemory", T_BOOL, 0, "yes", NULL, 0, 0, NULL, NULL, F(trim_memory),
+     "Return the memory of large messages to the system once they are done: message "
+     "buffers get their own mappings and the heap is trimmed after each message of 1M or "
+     "more. Read at start only."},
     {"ScanTimeout", T_UINT, 0, "5000", NULL, 10, 600000, NULL, NULL, F(scan_timeout),
      "Milliseconds a scan may take before OnTimeout applies: the time budget of one "
      "message. The scan runs on its own thread, so a message that would take longer never "

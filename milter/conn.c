@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "conn.h"
+#include "membudget.h"
 #include "snapshot.h"
 
 struct conn *
@@ -69,6 +70,8 @@ msg_free(struct msg *m)
     free(m->subject);
     free(m->from);
     free(m->buf);
+    membudget_release(m->reserved);
+    membudget_trim(m->cap);
     free(m);
     return NULL;
 }
@@ -154,7 +157,23 @@ msg_set_queue_id(struct msg *m, const char *id)
         m->queue_id[n] = '\0';
 }
 
-/* Append to the buffer; what does not fit under max is dropped. */
+int
+msg_reserve(struct msg *m, size_t n)
+{
+    if (n > m->max)
+        n = m->max;
+    n *= MEMBUDGET_CHARGE;
+    if (m->budget == 0 || n <= m->reserved)
+        return 0;
+    if (membudget_reserve(m->budget, n - m->reserved) < 0) {
+        m->busy = true;
+        return -ENOBUFS;
+    }
+    m->reserved = n;
+    return 0;
+}
+
+/* Append to the buffer; what does not fit under max or the budget is dropped. */
 static int
 buf_add(struct msg *m, const char *data, size_t len)
 {
@@ -162,16 +181,21 @@ buf_add(struct msg *m, const char *data, size_t len)
         len = m->max - m->len;
         m->oversize = true;
     }
-    if (len == 0)
+    if (len == 0 || m->busy)
         return 0;
     if (m->len + len > m->cap) {
         size_t cap = m->cap ? m->cap : 16384;
         char *p;
 
+        /* An announced size was reserved: allocate it in one go. */
+        if (cap < m->reserved / MEMBUDGET_CHARGE)
+            cap = m->reserved / MEMBUDGET_CHARGE;
         while (cap < m->len + len)
             cap *= 2;
         if (cap > m->max)
             cap = m->max;
+        if (msg_reserve(m, cap) < 0)
+            return 0;
         p = realloc(m->buf, cap);
         if (p == NULL)
             return msg_fail(m, -ENOMEM);

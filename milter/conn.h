@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "verdict.h"
@@ -66,8 +67,11 @@ struct msg {
     char *buf; /* the message as the classifier sees it: headers, blank line, body */
     size_t len, cap, max;
     bool in_body;
-    bool oversize; /* more bytes arrived than max */
-    int error;     /* first internal error (negative errno), 0: none */
+    bool oversize;   /* more bytes arrived than max */
+    uint64_t budget; /* MaxMemory in effect; 0: buffer without a budget (-t) */
+    size_t reserved; /* bytes of the budget held: MEMBUDGET_CHARGE per buffered byte */
+    bool busy;       /* the budget was full: bytes were dropped */
+    int error;       /* first internal error (negative errno), 0: none */
     struct timespec started;
 };
 
@@ -81,6 +85,8 @@ struct conn {
     unsigned long nr;             /* SMFIP_NR_* stages negotiated as "no reply" */
     unsigned long n_msgs;
     struct msg *msg;
+    struct timespec seen; /* CLOCK_MONOTONIC: the MTA's last command (callbacks.c) */
+    bool silence_noted;   /* a ReadTimeout end was counted (gate_note) */
 };
 
 /* Takes over the caller's reference to snap (which may be NULL). */
@@ -107,6 +113,14 @@ int msg_add_header(struct msg *m, const char *name, const char *value);
 int msg_end_headers(struct msg *m);
 /* Append body bytes; past max they are dropped and m->oversize set. */
 int msg_add_body(struct msg *m, const char *data, size_t len);
+/*
+ * Reserve budget for a message of about n bytes ahead of its data (the
+ * MTA announced its size), capped at max. With m->budget set, the buffer
+ * otherwise reserves as it grows; when a reservation does not fit,
+ * m->busy is set and the bytes are dropped. msg_free() releases it all.
+ * Returns 0 or -ENOBUFS (m->busy set).
+ */
+int msg_reserve(struct msg *m, size_t n);
 
 /*
  * Feed a whole raw message (a file for -t) through msg_add_header,

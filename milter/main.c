@@ -35,8 +35,11 @@
 #include "classifier.h"
 #include "config.h"
 #include "conn.h"
+#include "gate.h"
 #include "log.h"
+#include "membudget.h"
 #include "reply.h"
+#include "shared_state.h"
 #include "snapshot.h"
 #include "sockopt.h"
 #include "state.h"
@@ -529,6 +532,8 @@ warn_restart_keys(const struct config *old, const struct config *new)
         log_warning("reload: Socket, SocketMode, UserID, PidFile, UMask, StateDir, "
                     "ReplyTransport, SendmailPath, SMTPServer and whether StateSyncInterval is 0 "
                     "take effect on restart only");
+    if (old->max_connections != new->max_connections || old->read_timeout != new->read_timeout)
+        log_warning("reload: MaxConnections and ReadTimeout take effect on restart only");
 }
 
 static void
@@ -718,6 +723,7 @@ run_daemon(struct snapshot *snap)
     struct ids ids;
     char *conn_spec;
     bool without_state;
+    char redis_password[SHARED_STATE_PASSWORD_MAX];
     int r, status = EX_OK;
 
     if (ids_resolve(cfg->user_id, &ids) < 0)
@@ -767,6 +773,17 @@ run_daemon(struct snapshot *snap)
         status = EX_CANTCREAT;
         goto out;
     }
+    /* Before the privileges go: the file may be readable by root only. */
+    r = cfg->state_backend == CONFIG_BACKEND_REDIS
+            ? shared_state_read_password(cfg->redis_password_file, redis_password,
+                                         sizeof(redis_password))
+            : 0;
+    if (r < 0) {
+        log_error("cannot read RedisPasswordFile '%s': %s", cfg->redis_password_file,
+                  log_strerror(r, eb, sizeof(eb)));
+        status = EX_NOINPUT;
+        goto out;
+    }
     if (drop_privileges(&ids) < 0) {
         status = EX_NOPERM;
         goto out;
@@ -785,6 +802,14 @@ run_daemon(struct snapshot *snap)
         status = EX_CANTCREAT;
         goto out;
     }
+    r = shared_state_attach(cfg, redis_password, rt.st);
+    explicit_bzero(redis_password, sizeof(redis_password));
+    if (r < 0) {
+        log_error("StateBackend redis: bad RedisServer '%s' or RedisPrefix '%s'", cfg->redis_server,
+                  cfg->redis_prefix);
+        status = EX_CONFIG;
+        goto out;
+    }
     rsc.transport = cfg->reply_transport == CONFIG_TRANSPORT_SMTP ? REPLY_TRANSPORT_SMTP
                                                                   : REPLY_TRANSPORT_SENDMAIL;
     rsc.sendmail_path = cfg->sendmail_path;
@@ -797,8 +822,18 @@ run_daemon(struct snapshot *snap)
         status = r == -EINVAL ? EX_CONFIG : EX_OSERR;
         goto out;
     }
+    membudget_setup_trim(cfg->trim_memory);
     callbacks_setup(rt.st, true, rt.sender);
     snapshot_install(snapshot_ref(snap));
+    /* After dropping privileges: RLIMIT_NPROC binds the new user. */
+    r = smfi_settimeout((int)cfg->read_timeout) == MI_SUCCESS
+            ? gate_start(cfg->max_connections, cfg->read_timeout)
+            : -EINVAL;
+    if (r < 0) {
+        log_error("cannot set up the connection limits: %s", log_strerror(r, eb, sizeof(eb)));
+        status = EX_OSERR;
+        goto out;
+    }
 
     r = pthread_create(&sig_tid, NULL, signal_thread, &daemon_sigs);
     if (r != 0) {
@@ -811,6 +846,10 @@ run_daemon(struct snapshot *snap)
     log_info("slop-milter %s starting: %zu rules from %s, socket %s, mode %s", SLOP_VERSION,
              classifier_rule_count(snap->classifier), cfg->rules_dir, cfg->socket,
              config_mode_name(cfg->mode));
+    log_info("memory budget: MaxMemory %llu bytes%s, OnBusy %s, TrimMemory %s",
+             (unsigned long long)membudget_limit(cfg->max_memory),
+             cfg->max_memory ? "" : " (sized from MemoryMax or RAM)",
+             config_failure_name(cfg->on_busy), cfg->trim_memory ? "yes" : "no");
     if (opts.foreground) {
         postfix_socket(cfg->socket, postfix, sizeof(postfix));
         printf("slop-milter %s listening on %s\n"

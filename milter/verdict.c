@@ -25,12 +25,16 @@ static const char *const result_names[] = {
     [VERDICT_TEMPFAIL] = "tempfail",
 };
 
+/* One cause a line. */
+// clang-format off
 static const char *const cause_names[] = {
     [VERDICT_SCANNED] = "scanned",
     [VERDICT_INTERNAL_ERROR] = "internal-error",
     [VERDICT_TIMEOUT] = "timeout",
     [VERDICT_OVERSIZE] = "oversize",
+    [VERDICT_BUSY] = "busy",
 };
+// clang-format on
 
 const char *
 verdict_result_name(enum verdict_result r)
@@ -503,6 +507,8 @@ policy_of(const struct config *cfg, enum verdict_cause cause)
         return cfg->on_timeout;
     case VERDICT_OVERSIZE:
         return cfg->on_oversize == CONFIG_FAIL_SCAN ? CONFIG_FAIL_ACCEPT : cfg->on_oversize;
+    case VERDICT_BUSY:
+        return cfg->on_busy;
     default:
         return cfg->on_internal_error;
     }

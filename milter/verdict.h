@@ -41,6 +41,7 @@ enum verdict_cause {
     VERDICT_INTERNAL_ERROR,
     VERDICT_TIMEOUT,
     VERDICT_OVERSIZE,
+    VERDICT_BUSY, /* the memory budget (MaxMemory) was full */
 };
 
 /* One X-Slop-* header name seen in the message and how often. */

@@ -34,6 +34,7 @@
 
 #include "classifier.h"
 #include "dbcheck.h"
+#include "backend.h"
 #include "import.h"
 #include "state.h"
 #include "state_db.h"
@@ -120,7 +121,10 @@ import_open_state(const char *dir, unsigned flags, struct state **ret)
         import_err("cannot open state in '%s': %s", dir, strerror_r(-r, buf, sizeof(buf)));
         return r == -ENOENT ? EX_NOINPUT : r == -EACCES ? EX_NOPERM : EX_CANTCREAT;
     }
-    return 0;
+    r = backend_attach(*ret);
+    if (r != 0)
+        *ret = state_close(*ret);
+    return r;
 }
 
 static int
@@ -1138,8 +1142,9 @@ db_stats(const char *dir)
     else
         printf("tree: none indexed\n");
     r = state_tables_stats(st, print_table, NULL);
+    ret = r < 0 ? EX_IOERR : backend_stats(st);
     state_close(st);
-    return r < 0 ? EX_IOERR : 0;
+    return ret;
 }
 
 /* Learned tokens live longer than the history: a site's verdicts stay
@@ -1174,6 +1179,9 @@ db_prune(const char *dir, unsigned days, unsigned learned_days, uint64_t learned
            (unsigned long long)ledger, (unsigned long long)rest, days);
     printf("pruned %llu learned tokens last learned over %u days ago or beyond %llu\n",
            (unsigned long long)tokens, learned_days, (unsigned long long)learned_max);
+    if (backend_is_redis())
+        printf("the shared entries in Redis expire by themselves (TTL): nothing to prune "
+               "there\n");
     return 0;
 }
 
@@ -1277,6 +1285,12 @@ import_db_cmd(int argc, char **argv)
         return dbcheck_recover(state_dir, argv[optind]);
     if (strcmp(what, "prune") == 0 && optind == argc)
         return db_prune(state_dir, (unsigned)days, (unsigned)learned_days, learned_max);
+    if (backend_is_redis() && (strcmp(what, "dump") == 0 || strcmp(what, "load") == 0))
+        fprintf(stderr,
+                "slopctl: db %s covers the local LMDB state only; back up the shared "
+                "entries in Redis with its own persistence (BGSAVE, the RDB or AOF "
+                "file)\n",
+                what);
     if (strcmp(what, "dump") == 0 && optind == argc - 1)
         return db_tool("mdb_dump", argv[optind], state_dir);
     if (strcmp(what, "load") == 0 && optind == argc - 1) {

@@ -28,6 +28,7 @@
 
 #include "classifier.h"
 #include "fit.h"
+#include "backend.h"
 #include "import.h"
 #include "learn.h"
 #include "mailbox.h"
@@ -46,7 +47,10 @@
 #define SLOPCTL_EXIT_PARTIAL 1
 
 static const char usage_text[] =
-    "usage: slopctl scan [--json] [--rules DIR] [--scores FILE] [--threshold ACTION=N]...\n"
+    "usage: slopctl [-c CONFIG] [--state-backend lmdb|redis] [--redis-server ADDR]\n"
+    "               [--redis-prefix P] [--redis-user U] [--redis-password-file F]\n"
+    "               [--redis-timeout MS] COMMAND ...  (the shared state's backend)\n"
+    "       slopctl scan [--json] [--rules DIR] [--scores FILE] [--threshold ACTION=N]...\n"
     "                    [--project NAME] [--doc-base URL] [--only-actions]\n"
     "                    [--kind auto|report] [--report-recipients PATTERNS]\n"
     "                    [--state DIR | --no-state] [--record] [--duplicate-days N]\n"
@@ -582,7 +586,11 @@ main(int argc, char **argv)
     static char learn_name[] = "slopctl learn";
     static char forget_name[] = "slopctl forget";
     const char *cmd;
+    int r;
 
+    r = backend_parse(&argc, &argv);
+    if (r != 0)
+        return r;
     if (argc < 2) {
         usage(stderr);
         return EX_USAGE;

@@ -427,10 +427,26 @@ state_close(struct state *st)
     if (st->env != NULL && !st->readonly && mdb_env_sync(st->env, 1) == MDB_SUCCESS)
         (void)state_generation_note(st);
     mdb_env_close(st->env);
+    state_redis_free(st->redis);
     pthread_rwlock_destroy(&st->resize_lock);
     free(st->dir);
     free(st);
     return NULL;
+}
+
+int
+state_attach_redis(struct state *st, struct state_redis *r)
+{
+    if (st == NULL || r == NULL || st->redis != NULL)
+        return -EINVAL;
+    st->redis = r;
+    return 0;
+}
+
+struct state_redis *
+state_redis_of(struct state *st)
+{
+    return st != NULL ? st->redis : NULL;
 }
 
 struct state_claim_ctx {
@@ -504,6 +520,8 @@ state_reply_claim(struct state *st, const char *addr, time_t now, uint32_t inter
     r = state_addr_key(addr, buf, &c.key);
     if (r < 0)
         return r;
+    if (st->redis != NULL)
+        return state_redis_reply_claim(st->redis, buf, now, interval_s, hourly_cap, ret_claim);
     r = state_run(st, false, state_claim_txn, &c);
     if (r < 0)
         return r;
@@ -579,6 +597,8 @@ state_reply_release(struct state *st, const char *addr, time_t now)
     r = state_addr_key(addr, buf, &c.key);
     if (r < 0)
         return r;
+    if (st->redis != NULL)
+        return state_redis_reply_release(st->redis, buf, now);
     return state_run(st, false, state_release_txn, &c);
 }
 

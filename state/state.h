@@ -61,6 +61,18 @@ int state_open(const char *dir, unsigned flags, size_t map_size, struct state **
 
 struct state *state_close(struct state *st);
 
+struct state_redis;
+
+/*
+ * From now on keep the shared, per-message tables (reply ledger and hourly
+ * count, seen fingerprints, sender counts) in r instead of the LMDB
+ * environment; st owns r and frees it in state_close(). Call before st is
+ * shared between threads. Returns 0 or -EINVAL.
+ */
+int state_attach_redis(struct state *st, struct state_redis *r);
+/* The attached Redis backend, or NULL (st may be NULL). */
+struct state_redis *state_redis_of(struct state *st);
+
 /*
  * Flush every commit so far to disk. Under STATE_NOSYNC a commit reaches
  * the page cache only, which survives the process but not a power loss

@@ -18,6 +18,7 @@
 #include <lmdb.h>
 
 #include "state.h"
+#include "state_redis.h"
 
 /* Named databases beyond the reply ledger's; state_tables.c names them. */
 enum state_table {
@@ -52,6 +53,7 @@ struct state {
     pthread_rwlock_t resize_lock;
     MDB_dbi tables[STATE_T__COUNT];
     bool have[STATE_T__COUNT];
+    struct state_redis *redis; /* owned; the shared tables live there when set */
 };
 
 typedef int state_txn_fn(struct state *st, MDB_txn *txn, void *ctx);

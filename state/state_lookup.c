@@ -183,10 +183,18 @@ state_lookup_record(const struct state_lookup *sl, const struct classifier_resul
     if (sl == NULL || sl->st == NULL || res == NULL)
         return -EINVAL;
     now = lookup_now(sl);
-    if (res->n_fingerprints > 0 || res->simhash != 0)
+    if (sl->st->redis != NULL) {
+        /* One round trip for what other hosts must see. */
+        bool sender = res->count_sender && res->from != NULL && res->from[0] != '\0';
+
+        r = state_redis_record(sl->st->redis, res->fingerprints, res->n_fingerprints, res->simhash,
+                               res->message_id, sender ? res->from : NULL, now,
+                               sl->opts.duplicate_days * 86400u);
+    } else if (res->n_fingerprints > 0 || res->simhash != 0)
         r = state_seen_record(sl->st, res->fingerprints, res->n_fingerprints, res->simhash,
                               res->message_id, now, sl->opts.duplicate_days * 86400u);
-    if (r == 0 && res->count_sender && res->from != NULL && res->from[0] != '\0')
+    if (r == 0 && sl->st->redis == NULL && res->count_sender && res->from != NULL &&
+        res->from[0] != '\0')
         r = state_sender_add(sl->st, res->from, now);
     if (r == 0 && res->cover_note != NULL && res->message_id != NULL)
         r = state_series_cover_put(sl->st, res->message_id, res->cover_note, now);

@@ -112,6 +112,8 @@ state_seen_record(struct state *st, const uint64_t *fps, size_t n, uint64_t simh
         return -EROFS;
     if (n == 0 && simhash == 0)
         return 0;
+    if (st->redis != NULL)
+        return state_redis_record(st->redis, fps, n, simhash, message_id, NULL, now, window_s);
     return state_run(st, false, record_txn, &c);
 }
 
@@ -227,6 +229,8 @@ state_seen_find(struct state *st, const uint64_t *fps, size_t n, uint64_t simhas
         return -EINVAL;
     if (n == 0 && simhash == 0)
         return -ENOENT;
+    if (st->redis != NULL)
+        return state_redis_seen_find(st->redis, fps, n, simhash, self_id, since, ret);
     return state_run(st, true, find_txn, &c);
 }
 

@@ -69,6 +69,8 @@ state_sender_add(struct state *st, const char *addr, time_t now)
     r = sender_key(addr, now, buf, &key);
     if (r < 0)
         return r;
+    if (st->redis != NULL)
+        return state_redis_record(st->redis, NULL, 0, 0, NULL, addr, now, 0);
     return state_run(st, false, add_txn, &key);
 }
 
@@ -96,6 +98,12 @@ state_sender_count(struct state *st, const char *addr, time_t now)
     unsigned char buf[4 + SENDER_ADDR_MAX];
     struct count_ctx c = {0};
 
+    if (st != NULL && st->redis != NULL) {
+        uint32_t n = 0;
+
+        /* Unreachable counts as no count: the scan goes on without it. */
+        return state_redis_sender_count(st->redis, addr, now, &n) == 0 ? n : 0;
+    }
     if (st == NULL || !st->have[STATE_T_SENDER] || sender_key(addr, now, buf, &c.key) < 0)
         return 0;
     if (state_run(st, true, count_txn, &c) < 0)

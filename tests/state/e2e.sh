@@ -499,7 +499,10 @@ fi
 run db prune --state "$T/state" --days 0
 check "db prune removes the recorded fingerprints" grep -q 'pruned' "$T/out"
 scan "$T/real2.eml"
-check "after prune: no DUPLICATE" jcheck '"DUPLICATE" not in H(0)'
+# A shared backend (tests/state/redis.sh) keeps fingerprints until their TTL.
+if [ -z "${SLOP_E2E_SHARED:-}" ]; then
+    check "after prune: no DUPLICATE" jcheck '"DUPLICATE" not in H(0)'
+fi
 sscan "$T/cover-p1.eml" "$T/bp3.eml"
 check "after prune: the series findings are gone" \
     jcheck '"SERIES_COVER_FLAGGED" not in H(0) and "SERIES_BOILERPLATE_LOG" not in H(1)'

@@ -346,6 +346,11 @@ static const struct {
     {"\\bcon\\b|confirm|contro|conf(?:ig)?_x|\\bco\\b", "i"},
     {"(?:conn|cona|config_x)\\d", "i"},
     {"\\bconb\\b", ""},
+    /* A further set of two-byte literals is no table's but a check,
+     * looked for a pair of bytes at a time: a letter in either case, a
+     * digit or a dot as it is. */
+    {"\\bfoo\\s+v?(?:2\\.6|3\\.\\d|4\\.\\d)|zz", "i"},
+    {"(?:abc|conn)[^\\n]{0,9}(?:Ab|cD)|qq", ""},
 };
 
 #define N_PATTERNS (sizeof(patterns) / sizeof(patterns[0]))
@@ -423,6 +428,19 @@ static const char *const tokens[] = {
     "conf_x1",
     "co",
     "1",
+    "2.6",
+    "3.",
+    "3.1",
+    "4.x",
+    "v4.2",
+    "foo ",
+    "FOO\t",
+    "Ab",
+    "aB",
+    "CD",
+    "cD",
+    "zz",
+    "qq",
 };
 
 /* Evidence as rule_eval.c writes it: control characters as spaces, cut
