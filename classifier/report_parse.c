@@ -343,12 +343,33 @@ is_trace_start(struct span s)
     pthread_once(&trace_markers_once, trace_markers_init);
     if (find_any(s.p, s.n, &trace_markers_filter))
         return true;
-    if (starts(t.p, t.n, "RIP: ") || starts(t.p, t.n, "Code: ") || starts(t.p, t.n, "pc : ") ||
-        starts(t.p, t.n, "lr : ") || starts(t.p, t.n, "<TASK>") || starts(t.p, t.n, "</TASK>") ||
-        starts(t.p, t.n, "<IRQ>") || starts(t.p, t.n, "</IRQ>"))
-        return true;
-    if (starts(t.p, t.n, "CPU: ") && ascii_find(t.p, t.n, "PID:") != NULL)
-        return true;
+    /* By the first byte: this runs on every line of a report. */
+    switch (t.n > 0 ? t.p[0] : '\0') {
+    case 'R':
+        if (starts(t.p, t.n, "RIP: "))
+            return true;
+        break;
+    case 'C':
+        if (starts(t.p, t.n, "Code: ") ||
+            (starts(t.p, t.n, "CPU: ") && ascii_find(t.p, t.n, "PID:") != NULL))
+            return true;
+        break;
+    case 'p':
+        if (starts(t.p, t.n, "pc : "))
+            return true;
+        break;
+    case 'l':
+        if (starts(t.p, t.n, "lr : "))
+            return true;
+        break;
+    case '<':
+        if (starts(t.p, t.n, "<TASK>") || starts(t.p, t.n, "</TASK>") ||
+            starts(t.p, t.n, "<IRQ>") || starts(t.p, t.n, "</IRQ>"))
+            return true;
+        break;
+    default:
+        break;
+    }
     /* Each trims what it is given: t spares them the white space. */
     return is_timestamp_line(t) || is_register_line(t) || is_frame_line(t) || is_sanitizer_line(t);
 }
