@@ -10,6 +10,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -467,38 +468,59 @@ eq_lower(const char *s, const char *pat, size_t n)
     return true;
 }
 
+enum { BUG_PATTERNS = sizeof(bug_patterns) / sizeof(bug_patterns[0]) };
+
+_Static_assert(BUG_PATTERNS < 256, "pattern indexes fit a byte");
+
+/* The patterns' look-up tables, built once (bug_table_init()) and only
+ * read after: three texts a message ask them. */
+static struct {
+    size_t plen[BUG_PATTERNS], step;
+    /* Patterns by slot: head[] and next[] hold index + 1, 0 ends. */
+    unsigned char head[32 * 32], next[BUG_PATTERNS];
+    /* The slots of the pairs at offsets 0 .. step - 1 of any pattern. */
+    uint64_t inside[32 * 32 / 64];
+} bug_table;
+static pthread_once_t bug_table_once = PTHREAD_ONCE_INIT;
+
+static void
+bug_table_init(void)
+{
+    bug_table.step = SIZE_MAX;
+    /* Every pattern has two bytes at least. */
+    for (size_t p = BUG_PATTERNS; p-- > 0;) {
+        unsigned slot = pair_slot(bug_patterns[p].text[0], bug_patterns[p].text[1]);
+
+        bug_table.plen[p] = strlen(bug_patterns[p].text);
+        bug_table.next[p] = bug_table.head[slot];
+        bug_table.head[slot] = (unsigned char)(p + 1);
+        if (bug_table.plen[p] - 1 < bug_table.step)
+            bug_table.step = bug_table.plen[p] - 1;
+    }
+    for (size_t p = 0; p < BUG_PATTERNS; p++) {
+        for (size_t o = 0; o < bug_table.step; o++) {
+            unsigned slot = pair_slot(bug_patterns[p].text[o], bug_patterns[p].text[o + 1]);
+
+            bug_table.inside[slot / 64] |= (uint64_t)1 << (slot % 64);
+        }
+    }
+}
+
 unsigned
 classifier_bug_classes(const char *text, size_t len)
 {
-    enum { N_PATTERNS = sizeof(bug_patterns) / sizeof(bug_patterns[0]) };
-    size_t plen[N_PATTERNS], step = SIZE_MAX;
-    /* Patterns by slot: head[] and next[] hold index + 1, 0 ends. */
-    unsigned char head[32 * 32] = {0}, next[N_PATTERNS];
-    /* The slots of the pairs at offsets 0 .. step - 1 of any pattern. */
-    uint64_t inside[32 * 32 / 64] = {0};
+    const size_t *plen = bug_table.plen;
+    const unsigned char *head = bug_table.head, *next = bug_table.next;
+    const uint64_t *inside = bug_table.inside;
+    size_t step;
     unsigned mask = 0;
 
-    _Static_assert(N_PATTERNS < 256, "pattern indexes fit a byte");
     if (text == NULL)
         return 0;
+    pthread_once(&bug_table_once, bug_table_init);
+    step = bug_table.step;
     if (len > FINGERPRINT_CLASS_SCAN_MAX)
         len = FINGERPRINT_CLASS_SCAN_MAX;
-    /* Every pattern has two bytes at least. */
-    for (size_t p = N_PATTERNS; p-- > 0;) {
-        unsigned slot = pair_slot(bug_patterns[p].text[0], bug_patterns[p].text[1]);
-
-        plen[p] = strlen(bug_patterns[p].text);
-        next[p] = head[slot];
-        head[slot] = (unsigned char)(p + 1);
-        step = plen[p] - 1 < step ? plen[p] - 1 : step;
-    }
-    for (size_t p = 0; p < N_PATTERNS; p++) {
-        for (size_t o = 0; o < step; o++) {
-            unsigned slot = pair_slot(bug_patterns[p].text[o], bug_patterns[p].text[o + 1]);
-
-            inside[slot / 64] |= (uint64_t)1 << (slot % 64);
-        }
-    }
     /* One pass that tries only the patterns that could start at a byte is
      * far cheaper than a memmem() over the text per pattern. It looks at
      * every step-th pair only (step is one less than the shortest

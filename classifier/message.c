@@ -1272,6 +1272,7 @@ message_build_routed(const struct mime_view *v, const struct classifier_limits *
         rtext = textbuf_str(&bs.own);
         rlen = bs.own.len;
         rlines = &bs.own_lines;
+        m->report_of_body = true;
     } else {
         r = textbuf_add(&report, textbuf_str(&bs.own), bs.own.len);
         if (r >= 0)

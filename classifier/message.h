@@ -106,6 +106,10 @@ struct message {
     bool disclosure;     /* Assisted-by:, Generated-by:, or a stated AI origin */
     bool report_address; /* went to a report address, or the caller said it is a report */
     bool truncated;      /* a limit cut the input */
+    /* The report and code regions are the body's own lines, each whole
+     * and in order, sorted between them (no attachment was added): every
+     * literal within a line of either is in the body's text too. */
+    bool report_of_body;
 
     double measures[MEASURE__COUNT];
     /* Owned text a `measure` condition shows as its evidence instead of

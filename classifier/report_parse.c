@@ -343,12 +343,33 @@ is_trace_start(struct span s)
     pthread_once(&trace_markers_once, trace_markers_init);
     if (find_any(s.p, s.n, &trace_markers_filter))
         return true;
-    if (starts(t.p, t.n, "RIP: ") || starts(t.p, t.n, "Code: ") || starts(t.p, t.n, "pc : ") ||
-        starts(t.p, t.n, "lr : ") || starts(t.p, t.n, "<TASK>") || starts(t.p, t.n, "</TASK>") ||
-        starts(t.p, t.n, "<IRQ>") || starts(t.p, t.n, "</IRQ>"))
-        return true;
-    if (starts(t.p, t.n, "CPU: ") && ascii_find(t.p, t.n, "PID:") != NULL)
-        return true;
+    /* By the first byte: this runs on every line of a report. */
+    switch (t.n > 0 ? t.p[0] : '\0') {
+    case 'R':
+        if (starts(t.p, t.n, "RIP: "))
+            return true;
+        break;
+    case 'C':
+        if (starts(t.p, t.n, "Code: ") ||
+            (starts(t.p, t.n, "CPU: ") && ascii_find(t.p, t.n, "PID:") != NULL))
+            return true;
+        break;
+    case 'p':
+        if (starts(t.p, t.n, "pc : "))
+            return true;
+        break;
+    case 'l':
+        if (starts(t.p, t.n, "lr : "))
+            return true;
+        break;
+    case '<':
+        if (starts(t.p, t.n, "<TASK>") || starts(t.p, t.n, "</TASK>") ||
+            starts(t.p, t.n, "<IRQ>") || starts(t.p, t.n, "</IRQ>"))
+            return true;
+        break;
+    default:
+        break;
+    }
     /* Each trims what it is given: t spares them the white space. */
     return is_timestamp_line(t) || is_register_line(t) || is_frame_line(t) || is_sanitizer_line(t);
 }
@@ -803,8 +824,9 @@ word_before(const char *s, size_t i, char *out, size_t outsz)
 static bool
 word_in(const char *w, const char *const *list, size_t n)
 {
+    /* The first byte first: this runs for every number of a report. */
     for (size_t i = 0; i < n; i++)
-        if (strcmp(w, list[i]) == 0)
+        if (w[0] == list[i][0] && strcmp(w, list[i]) == 0)
             return true;
     return false;
 }
@@ -870,7 +892,7 @@ static const char *const numbering_words[] = {
  * "commit <12+ hex>", stored as "commit <sha>". s[n] must be a NUL.
  */
 static int
-extract_versions(struct message *m, const char *s, size_t n)
+extract_versions(struct message *m, const char *s, size_t n, size_t first_digit)
 {
     static const char *const context[] = {
         "linux",  "kernel",  "version", "mainline",   "stable",  "upstream",
@@ -884,10 +906,13 @@ extract_versions(struct message *m, const char *s, size_t n)
         "smb",    "nfs",     "tls",    "ssl",    "http",
     };
     const char *p;
-    size_t i = 0;
+    size_t i = first_digit;
     int r;
 
-    for (p = s; (p = ascii_find_at(p, n - (size_t)(p - s), "next-", 2)) != NULL; p += 5) {
+    /* "next-" counts with eight digits after it, other versions have
+     * digits too: a line without one has only a commit id to give. */
+    for (p = s; first_digit < n && (p = ascii_find_at(p, n - (size_t)(p - s), "next-", 2)) != NULL;
+         p += 5) {
         size_t d = 0;
 
         if (p > s && is_alnum(p[-1]))
@@ -1239,6 +1264,25 @@ before_range_word(const char *s, size_t n, size_t e)
     return false;
 }
 
+/* What product_version_token() strips off a token's front (">~@#+")
+ * and end (".:!?-"): tables, not strchr(), as every token is asked. */
+static const bool token_lead[256] = {
+    ['>'] = true, ['~'] = true, ['@'] = true, ['#'] = true, ['+'] = true};
+static const bool token_trail[256] = {
+    ['.'] = true, [':'] = true, ['!'] = true, ['?'] = true, ['-'] = true};
+
+static bool
+is_token_lead(char c)
+{
+    return token_lead[(unsigned char)c];
+}
+
+static bool
+is_token_trail(char c)
+{
+    return token_trail[(unsigned char)c];
+}
+
 /* One token s[b..e) of the line s[0..n) that holds a digit. */
 static int
 product_version_token(struct message *m, const char *s, size_t n, size_t b, size_t e)
@@ -1257,15 +1301,16 @@ product_version_token(struct message *m, const char *s, size_t n, size_t b, size
     unsigned comps;
     size_t len;
 
-    while (b < e && strchr(">~@#+", s[b]) != NULL)
+    while (b < e && is_token_lead(s[b]))
         b++;
-    while (e > b && strchr(".:!?-", s[e - 1]) != NULL)
+    while (e > b && is_token_trail(s[e - 1]))
         e--;
     t = s + b;
     len = e - b;
     if (len < 3 || len > REPORT_VERSION_TOKEN_MAX || (b > 0 && (unsigned char)s[b - 1] >= 0x80))
         return 0;
-    if (is_describe(t, len) || is_underscore_tag(t, len))
+    /* Both shapes have a '-' (most tokens, addresses and numbers, none). */
+    if (memchr(t, '-', len) != NULL && (is_describe(t, len) || is_underscore_tag(t, len)))
         return keep(strv_add_unique(&m->versions, t, len, REPORT_MAX_VERSIONS));
     if (hex_run(t, len) == len) {
         if (len < 7 || len > 40 || strcspn(t, "0123456789") >= len || !after_commit_word(s, b))
@@ -1323,9 +1368,14 @@ url_version(struct message *m, const char *u, size_t n)
 {
     static const char *const marks[] = {"/blob/", "/tree/", "/commit/", "/tag/",
                                         "?h=",    "&h=",    "?id=",     "&id="};
+    /* The byte of each mark memchr() looks for: one rarer in a URL than
+     * '/' (ascii_find_at(); memmem()'s set-up costs more on a URL). */
+    static const size_t at[] = {1, 1, 1, 1, 0, 0, 0, 0};
 
+    _Static_assert(sizeof(at) / sizeof(at[0]) == sizeof(marks) / sizeof(marks[0]),
+                   "a byte for every mark");
     for (size_t k = 0; k < sizeof(marks) / sizeof(marks[0]); k++) {
-        const char *p = memmem(u, n, marks[k], strlen(marks[k]));
+        const char *p = ascii_find_at(u, n, marks[k], at[k]);
         size_t len = 0;
 
         if (p == NULL)
@@ -1346,9 +1396,9 @@ url_version(struct message *m, const char *u, size_t n)
 
 /* s[n] must be a NUL. */
 static int
-extract_product_versions(struct message *m, const char *s, size_t n)
+extract_product_versions(struct message *m, const char *s, size_t n, size_t first_digit)
 {
-    size_t i = 0;
+    size_t i = first_digit;
     int r;
 
     while (i < n) {
@@ -1378,10 +1428,14 @@ extract_product_versions(struct message *m, const char *s, size_t n)
 static int
 extract_facts(struct message *m, const char *line, size_t n, char *scratch)
 {
+    size_t first_digit;
     int r;
 
     memcpy(scratch, line, n);
     scratch[n] = '\0';
+    /* Where the version scans start; n when the line has no digit. A URL
+     * is blanked below, so digits can only go, never appear. */
+    first_digit = strcspn(scratch, "0123456789");
     r = extract_urls(m, scratch, n);
     if (r >= 0)
         r = extract_configs(m, scratch, n);
@@ -1390,9 +1444,9 @@ extract_facts(struct message *m, const char *line, size_t n, char *scratch)
     if (r >= 0)
         r = extract_paths(m, scratch, n);
     if (r >= 0)
-        r = extract_versions(m, scratch, n);
+        r = extract_versions(m, scratch, n, first_digit);
     if (r >= 0)
-        r = extract_product_versions(m, scratch, n);
+        r = extract_product_versions(m, scratch, n, first_digit);
     return r;
 }
 

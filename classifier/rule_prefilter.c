@@ -1395,6 +1395,7 @@ _Static_assert(2 * REGION__COUNT <= 32, "two scanned bits per region fit");
 struct rule_prefilter {
     struct pf_region *regions[PF_TABLES];          /* region * PF_GROUPS + group */
     struct pf_region *pairs[PF_PAIRS * PF_GROUPS]; /* the entries of both regions */
+    struct pf_region *trios[PF_KINDS];             /* body, report and code: see scan_once() */
     struct strv lits;                              /* every literal, owned here */
     struct pf_needles *needles;                    /* per set, n_patterns of them */
     uint32_t n_patterns;
@@ -1971,35 +1972,82 @@ rule_prefilter_alternatives_of(const struct rule_set *set, const struct rule_pat
     return set->pf->splits[pat->pf_split].v;
 }
 
+/* The union of the tables in[0..n) (NULL ones left out) in *ret: their
+ * entries and filters. *ret stays NULL when fewer than two are given. */
+static int
+union_build(const struct pf_region *const *in, size_t n, struct pf_region **ret)
+{
+    struct pf_region *rg;
+    size_t given = 0, entries = 0;
+
+    for (size_t k = 0; k < n; k++) {
+        given += in[k] != NULL;
+        entries += in[k] != NULL ? in[k]->n : 0;
+    }
+    if (given < 2)
+        return 0;
+    rg = calloc(1, sizeof(*rg));
+    if (rg == NULL)
+        return -ENOMEM;
+    rg->v = malloc((entries ? entries : 1) * sizeof(*rg->v));
+    if (rg->v == NULL) {
+        free(rg);
+        return -ENOMEM;
+    }
+    for (size_t k = 0; k < n; k++) {
+        const struct pf_region *a = in[k];
+
+        if (a == NULL)
+            continue;
+        memcpy(rg->v + rg->n, a->v, a->n * sizeof(*rg->v));
+        rg->n += a->n;
+        for (size_t i = 0; i < sizeof(rg->bits); i++)
+            rg->bits[i] |= a->bits[i];
+        for (size_t i = 0; i < PF_BITS3 / 32; i++)
+            rg->bits3[i] |= a->bits3[i];
+        rg->n_patterns += a->n_patterns;
+    }
+    *ret = rg;
+    return 0;
+}
+
 /* The table of pair k for group g: the entries and filters of both its
  * regions' tables of g. */
 static int
 pair_build(struct rule_prefilter *pf, size_t k, unsigned g)
 {
-    const struct pf_region *a = pf->regions[pf_pairs[k].a * PF_GROUPS + g];
-    const struct pf_region *b = pf->regions[pf_pairs[k].b * PF_GROUPS + g];
-    struct pf_region *rg;
+    const struct pf_region *in[2] = {pf->regions[pf_pairs[k].a * PF_GROUPS + g],
+                                     pf->regions[pf_pairs[k].b * PF_GROUPS + g]};
 
-    if (a == NULL || b == NULL)
+    if (in[0] == NULL || in[1] == NULL)
         return 0;
-    rg = calloc(1, sizeof(*rg));
-    if (rg == NULL)
-        return -ENOMEM;
-    rg->v = malloc((a->n + b->n) * sizeof(*rg->v));
-    if (rg->v == NULL) {
-        free(rg);
-        return -ENOMEM;
-    }
-    memcpy(rg->v, a->v, a->n * sizeof(*rg->v));
-    memcpy(rg->v + a->n, b->v, b->n * sizeof(*rg->v));
-    rg->n = a->n + b->n;
-    for (size_t i = 0; i < sizeof(rg->bits); i++)
-        rg->bits[i] = a->bits[i] | b->bits[i];
-    for (size_t i = 0; i < PF_BITS3 / 32; i++)
-        rg->bits3[i] = a->bits3[i] | b->bits3[i];
-    rg->n_patterns = a->n_patterns + b->n_patterns;
-    pf->pairs[k * PF_GROUPS + g] = rg;
-    return 0;
+    return union_build(in, 2, &pf->pairs[k * PF_GROUPS + g]);
+}
+
+/* Whether a literal of rg holds a line break: one could span two lines
+ * that are next to each other in the report or code region only. */
+static bool
+has_line_break(const struct pf_region *rg)
+{
+    for (size_t x = 0; rg != NULL && x < rg->n; x++)
+        if (memchr(rg->v[x].lit, '\n', rg->v[x].len) != NULL)
+            return true;
+    return false;
+}
+
+/* The table of kind g for the body, report and code regions at once (see
+ * scan_once()); none when a literal of the report or code table holds a
+ * line break. */
+static int
+trio_build(struct rule_prefilter *pf, unsigned g)
+{
+    const struct pf_region *in[3] = {pf->regions[REGION_BODY * PF_GROUPS + g],
+                                     pf->regions[REGION_REPORT * PF_GROUPS + g],
+                                     pf->regions[REGION_CODE * PF_GROUPS + g]};
+
+    if (has_line_break(in[1]) || has_line_break(in[2]))
+        return 0;
+    return union_build(in, 3, &pf->trios[g]);
 }
 
 /* Sort rg's entries into their buckets, each by head, and set the
@@ -2168,10 +2216,14 @@ rule_prefilter_build(struct rule_set *set)
     }
     for (size_t k = 0; k < PF_PAIRS * PF_GROUPS && r == 0; k++)
         r = pair_build(pf, k / PF_GROUPS, (unsigned)(k % PF_GROUPS));
+    for (unsigned g = 0; g < PF_KINDS && r == 0; g++)
+        r = trio_build(pf, g);
     for (size_t k = 0; k < PF_TABLES && r == 0; k++)
         r = region_finish(pf->regions[k]);
     for (size_t k = 0; k < PF_PAIRS * PF_GROUPS && r == 0; k++)
         r = region_finish(pf->pairs[k]);
+    for (unsigned g = 0; g < PF_KINDS && r == 0; g++)
+        r = region_finish(pf->trios[g]);
     free(asked);
     set->pf = pf;
     if (r < 0)
@@ -2193,6 +2245,11 @@ rule_prefilter_free(struct rule_prefilter *pf)
         if (pf->pairs[k] != NULL)
             free(pf->pairs[k]->v);
         free(pf->pairs[k]);
+    }
+    for (unsigned g = 0; g < PF_KINDS; g++) {
+        if (pf->trios[g] != NULL)
+            free(pf->trios[g]->v);
+        free(pf->trios[g]);
     }
     strv_release(&pf->lits);
     free(pf->needles);
@@ -2536,12 +2593,34 @@ scanned_bit(enum region_id id, unsigned g)
 }
 
 /* Scan region id of m with its table of group g, together with its pair
- * when that has the same text and is still to be scanned. */
+ * when that has the same text and is still to be scanned.
+ *
+ * When the report and code regions are the body's own lines sorted in
+ * two (m->report_of_body), the first of the three asked is answered by
+ * one pass over the body with all three tables of a kind: every literal
+ * in a line of the report or code region is in that line of the body,
+ * and the byte tests around it pass there too (a line's end is a line
+ * break in all three; a report's first line has one before it in the
+ * body, which passes a word-boundary and a white-space test alike). So
+ * the pass marks every pattern the separate passes would, and maybe a
+ * few more: those run and fail, as they would without the prefilter.
+ * A literal spanning a line break could be in the report only, so a
+ * table with one gets no trio (trio_build()). */
 static void
 scan_once(const struct rule_prefilter *pf, struct rule_prefilter_state *st, const struct message *m,
           enum region_id id, unsigned g)
 {
     const struct region *x = &m->regions[id];
+    uint32_t trio_bits =
+        scanned_bit(REGION_BODY, g) | scanned_bit(REGION_REPORT, g) | scanned_bit(REGION_CODE, g);
+
+    if (m->report_of_body && g < PF_KINDS && pf->trios[g] != NULL &&
+        (id == REGION_BODY || id == REGION_REPORT || id == REGION_CODE) &&
+        (st->scanned & trio_bits) == 0) {
+        scan_region(pf->trios[g], &m->regions[REGION_BODY], st->possible);
+        st->scanned |= trio_bits;
+        return;
+    }
 
     for (size_t k = 0; k < PF_PAIRS; k++) {
         enum region_id other = pf_pairs[k].a == id ? pf_pairs[k].b : pf_pairs[k].a;

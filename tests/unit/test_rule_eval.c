@@ -109,6 +109,24 @@ msg_report(void)
     return m;
 }
 
+/* A report whose report and code regions are its body's lines sorted in
+ * two, as message.c makes them: the prefilter answers all three regions
+ * from one pass over the body. */
+static struct message *
+msg_report_split(void)
+{
+    struct message *m = msg_new(CLASSIFIER_KIND_REPORT);
+
+    region_set(&m->regions[REGION_BODY], "giraffe seen on the zebra crossing.\n"
+                                         "BUG: okapi at 0x0\n"
+                                         "It stops there.\n");
+    region_set(&m->regions[REGION_REPORT], "giraffe seen on the zebra crossing.\n"
+                                           "It stops there.\n");
+    region_set(&m->regions[REGION_CODE], "BUG: okapi at 0x0\n");
+    m->report_of_body = true;
+    return m;
+}
+
 /*
  * A patch with two hunks in drivers/foo.c:
  *   hunk 0: -mutex_unlock(&x->lock);      +mutex_destroy(&x->lock);
@@ -415,6 +433,17 @@ static struct eval_case cases[] = {
      msg_report,
      {HIT("R", "foo"), HIT("NOT_K", NULL)},
      2},
+    {"report and code regions from the body's lines",
+     HEAD("R") "    match report /\\bgiraffe\\b/\n"
+     HEAD("R_NOT") "    match report /okapi/\n"
+     HEAD("B") "    match body /zebra crossing/\n"
+     HEAD("C") "    match code /\\bokapi\\b/\n"
+     HEAD("C_NOT") "    match code /giraffe|stops/\n"
+     HEAD("R_LAST") "    match report /there\\.$/\n",
+     msg_report_split,
+     {HIT("R", "giraffe"), HIT("B", "zebra crossing"), HIT("C", "okapi"),
+      HIT("R_LAST", "there.")},
+     4},
     {"score sum, zero and negative",
      "rule A\n    describe d\n    score 1.5\n    match body /foo/\n"
      "rule B\n    describe d\n    score 2\n    match body /foo/\n"
