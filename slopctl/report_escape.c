@@ -45,9 +45,11 @@ report_escape(FILE *f, const char *s, size_t cap, bool keep_newlines)
         if (c >= 0x80) {
             n = output_utf8_len(p);
             /* A character the cut at end would split is invalid here. */
-            if (n == 0 || p + n > end || (c == 0xC2 && p[1] < 0xA0) || is_bidi_control(p, n)) {
+            if (n == 0 || p + n > end) {
                 rep = replacement;
                 n = 1;
+            } else if ((c == 0xC2 && p[1] < 0xA0) || is_bidi_control(p, n)) {
+                rep = replacement; /* the whole character: one U+FFFD */
             }
         } else if (c == '&') {
             rep = "&amp;";
