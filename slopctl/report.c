@@ -189,14 +189,14 @@ report_add(struct report *rep, const struct output_source *src, const char *msg,
         rep->by_kind[res->kind]++;
 
     if (rep->n_scores < REPORT_MAX_SCORES) {
-        if (rep->scores == NULL || (rep->n_scores & (rep->n_scores - 1)) == 0) {
-            /* Grow at each power of two. */
-            size_t want = rep->n_scores ? rep->n_scores * 2 : 256;
+        if (rep->n_scores == rep->scores_cap) {
+            size_t want = rep->scores_cap ? rep->scores_cap * 2 : 256;
             double *v = realloc(rep->scores, want * sizeof(*v));
 
             if (v == NULL)
                 return -ENOMEM;
             rep->scores = v;
+            rep->scores_cap = want;
         }
         rep->scores[rep->n_scores++] = res->score;
     } else {

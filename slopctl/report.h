@@ -75,6 +75,7 @@ struct report {
     unsigned long rows_dropped;
     double *scores;
     size_t n_scores;
+    size_t scores_cap;
     unsigned long scores_dropped;
     struct report_tally rules;   /* findings by rule */
     struct report_tally senders; /* messages by From: address, lower case */

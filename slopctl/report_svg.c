@@ -97,7 +97,10 @@ report_svg_scores(FILE *f, const struct report *rep)
     base = floor(lo / w) * w;
     for (size_t i = 0; i < rep->n_scores; i++) {
         double v = isfinite(rep->scores[i]) ? rep->scores[i] : 0;
-        long k = lround(floor((v - base) / w));
+        long k;
+
+        v = v < lo ? lo : v > hi ? hi : v;
+        k = lround(floor((v - base) / w));
 
         k = k < 0 ? 0 : k >= nb ? nb - 1 : k;
         if (++count[k] > top)
