@@ -115,14 +115,50 @@ report_date_format(int64_t day, char *buf, size_t size)
     snprintf(buf, size, "%04d-%02u-%02u", (int)y, m, d);
 }
 
+/* Skip blanks, then read 1 to max decimal digits. */
+static bool
+take_number(const char **pp, unsigned max, unsigned *ret)
+{
+    const char *p = *pp;
+    unsigned v = 0, n = 0;
+
+    while (*p == ' ')
+        p++;
+    for (; n < max && *p >= '0' && *p <= '9'; n++, p++)
+        v = v * 10 + (unsigned)(*p - '0');
+    if (n == 0)
+        return false;
+    *pp = p;
+    *ret = v;
+    return true;
+}
+
+/* Skip blanks, then take a run of other characters: copied into buf as
+ * far as it fits, its whole length returned. */
+static size_t
+take_word(const char **pp, char *buf, size_t size)
+{
+    const char *p = *pp;
+    size_t n = 0;
+
+    while (*p == ' ')
+        p++;
+    for (; p[n] != '\0' && p[n] != ' '; n++)
+        if (n + 1 < size)
+            buf[n] = p[n];
+    buf[n + 1 < size ? n : size - 1] = '\0';
+    *pp = p + n;
+    return n;
+}
+
 int
 report_date_day(const char *msg, size_t len, int64_t *ret_day)
 {
     static const char months[] = "janfebmaraprmayjunjulaugsepoctnovdec";
-    char field[REPORT_DATE_MAX_FIELD + 1], mon[4], zone[16] = "";
+    char field[REPORT_DATE_MAX_FIELD + 1], mon[4], zone[16];
     const char *p, *m;
-    unsigned d, h, mi, s = 0;
-    int y, n = 0, off = 0, r;
+    unsigned d, y, h, mi, s = 0;
+    int off = 0, r;
     int64_t days, minutes;
 
     r = date_field(msg, len, field, sizeof(field));
@@ -133,16 +169,13 @@ report_date_day(const char *msg, size_t len, int64_t *ret_day)
     m = strchr(p, ',');
     if (m != NULL && m - p < 12)
         p = m + 1;
-    if (sscanf(p, " %2u %3s %4d %2u:%2u%n", &d, mon, &y, &h, &mi, &n) != 5)
+    if (!take_number(&p, 2, &d) || take_word(&p, mon, sizeof(mon)) != 3 ||
+        !take_number(&p, 4, &y) || !take_number(&p, 2, &h) || *p++ != ':' ||
+        !take_number(&p, 2, &mi))
         return -EINVAL;
-    p += n;
-    if (*p == ':') {
-        n = 0;
-        if (sscanf(p, ":%2u%n", &s, &n) != 1)
-            return -EINVAL;
-        p += n;
-    }
-    if (sscanf(p, " %15s", zone) == 1) {
+    if (*p == ':' && (p++, !take_number(&p, 2, &s)))
+        return -EINVAL;
+    if (take_word(&p, zone, sizeof(zone)) > 0) {
         if ((zone[0] == '+' || zone[0] == '-') && strlen(zone) == 5 &&
             strspn(zone + 1, "0123456789") == 4) {
             off = ((zone[1] - '0') * 10 + (zone[2] - '0')) * 60 + (zone[3] - '0') * 10 +
@@ -153,14 +186,14 @@ report_date_day(const char *msg, size_t len, int64_t *ret_day)
             off = 0; /* an unknown zone is "-0000": UTC, as RFC 5322 says */
         }
     }
-    m = strlen(mon) == 3 ? strcasestr(months, mon) : NULL;
+    m = strcasestr(months, mon);
     if (m == NULL || (m - months) % 3 != 0)
         return -EINVAL;
     if (y < 50)
         y += 2000;
     else if (y < 1000)
         y += 1900;
-    if (d < 1 || d > 31 || h > 23 || mi > 59 || s > 60 || y > 9999)
+    if (d < 1 || d > 31 || h > 23 || mi > 59 || s > 60)
         return -EINVAL;
     days = days_from_civil(y, (unsigned)((m - months) / 3 + 1), d);
     minutes = days * 1440 + (int64_t)h * 60 + mi - off;

@@ -167,7 +167,7 @@ report_svg_scores(FILE *f, const struct report *rep)
 static int
 hbars(FILE *f, const char *id, const char *title, const struct report_tally *t, const char *none)
 {
-    const struct report_tally_entry **v = NULL;
+    struct report_tally_entry *v = NULL;
     size_t n, shown, more;
     int h, pw = SVG_W - SVG_LABEL_W - 60, r;
     unsigned long top;
@@ -184,30 +184,29 @@ hbars(FILE *f, const char *id, const char *title, const struct report_tally *t, 
     }
     shown = n < REPORT_SVG_TOP ? n : REPORT_SVG_TOP;
     more = n - shown;
-    top = v[0]->n;
+    top = v[0].n;
     h = SVG_MT + (int)shown * SVG_ROW_H + (more > 0 || t->other > 0 ? 28 : 8);
     svg_open(f, id, title, h);
     for (size_t i = 0; i < shown; i++) {
         int y = SVG_MT + (int)i * SVG_ROW_H, x = SVG_LABEL_W;
 
         fputs("<g><title>", f);
-        report_escape(f, v[i]->name, REPORT_TALLY_NAME_MAX, false);
-        fprintf(f, ": %lu</title>\n<text x=\"%d\" y=\"%d\" class=\"bl\">", v[i]->n, SVG_LABEL_W - 6,
+        report_escape(f, v[i].name, REPORT_TALLY_NAME_MAX, false);
+        fprintf(f, ": %lu</title>\n<text x=\"%d\" y=\"%d\" class=\"bl\">", v[i].n, SVG_LABEL_W - 6,
                 y + 15);
-        report_escape(f, v[i]->name, SVG_LABEL_MAX, false);
+        report_escape(f, v[i].name, SVG_LABEL_MAX, false);
         fputs("</text>\n", f);
         for (int a = 0; a < CLASSIFIER_ACTION__COUNT; a++) {
-            int bw = (int)((double)v[i]->by_action[a] * pw / (double)top);
+            int bw = (int)((double)v[i].by_action[a] * pw / (double)top);
 
-            if (v[i]->by_action[a] == 0)
+            if (v[i].by_action[a] == 0)
                 continue;
             bw = bw > 0 ? bw : 1;
             fprintf(f, "<rect class=\"%s\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>",
                     action_class[a], x, y + 3, bw, SVG_ROW_H - 6);
             x += bw;
         }
-        fprintf(f, "\n<text x=\"%d\" y=\"%d\" class=\"n\">%lu</text></g>\n", x + 4, y + 15,
-                v[i]->n);
+        fprintf(f, "\n<text x=\"%d\" y=\"%d\" class=\"n\">%lu</text></g>\n", x + 4, y + 15, v[i].n);
     }
     if (more > 0 || t->other > 0) {
         char note[96];
@@ -238,7 +237,7 @@ report_svg_time(FILE *f, const struct report *rep)
 {
     const struct report_tally *t =
         rep->days.n <= REPORT_SVG_MAX_DAYS && rep->days.other == 0 ? &rep->days : &rep->months;
-    const struct report_tally_entry **v = NULL;
+    struct report_tally_entry *v = NULL;
     size_t n, first;
     int h = SVG_MT + SVG_PLOT_H + SVG_MB, y0 = SVG_MT + SVG_PLOT_H, r, cols, every;
     unsigned long top = 0;
@@ -257,14 +256,14 @@ report_svg_time(FILE *f, const struct report *rep)
     cols = (int)(n - first);
     every = (cols + 5) / 6;
     for (size_t i = first; i < n; i++)
-        top = v[i]->n > top ? v[i]->n : top;
+        top = v[i].n > top ? v[i].n : top;
     svg_open(f, "chart-time", "Actions over time", h);
     fprintf(f, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", SVG_ML, y0,
             SVG_ML + SVG_PW, y0);
     fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"yl\">%lu</text>\n", SVG_ML - 6, SVG_MT + 4, top);
     fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"yl\">0</text>\n", SVG_ML - 6, y0);
     for (int i = 0; i < cols; i++) {
-        const struct report_tally_entry *e = v[first + (size_t)i];
+        const struct report_tally_entry *e = &v[first + (size_t)i];
         int x = SVG_ML + i * SVG_PW / cols, x2 = SVG_ML + (i + 1) * SVG_PW / cols;
         int y = y0;
 

@@ -86,8 +86,7 @@ count:
 static int
 cmp_count(const void *a, const void *b)
 {
-    const struct report_tally_entry *x = *(const struct report_tally_entry *const *)a;
-    const struct report_tally_entry *y = *(const struct report_tally_entry *const *)b;
+    const struct report_tally_entry *x = a, *y = b;
 
     if (x->n != y->n)
         return x->n > y->n ? -1 : 1;
@@ -97,17 +96,16 @@ cmp_count(const void *a, const void *b)
 static int
 cmp_name(const void *a, const void *b)
 {
-    const struct report_tally_entry *x = *(const struct report_tally_entry *const *)a;
-    const struct report_tally_entry *y = *(const struct report_tally_entry *const *)b;
+    const struct report_tally_entry *x = a, *y = b;
 
     return strcmp(x->name, y->name);
 }
 
 int
-report_tally_sorted(const struct report_tally *t, bool by_name,
-                    const struct report_tally_entry ***ret_v, size_t *ret_n)
+report_tally_sorted(const struct report_tally *t, bool by_name, struct report_tally_entry **ret_v,
+                    size_t *ret_n)
 {
-    const struct report_tally_entry **v;
+    struct report_tally_entry *v;
     size_t n = 0;
 
     v = malloc((t->n ? t->n : 1) * sizeof(*v));
@@ -115,7 +113,7 @@ report_tally_sorted(const struct report_tally *t, bool by_name,
         return -ENOMEM;
     for (size_t i = 0; i < t->slots && n < t->n; i++)
         if (t->v[i].name != NULL)
-            v[n++] = &t->v[i];
+            v[n++] = t->v[i];
     qsort(v, n, sizeof(*v), by_name ? cmp_name : cmp_count);
     *ret_v = v;
     *ret_n = n;

@@ -39,12 +39,12 @@ void report_tally_release(struct report_tally *t);
 int report_tally_add(struct report_tally *t, const char *name, enum classifier_action action);
 
 /*
- * The held entries as a new array of pointers into t, sorted by count
- * (largest first, then by name) or by name alone; *ret_n gets their
- * number. The array lives until the caller frees it (free()), its
- * entries as long as t is not changed. Returns 0 or -ENOMEM.
+ * Copies of the held entries in a new array, sorted by count (largest
+ * first, then by name) or by name alone; *ret_n gets their number. Free
+ * the array with free(); the names in it are t's, and live as long as t
+ * is not changed. Returns 0 or -ENOMEM.
  */
 int report_tally_sorted(const struct report_tally *t, bool by_name,
-                        const struct report_tally_entry ***ret_v, size_t *ret_n);
+                        struct report_tally_entry **ret_v, size_t *ret_n);
 
 #endif
