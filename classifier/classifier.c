@@ -14,6 +14,7 @@
 
 #include "classifier.h"
 #include "facts.h"
+#include "learn.h"
 #include "message.h"
 #include "mime_view.h"
 #include "rule_set.h"
@@ -272,19 +273,17 @@ result_fill(struct classifier_result *res, const struct message *m)
     return r;
 }
 
-int
-classifier_scan(const struct classifier *c, const char *msg, size_t len,
-                const struct classifier_envelope *env, struct classifier_result **ret)
+/* Parse msg into *ret_view and *ret_m as every scan sees it: the
+ * classifier's limits and report routing. */
+static int
+scan_build(const struct classifier *c, const char *msg, size_t len,
+           const struct classifier_envelope *env, struct mime_view **ret_view,
+           struct message **ret_m)
 {
-    struct classifier_result *res = NULL;
-    struct mime_view *view = NULL;
-    struct message *m = NULL;
     struct route route = {0};
     bool cut = false;
     int r;
 
-    if (c == NULL || (msg == NULL && len > 0) || ret == NULL)
-        return -EINVAL;
     route.patterns = (const char *const *)c->report_rcpt;
     route.n_patterns = c->n_report_rcpt;
     if (env != NULL) {
@@ -296,23 +295,43 @@ classifier_scan(const struct classifier *c, const char *msg, size_t len,
         len = c->opts.limits.max_message_bytes;
         cut = true;
     }
+    r = mime_view_parse(msg ? msg : "", len, &c->opts.limits, ret_view);
+    if (r < 0)
+        return r;
+    r = message_build_routed(*ret_view, &c->opts.limits, &route, ret_m);
+    if (r < 0)
+        return r;
+    if (cut)
+        message_note_limit(*ret_m, "max_message_bytes", c->opts.limits.max_message_bytes);
+    return 0;
+}
+
+int
+classifier_scan(const struct classifier *c, const char *msg, size_t len,
+                const struct classifier_envelope *env, struct classifier_result **ret)
+{
+    struct classifier_result *res = NULL;
+    struct mime_view *view = NULL;
+    struct message *m = NULL;
+    int r;
+
+    if (c == NULL || (msg == NULL && len > 0) || ret == NULL)
+        return -EINVAL;
 
     res = calloc(1, sizeof(*res));
     if (res == NULL)
         return -ENOMEM;
 
-    r = mime_view_parse(msg ? msg : "", len, &c->opts.limits, &view);
+    r = scan_build(c, msg, len, env, &view, &m);
     if (r < 0)
         goto out;
-    r = message_build_routed(view, &c->opts.limits, &route, &m);
-    if (r < 0)
-        goto out;
-    if (cut)
-        message_note_limit(m, "max_message_bytes", c->opts.limits.max_message_bytes);
     r = result_fill(res, m);
     if (r < 0)
         goto out;
     r = facts_apply(m, env, res);
+    if (r < 0)
+        goto out;
+    r = learn_apply(m, env);
     if (r < 0)
         goto out;
     r = rule_set_eval(c->rules, m, c->doc_base, c->opts.limits.max_hits, res);
@@ -324,7 +343,9 @@ classifier_scan(const struct classifier *c, const char *msg, size_t len,
     /* A maintainer's mail is tagged like any other, but never answered,
      * held or refused on the strength of heuristics. Nor is mail whose
      * substance alone would not even be tagged: an answer must name a
-     * concrete gap, and style (however it is scored) names none. */
+     * concrete gap, and style (however it is scored) names none. The
+     * learned findings are "class style" for that reason: they may tag,
+     * never answer or refuse alone. */
     if (res->action > CLASSIFIER_ACTION_TAG &&
         (res->trusted_sender || res->substance_score < res->required))
         res->action = CLASSIFIER_ACTION_TAG;
@@ -337,6 +358,28 @@ out:
     message_free(m);
     mime_view_free(view);
     classifier_result_free(res);
+    return r;
+}
+
+int
+classifier_learn_tokens(const struct classifier *c, const char *msg, size_t len, uint64_t *ret,
+                        size_t max, size_t *ret_n, uint64_t *ret_key)
+{
+    struct mime_view *view = NULL;
+    struct message *m = NULL;
+    int r;
+
+    if (c == NULL || (msg == NULL && len > 0) || ret == NULL || ret_n == NULL || ret_key == NULL)
+        return -EINVAL;
+    r = scan_build(c, msg, len, NULL, &view, &m);
+    if (r < 0)
+        goto out;
+    r = learn_tokens(m, ret, max, ret_n);
+    if (r == 0)
+        *ret_key = learn_key(m);
+out:
+    message_free(m);
+    mime_view_free(view);
     return r;
 }
 

@@ -174,6 +174,13 @@ struct classifier_lookup {
      * many, and sets bit i of *ret_found for each fps[i] one of them has. */
     uint32_t (*series_repeats)(void *ctx, const struct classifier_series *s, const uint64_t *fps,
                                size_t n, uint32_t *ret_found);
+    /* The learned counts of tokens[0..n) (classifier_learn_tokens()):
+     * ret_counts[i][0] slop and [1] genuine messages that had tokens[i],
+     * and ret_totals[0] slop and [1] genuine messages learned. false:
+     * nothing usable learned (below the caller's minimum), and the
+     * learned measures stay 0. */
+    bool (*learned_counts)(void *ctx, const uint64_t *tokens, size_t n, uint32_t (*ret_counts)[2],
+                           uint64_t ret_totals[2]);
 };
 
 struct classifier_envelope {
@@ -334,6 +341,23 @@ int classifier_diff_functions(const char *text, size_t len, size_t max,
  * past the last. */
 unsigned classifier_bug_classes(const char *text, size_t len);
 const char *classifier_bug_class_name(unsigned bit);
+
+/* At most this many distinct tokens are taken from one message. */
+#define CLASSIFIER_LEARN_MAX_TOKENS 2048
+
+/*
+ * The tokens the learned classifier counts for one message, exactly as
+ * classifier_scan() looks them up: orthogonal sparse bigrams (window 5)
+ * over the author's own text as the rules see it (subject, changelog or
+ * report prose, notes, added comments; quotes and signatures removed),
+ * and structural tokens (kind, measure bands, touched subsystems, the
+ * trailer set), each hashed to 64 bits. Writes at most max distinct
+ * tokens, sorted, into ret and sets *ret_n, and sets *ret_key to the
+ * digest that identifies the message for learning: of its Message-ID when
+ * it has one, else of its body. Returns 0, -ENOMEM or -EINVAL.
+ */
+int classifier_learn_tokens(const struct classifier *c, const char *msg, size_t len, uint64_t *ret,
+                            size_t max, size_t *ret_n, uint64_t *ret_key);
 
 const char *classifier_kind_name(enum classifier_kind kind);
 const char *classifier_action_name(enum classifier_action action);

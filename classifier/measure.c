@@ -81,6 +81,8 @@ static const char *const measure_names[MEASURE__COUNT] = {
     [MEASURE_SERIES_REPEATED_WORDS] = "series_repeated_words",
     [MEASURE_SERIES_REPEATED_SHARE] = "series_repeated_share",
     [MEASURE_SERIES_REPEATING_PATCHES] = "series_repeating_patches",
+    [MEASURE_LEARNED_READY] = "learned_ready",
+    [MEASURE_LEARNED_SLOP] = "learned_slop",
     [MEASURE_LIMIT_HIT] = "limit_hit",
 };
 

@@ -68,6 +68,9 @@ enum measure_id {
                                     */
     MEASURE_SERIES_REPEATED_SHARE, /* those words / the log's paragraph words, 0..1 */
     MEASURE_SERIES_REPEATING_PATCHES, /* earlier patches of the series sharing them */
+    /* Filled by learn.c from the learned token counts; 0 without them. */
+    MEASURE_LEARNED_READY, /* 1 when both classes have LearnMinimum messages learned */
+    MEASURE_LEARNED_SLOP,  /* Robinson-Fisher probability that the mail is slop, 0..1 */
     /* Set where the input is cut (message_note_limit()). */
     MEASURE_LIMIT_HIT, /* 1 when a limit cut the input; evidence names the limit */
     MEASURE__COUNT,

@@ -65,6 +65,7 @@
 #include "scanner.h"
 #include "shared_state.h"
 #include "snapshot.h"
+#include "state_learn.h"
 #include "state.h"
 #include "state_db.h"
 #include "state_redis.h"
@@ -120,6 +121,7 @@ lookup_options(const struct config *cfg, struct state_lookup_options *ret)
     memset(ret, 0, sizeof(*ret));
     ret->duplicate_days = (cfg->duplicate_window + 86399u) / 86400u;
     ret->trust_maintainers = cfg->trust_maintainers;
+    ret->learn_minimum = cfg->learn_minimum;
 }
 
 void
@@ -452,6 +454,54 @@ record_scan(const struct config *cfg, const struct msg *m, const struct classifi
                     log_strerror(r, eb, sizeof(eb)));
 }
 
+/* The score without the learned findings: what AutoLearn goes by, so
+ * that what it learned does not feed what it learns next. */
+static double
+score_unlearned(const struct classifier_result *res)
+{
+    double score = res->score;
+
+    for (size_t i = 0; i < res->n_hits; i++)
+        if (strncmp(res->hits[i].rule, "LEARNED_", 8) == 0)
+            score -= res->hits[i].score;
+    return score;
+}
+
+/* AutoLearn: one more write after the verdict, off by default
+ * (slop-milter.conf(5) says why). A failure costs only the learning. */
+static void
+auto_learn(const struct snapshot *snap, const struct msg *m, const struct classifier_result *res)
+{
+    const struct config *cfg = snap->cfg;
+    enum state_learn_class cls;
+    uint64_t *tokens, key = 0;
+    double score;
+    size_t n = 0;
+    char eb[128];
+    int r;
+
+    if (cb_state == NULL || !cb_record || !cfg->auto_learn || m->oversize || res->truncated)
+        return;
+    score = score_unlearned(res);
+    if (score >= cfg->auto_learn_slop)
+        cls = STATE_LEARN_SLOP;
+    else if (score <= cfg->auto_learn_genuine)
+        cls = STATE_LEARN_GENUINE;
+    else
+        return;
+    tokens = malloc(STATE_LEARN_MAX_TOKENS * sizeof(*tokens));
+    if (tokens == NULL)
+        return;
+    r = classifier_learn_tokens(snap->classifier, m->buf, m->len, tokens, STATE_LEARN_MAX_TOKENS,
+                                &n, &key);
+    if (r == 0)
+        r = state_learn_add(cb_state, key, cls, tokens, n, time(NULL), NULL);
+    if (r < 0)
+        log_warning("%s: cannot learn the message in StateDir: %s, verdict unchanged", m->queue_id,
+                    log_strerror(r, eb, sizeof(eb)));
+    free(tokens);
+}
+
 void
 callbacks_decide(struct snapshot *snap, struct msg *m, void (*progress)(void *), void *pctx,
                  struct decision *d)
@@ -488,6 +538,7 @@ callbacks_decide(struct snapshot *snap, struct msg *m, void (*progress)(void *),
     if (verdict_build(cfg, d->res, &in, &d->plan) < 0)
         goto failed;
     record_scan(cfg, m, d->res);
+    auto_learn(snap, m, d->res);
     /* The classifier caps a maintainer's action at tag; this holds even
      * if a rule or threshold change lets one through. */
     if (d->plan.reply && d->res->trusted_sender)

@@ -108,6 +108,10 @@ struct config {
     int on_redis_error;        /* CONFIG_FAIL_ACCEPT or CONFIG_FAIL_TEMPFAIL */
     uint32_t duplicate_window; /* seconds */
     bool trust_maintainers;
+    uint32_t learn_minimum;    /* messages per class before LEARNED_* speak */
+    bool auto_learn;           /* learn scanned mail by its score (off) */
+    double auto_learn_slop;    /* score (learned findings left out) learned as slop */
+    double auto_learn_genuine; /* score at or below which it is learned as genuine */
     bool record_state;
     struct config_list recipients;
     struct config_hosts peer_list;

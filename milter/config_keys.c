@@ -150,6 +150,20 @@ const struct key config_keys[] = {
      F(duplicate_window),
      "How far back a patch or report recorded in StateDir makes a new one a duplicate; "
      "rounded up to whole days (suffix s, m, h or d; no suffix: seconds)."},
+    {"LearnMinimum", T_UINT, 0, "200", NULL, 1, 10000000, NULL, NULL, F(learn_minimum),
+     "Messages each class (slop, genuine) needs learned into StateDir (slopctl learn) "
+     "before the LEARNED_* findings speak; below it they stay silent. Learned counts are "
+     "read per message: new ones count for the next message, without a reload."},
+    {"AutoLearn", T_BOOL, 0, "no", NULL, 0, 0, NULL, NULL, F(auto_learn),
+     "Learn scanned mail whose score, without the LEARNED_* findings, is at least "
+     "AutoLearnSlopScore as slop and at most AutoLearnGenuineScore as genuine, as "
+     "SpamAssassin's bayes_auto_learn. Off by default: the classifier then learns the "
+     "rules' own mistakes and confirms them, and a sender who learns what passes can "
+     "teach it; learn from what people sorted instead (slopctl learn)."},
+    {"AutoLearnSlopScore", T_NUMBER, 0, "20", NULL, 0, 1000, NULL, NULL, F(auto_learn_slop),
+     "With AutoLearn, the score at or above which mail is learned as slop."},
+    {"AutoLearnGenuineScore", T_NUMBER, 0, "0", NULL, 0, 1000, NULL, NULL, F(auto_learn_genuine),
+     "With AutoLearn, the score at or below which mail is learned as genuine."},
     {"TrustMaintainers", T_BOOL, 0, "yes", NULL, 0, 0, NULL, NULL, F(trust_maintainers),
      "Trust senders whose From: address is an M: or R: address of the MAINTAINERS imported "
      "into StateDir (slopctl import maintainers): their mail is scored and tagged as usual, "

@@ -38,6 +38,7 @@
 #include "import.h"
 #include "state.h"
 #include "state_db.h"
+#include "state_learn.h"
 
 #define IMPORT_DEFAULT_STATE_DIR "/var/lib/slop-milter"
 #ifndef SLOP_BUILD_DIR
@@ -1146,11 +1147,16 @@ db_stats(const char *dir)
     return ret;
 }
 
+/* Learned tokens live longer than the history: a site's verdicts stay
+ * true for months, and a cap bounds the table whatever the age. */
+#define DB_LEARNED_DAYS 365
+#define DB_LEARNED_MAX 2000000
+
 static int
-db_prune(const char *dir, unsigned days)
+db_prune(const char *dir, unsigned days, unsigned learned_days, uint64_t learned_max)
 {
     struct state *st = NULL;
-    uint64_t ledger = 0, rest = 0;
+    uint64_t ledger = 0, rest = 0, tokens = 0;
     time_t before = time(NULL) - (time_t)days * 86400;
     char buf[128];
     int ret, r;
@@ -1161,6 +1167,8 @@ db_prune(const char *dir, unsigned days)
     r = state_prune(st, before, &ledger);
     if (r == 0)
         r = state_tables_prune(st, before, &rest);
+    if (r == 0)
+        r = state_learn_prune(st, time(NULL) - (time_t)learned_days * 86400, learned_max, &tokens);
     state_close(st);
     if (r < 0) {
         import_err("cannot prune '%s': %s", dir, strerror_r(-r, buf, sizeof(buf)));
@@ -1169,6 +1177,8 @@ db_prune(const char *dir, unsigned days)
     printf("pruned %llu ledger entries and %llu fingerprints and sender counts older than %u "
            "days\n",
            (unsigned long long)ledger, (unsigned long long)rest, days);
+    printf("pruned %llu learned tokens last learned over %u days ago or beyond %llu\n",
+           (unsigned long long)tokens, learned_days, (unsigned long long)learned_max);
     if (backend_is_redis())
         printf("the shared entries in Redis expire by themselves (TTL): nothing to prune "
                "there\n");
@@ -1197,12 +1207,14 @@ db_tool(const char *tool, const char *file, const char *dir)
     return WEXITSTATUS(status) == 0 ? 0 : EX_IOERR;
 }
 
-static const char db_usage[] = "usage: slopctl db stats [--state DIR]\n"
-                               "       slopctl db check [--state DIR]\n"
-                               "       slopctl db recover [--state DIR] NEWDIR\n"
-                               "       slopctl db prune [--state DIR] [--days N]\n"
-                               "       slopctl db dump [--state DIR] FILE\n"
-                               "       slopctl db load [--state DIR] FILE\n";
+static const char db_usage[] =
+    "usage: slopctl db stats [--state DIR]\n"
+    "       slopctl db check [--state DIR]\n"
+    "       slopctl db recover [--state DIR] NEWDIR\n"
+    "       slopctl db prune [--state DIR] [--days N] [--learned-days N]\n"
+    "                        [--learned-max N]\n"
+    "       slopctl db dump [--state DIR] FILE\n"
+    "       slopctl db load [--state DIR] FILE\n";
 
 int
 import_db_cmd(int argc, char **argv)
@@ -1210,11 +1222,14 @@ import_db_cmd(int argc, char **argv)
     static const struct option longopts[] = {
         {"state", required_argument, NULL, 's'},
         {"days", required_argument, NULL, 'd'},
+        {"learned-days", required_argument, NULL, 'L'},
+        {"learned-max", required_argument, NULL, 'M'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *state_dir = NULL, *what;
-    unsigned long days = 30;
+    unsigned long days = 30, learned_days = DB_LEARNED_DAYS;
+    unsigned long long learned_max = DB_LEARNED_MAX;
     char *end;
     int opt;
 
@@ -1237,6 +1252,22 @@ import_db_cmd(int argc, char **argv)
                 return EX_USAGE;
             }
             break;
+        case 'L':
+            errno = 0;
+            learned_days = strtoul(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || errno != 0 || learned_days > 36500) {
+                fputs(db_usage, stderr);
+                return EX_USAGE;
+            }
+            break;
+        case 'M':
+            errno = 0;
+            learned_max = strtoull(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || errno != 0) {
+                fputs(db_usage, stderr);
+                return EX_USAGE;
+            }
+            break;
         case 'h':
             fputs(db_usage, stdout);
             return 0;
@@ -1253,7 +1284,7 @@ import_db_cmd(int argc, char **argv)
     if (strcmp(what, "recover") == 0 && optind == argc - 1)
         return dbcheck_recover(state_dir, argv[optind]);
     if (strcmp(what, "prune") == 0 && optind == argc)
-        return db_prune(state_dir, (unsigned)days);
+        return db_prune(state_dir, (unsigned)days, (unsigned)learned_days, learned_max);
     if (backend_is_redis() && (strcmp(what, "dump") == 0 || strcmp(what, "load") == 0))
         fprintf(stderr,
                 "slopctl: db %s covers the local LMDB state only; back up the shared "

@@ -31,6 +31,7 @@
 #include "fit.h"
 #include "backend.h"
 #include "import.h"
+#include "learn.h"
 #include "mailbox.h"
 #include "output.h"
 #include "report.h"
@@ -56,6 +57,7 @@ static const char usage_text[] =
     "                    [--project NAME] [--doc-base URL] [--only-actions]\n"
     "                    [--kind auto|report] [--report-recipients PATTERNS]\n"
     "                    [--state DIR | --no-state] [--record] [--duplicate-days N]\n"
+    "                    [--learn-minimum N]\n"
     "                    [--limit NAME=N]... [--follow-symlinks] PATH...\n"
     "       slopctl report [-o FILE.html] [the options of scan but --json, --only-actions,\n"
     "                      --record] PATH...\n"
@@ -69,6 +71,9 @@ static const char usage_text[] =
     "       slopctl import maintainers [--state DIR] FILE\n"
     "       slopctl db (stats | check | recover NEWDIR | prune [--days N] | dump FILE |\n"
     "                   load FILE) [--state DIR]\n"
+    "       slopctl learn (--slop | --genuine) [--state DIR] [--rules DIR] PATH...\n"
+    "       slopctl learn --stats [--state DIR]\n"
+    "       slopctl forget [--state DIR] [--rules DIR] PATH...\n"
     "       slopctl version\n"
     "       slopctl help\n";
 
@@ -102,6 +107,8 @@ static const char usage_details[] =
     "      --record             also record fingerprints and sender counts, as\n"
     "                           the daemon does\n"
     "      --duplicate-days N   window for duplicates (default 30)\n"
+    "      --learn-minimum N    messages each class needs learned before the\n"
+    "                           LEARNED_* findings speak (default 200)\n"
     "      --follow-symlinks    read the files symbolic links in a Maildir's cur/\n"
     "                           and new/ point to (default: report and skip them)\n"
     "  -l, --limit NAME=N       cap on what the input drives (K, M, G suffixes):\n"
@@ -118,6 +125,9 @@ static const char usage_details[] =
     "fit    fit the rules' scores to labelled mail, cross-validate them and\n"
     "       write a scores file (-o FILE); see slopctl(1) and docs/scoring.md\n"
     "import index a source tree, merged fixes (git log -p) or MAINTAINERS\n"
+    "learn  count the tokens of each message at PATH as slop or genuine for the\n"
+    "       LEARNED_* findings (again as the other class: moved); forget: take\n"
+    "       them away; see docs/learning.md\n"
     "db     print counts and sizes, check or recover a damaged state, expire old\n"
     "       entries, dump or load a backup\n"
     "       (state DIR default, as the daemon's: $STATE_DIRECTORY, else\n"
@@ -377,6 +387,7 @@ cmd_scan(int argc, char **argv, bool as_html)
         {"record", no_argument, NULL, 'R'},
         {"no-state", no_argument, NULL, 'N'},
         {"duplicate-days", required_argument, NULL, 'D'},
+        {"learn-minimum", required_argument, NULL, 'M'},
         {"limit", required_argument, NULL, 'l'},
         {"scores", required_argument, NULL, 's'},
         {"follow-symlinks", no_argument, NULL, 'F'},
@@ -469,6 +480,13 @@ cmd_scan(int argc, char **argv, bool as_html)
             if (*optarg == '\0' || *end != '\0' || errno != 0 || lopts.duplicate_days == 0 ||
                 lopts.duplicate_days > 3650)
                 return usage_error("bad --duplicate-days '%s', expected 1 to 3650", optarg);
+            break;
+        case 'M':
+            errno = 0;
+            lopts.learn_minimum = (uint32_t)strtoul(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || errno != 0 || lopts.learn_minimum == 0 ||
+                lopts.learn_minimum > 10000000)
+                return usage_error("bad --learn-minimum '%s', expected 1 to 10000000", optarg);
             break;
         case 'l':
             r = limit_parse(optarg, &opts.limits);
@@ -624,6 +642,8 @@ main(int argc, char **argv)
     static char import_name[] = "slopctl import";
     static char db_name[] = "slopctl db";
     static char fit_name[] = "slopctl fit";
+    static char learn_name[] = "slopctl learn";
+    static char forget_name[] = "slopctl forget";
     const char *cmd;
     int r;
 
@@ -658,6 +678,10 @@ main(int argc, char **argv)
     if (strcmp(cmd, "fit") == 0) {
         argv[1] = fit_name;
         return fit_cmd(argc - 1, argv + 1, rules_dir_resolve);
+    }
+    if (strcmp(cmd, "learn") == 0 || strcmp(cmd, "forget") == 0) {
+        argv[1] = strcmp(cmd, "learn") == 0 ? learn_name : forget_name;
+        return learn_cmd(argc - 1, argv + 1, strcmp(cmd, "forget") == 0, rules_dir_resolve);
     }
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("slopctl %s\n", CLASSIFIER_VERSION);

@@ -268,6 +268,16 @@ state_open_txn(struct state *st, MDB_txn *txn, void *ctx)
     if (val.mv_size != sizeof(c->version))
         return MDB_INCOMPATIBLE;
     memcpy(&c->version, val.mv_data, sizeof(c->version));
+    /* Upgrade older state: state_tables_open() above created the tables
+     * a newer schema adds, so recording the version finishes it. */
+    if (c->version < STATE_SCHEMA_VERSION && !st->readonly) {
+        uint32_t v = STATE_SCHEMA_VERSION;
+
+        val.mv_size = sizeof(v);
+        val.mv_data = &v;
+        c->version = v;
+        return mdb_put(txn, st->meta, &key, &val, 0);
+    }
     return MDB_SUCCESS;
 }
 

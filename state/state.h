@@ -16,7 +16,10 @@
 #include <stdint.h>
 #include <time.h>
 
-#define STATE_SCHEMA_VERSION 1
+/* 2: the learned token counts (learn_token, learn_msg). A writable open
+ * of schema 1 state creates the new tables and records 2; nothing else
+ * changed, so that is the whole upgrade. */
+#define STATE_SCHEMA_VERSION 2
 
 enum state_flags {
     STATE_READONLY = 1 << 0, /* open for reading only (slopctl db stats) */

@@ -140,7 +140,13 @@ struct state_lookup_options {
     uint32_t duplicate_days; /* window for duplicates; 0: 30 */
     bool trust_maintainers;  /* senders listed in MAINTAINERS are trusted */
     time_t now;              /* 0: the clock at each call */
+    /* Messages each class needs learned before the learned counts are
+     * used (state_learn.h); 0: STATE_LEARN_MINIMUM_DEFAULT. */
+    uint32_t learn_minimum;
 };
+
+/* As SpamAssassin's bayes_min_spam_num and bayes_min_ham_num. */
+#define STATE_LEARN_MINIMUM_DEFAULT 200
 
 struct state_lookup {
     struct classifier_lookup lookup; /* pass &lookup in the envelope */

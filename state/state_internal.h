@@ -36,7 +36,9 @@ enum state_table {
     STATE_T_MAINT_ADDR,     /* M: and R: address -> "" (trusted senders) */
     STATE_T_SENDER,         /* u32 big-endian day, address -> u32 count */
     STATE_T_SERIES_COVER,   /* flagged cover letter's Message-ID -> i64 time, note */
-    STATE_T_SERIES_LOG, /* u64 BE root hash, u64 BE id hash -> time, version, index, paragraphs */
+    STATE_T_SERIES_LOG,  /* u64 BE root hash, u64 BE id hash -> time, version, index, paragraphs */
+    STATE_T_LEARN_TOKEN, /* u64 token (integer key) -> i64 last seen, u32 slop, u32 genuine */
+    STATE_T_LEARN_MSG,   /* u64 message key -> i64 time, u8 class (schema 2) */
     STATE_T__COUNT,
 };
 

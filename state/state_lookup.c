@@ -12,6 +12,7 @@
 
 #include "state_db.h"
 #include "state_internal.h"
+#include "state_learn.h"
 
 #define LOOKUP_DEFAULT_DAYS 30
 
@@ -129,6 +130,20 @@ cb_series_repeats(void *ctx, const struct classifier_series *s, const uint64_t *
     return patches;
 }
 
+static bool
+cb_learned_counts(void *ctx, const uint64_t *tokens, size_t n, uint32_t (*ret_counts)[2],
+                  uint64_t ret_totals[2])
+{
+    const struct state_lookup *sl = ctx;
+    struct state_learn_totals t;
+
+    if (state_learn_counts(sl->st, tokens, n, sl->opts.learn_minimum, ret_counts, &t) != 0)
+        return false;
+    ret_totals[0] = t.messages[STATE_LEARN_SLOP];
+    ret_totals[1] = t.messages[STATE_LEARN_GENUINE];
+    return true;
+}
+
 void
 state_lookup_init(struct state_lookup *sl, struct state *st,
                   const struct state_lookup_options *opts)
@@ -139,6 +154,8 @@ state_lookup_init(struct state_lookup *sl, struct state *st,
         sl->opts = *opts;
     if (sl->opts.duplicate_days == 0)
         sl->opts.duplicate_days = LOOKUP_DEFAULT_DAYS;
+    if (sl->opts.learn_minimum == 0)
+        sl->opts.learn_minimum = STATE_LEARN_MINIMUM_DEFAULT;
     sl->lookup = (struct classifier_lookup){
         .ctx = sl,
         .tree_label = cb_tree_label,
@@ -153,6 +170,7 @@ state_lookup_init(struct state_lookup *sl, struct state *st,
         .sender_count = cb_sender_count,
         .cover_flagged = cb_cover_flagged,
         .series_repeats = cb_series_repeats,
+        .learned_counts = cb_learned_counts,
     };
 }
 

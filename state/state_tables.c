@@ -33,6 +33,8 @@ static const struct table_def table_defs[STATE_T__COUNT] = {
     [STATE_T_SENDER] = {"sender_day", 0},
     [STATE_T_SERIES_COVER] = {"series_cover", 0},
     [STATE_T_SERIES_LOG] = {"series_log", 0},
+    [STATE_T_LEARN_TOKEN] = {"learn_token", MDB_INTEGERKEY},
+    [STATE_T_LEARN_MSG] = {"learn_msg", 0},
 };
 
 const char *

@@ -127,6 +127,8 @@ static const char *const doc_names[] = {
     "series_repeated_words",
     "series_repeated_share",
     "series_repeating_patches",
+    "learned_ready",
+    "learned_slop",
     "limit_hit",
 };
 

@@ -1,0 +1,320 @@
+/*
+ * learn.c - tokens and the Robinson-Fisher combination of the per-site
+ * learned classifier (docs/learning.md says why this method).
+ *
+ * Tokens: orthogonal sparse bigrams as rspamd builds them (each word
+ * with each of the 4 words before it, the distance part of the token)
+ * plus the word alone, over the regions the rules read as the author's
+ * own text, and structural tokens: kind, a band of each message measure,
+ * the first two path components of each touched file and the set of
+ * trailer tags. Each token is a 64-bit FNV-1a hash with a leading tag
+ * byte, so tokens of different sources never share a value. The hash is
+ * stored on disk: changing it or the normalisation needs a schema bump.
+ * Threading: no shared state.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fingerprint.h"
+#include "learn.h"
+#include "measure.h"
+
+#define LEARN_WORD_MAX 32 /* longer words are cut: base64 and hashes */
+#define LEARN_WORD_MIN 2
+#define LEARN_WINDOW 5 /* OSB window: the word and the 4 before it */
+#define LEARN_RAW_MAX ((size_t)CLASSIFIER_LEARN_MAX_TOKENS * 6)
+
+struct token_sink {
+    uint64_t *v;
+    size_t n, max;
+};
+
+static void
+sink_add(struct token_sink *s, uint64_t h)
+{
+    if (s->n < s->max)
+        s->v[s->n++] = h;
+}
+
+static uint64_t
+token_hash(char tag, const void *p, size_t n)
+{
+    return fingerprint_fnv(fingerprint_fnv(FINGERPRINT_FNV_INIT, &tag, 1), p, n);
+}
+
+static bool
+word_byte(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c >= 0x80;
+}
+
+/* OSB over one region: the window holds the hashes of the last words. */
+static void
+tokens_osb(struct token_sink *s, char tag, const struct region *r)
+{
+    uint64_t win[LEARN_WINDOW - 1] = {0};
+    size_t have = 0;
+    const unsigned char *p = (const unsigned char *)r->text;
+    size_t i = 0;
+
+    while (i < r->len && s->n < s->max) {
+        char w[LEARN_WORD_MAX];
+        size_t wl = 0;
+        uint64_t h;
+
+        while (i < r->len && !word_byte(p[i]))
+            i++;
+        while (i < r->len && word_byte(p[i])) {
+            unsigned char c = p[i++];
+            if (wl < sizeof(w))
+                w[wl++] = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+        }
+        if (wl < LEARN_WORD_MIN)
+            continue;
+        h = token_hash(tag, w, wl);
+        sink_add(s, h);
+        for (size_t d = 0; d < have; d++) {
+            uint64_t pair[3] = {win[d], h, d + 1};
+            sink_add(s, token_hash('o', pair, sizeof(pair)));
+        }
+        memmove(win + 1, win, sizeof(win) - sizeof(win[0]));
+        win[0] = h;
+        if (have < LEARN_WINDOW - 1)
+            have++;
+    }
+}
+
+/* A coarse band of a measure: 0, a quarter step below 1, then powers of 2. */
+static unsigned
+measure_band(double v)
+{
+    unsigned b = 6;
+
+    if (!(v > 0))
+        return 0;
+    if (v < 1)
+        return 1 + (unsigned)(v * 4);
+    while (v >= 2 && b < 40) {
+        v /= 2;
+        b++;
+    }
+    return b;
+}
+
+static void
+tokens_structure(struct token_sink *s, const struct message *m)
+{
+    char buf[160];
+    int n;
+
+    n = snprintf(buf, sizeof(buf), "kind=%d", (int)m->kind);
+    sink_add(s, token_hash('k', buf, (size_t)n));
+    /* Only the measures of the message itself: the look-up measures
+     * differ between learning (slopctl) and scanning (the daemon). */
+    for (int id = 0; id < MEASURE_TREE_INDEXED; id++) {
+        n = snprintf(buf, sizeof(buf), "%d=%u", id, measure_band(m->measures[id]));
+        sink_add(s, token_hash('m', buf, (size_t)n));
+    }
+    for (size_t i = 0; i < m->n_files; i++) {
+        const char *path = m->files[i].new_path ? m->files[i].new_path : m->files[i].old_path;
+        const char *slash;
+        size_t len;
+
+        if (path == NULL)
+            continue;
+        slash = strchr(path, '/');
+        if (slash != NULL && strchr(slash + 1, '/') != NULL)
+            slash = strchr(slash + 1, '/');
+        len = slash ? (size_t)(slash - path) : strlen(path);
+        sink_add(s, token_hash('s', path, len));
+    }
+    for (size_t i = 0; i < m->n_trailers; i++) {
+        size_t len = strlen(m->trailers[i].tag);
+
+        if (len > sizeof(buf))
+            len = sizeof(buf);
+        for (size_t k = 0; k < len; k++) {
+            char c = m->trailers[i].tag[k];
+            buf[k] = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+        }
+        sink_add(s, token_hash('t', buf, len));
+    }
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+int
+learn_tokens(const struct message *m, uint64_t *ret, size_t max, size_t *ret_n)
+{
+    static const struct {
+        enum region_id id;
+        char tag;
+    } prose[] = {
+        {REGION_SUBJECT, 'S'}, {REGION_CHANGELOG, 'L'}, {REGION_REPORT, 'R'},
+        {REGION_NOTES, 'N'},   {REGION_COMMENTS, 'C'},
+    };
+    struct token_sink s = {.max = LEARN_RAW_MAX};
+    size_t out = 0;
+
+    s.v = malloc(s.max * sizeof(*s.v));
+    if (s.v == NULL)
+        return -ENOMEM;
+    /* Structure first, so that a long text cannot crowd it out. */
+    tokens_structure(&s, m);
+    for (size_t i = 0; i < sizeof(prose) / sizeof(prose[0]); i++)
+        tokens_osb(&s, prose[i].tag, &m->regions[prose[i].id]);
+    qsort(s.v, s.n, sizeof(*s.v), cmp_u64);
+    for (size_t i = 0; i < s.n && out < max; i++)
+        if (i == 0 || s.v[i] != s.v[i - 1])
+            ret[out++] = s.v[i];
+    free(s.v);
+    *ret_n = out;
+    return 0;
+}
+
+uint64_t
+learn_key(const struct message *m)
+{
+    if (m->message_id != NULL && *m->message_id != '\0')
+        return token_hash('I', m->message_id, strlen(m->message_id));
+    return token_hash('B', m->regions[REGION_BODY].text, m->regions[REGION_BODY].len);
+}
+
+/* Upper tail of the chi-square distribution with v (even) degrees of
+ * freedom at x2 (SpamBayes' chi2Q). */
+static double
+chi2q(double x2, size_t v)
+{
+    double m = x2 / 2, sum, term;
+
+    sum = term = exp(-m);
+    for (size_t i = 1; i < v / 2; i++) {
+        term *= m / (double)i;
+        sum += term;
+    }
+    return sum < 1 ? sum : 1;
+}
+
+static int
+cmp_dev(const void *a, const void *b)
+{
+    double x = fabs(*(const double *)a - 0.5), y = fabs(*(const double *)b - 0.5);
+
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+double
+learn_combine(const uint32_t (*counts)[2], size_t n, const uint64_t totals[2])
+{
+    double *f;
+    size_t k = 0;
+    double ln_f = 0, ln_nf = 0, h, sp;
+
+    if (n == 0 || totals[0] == 0 || totals[1] == 0)
+        return 0.5;
+    f = malloc(n * sizeof(*f));
+    if (f == NULL)
+        return 0.5;
+    for (size_t i = 0; i < n; i++) {
+        double ps = (double)counts[i][0] / (double)totals[0];
+        double pg = (double)counts[i][1] / (double)totals[1];
+        double cnt = (double)counts[i][0] + counts[i][1], p, fw;
+
+        if (cnt == 0 || ps + pg <= 0)
+            continue;
+        if (ps > 1)
+            ps = 1;
+        if (pg > 1)
+            pg = 1;
+        p = ps / (ps + pg);
+        fw = (LEARN_ROBINSON_S * LEARN_ROBINSON_X + cnt * p) / (LEARN_ROBINSON_S + cnt);
+        if (fabs(fw - 0.5) < LEARN_MIN_DEVIATION)
+            continue;
+        f[k++] = fw;
+    }
+    if (k == 0) {
+        free(f);
+        return 0.5;
+    }
+    qsort(f, k, sizeof(*f), cmp_dev);
+    if (k > LEARN_MAX_SIGNIFICANT)
+        k = LEARN_MAX_SIGNIFICANT;
+    for (size_t i = 0; i < k; i++) {
+        ln_f += log(f[i]);
+        ln_nf += log(1 - f[i]);
+    }
+    free(f);
+    /* H near 1: the tokens look genuine; S near 1: they look like slop. */
+    h = 1 - chi2q(-2 * ln_f, 2 * k);
+    sp = 1 - chi2q(-2 * ln_nf, 2 * k);
+    return (1 + sp - h) / 2;
+}
+
+/* "412" or "3,118": the description's counts read like a person's. */
+static void
+format_count(char *buf, size_t size, uint64_t v)
+{
+    char raw[24];
+    size_t len, o = 0;
+
+    len = (size_t)snprintf(raw, sizeof(raw), "%llu", (unsigned long long)v);
+    for (size_t i = 0; i < len && o + 2 < size; i++) {
+        if (i > 0 && (len - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = raw[i];
+    }
+    buf[o] = '\0';
+}
+
+int
+learn_apply(struct message *m, const struct classifier_envelope *env)
+{
+    uint64_t *tokens = NULL;
+    uint32_t(*counts)[2] = NULL;
+    uint64_t totals[2] = {0, 0};
+    char slop[32], genuine[32], ev[160];
+    size_t n = 0;
+    double p;
+    int r;
+
+    if (env == NULL || env->lookup == NULL || env->lookup->learned_counts == NULL)
+        return 0;
+    tokens = malloc(CLASSIFIER_LEARN_MAX_TOKENS * sizeof(*tokens));
+    counts = calloc(CLASSIFIER_LEARN_MAX_TOKENS, sizeof(*counts));
+    if (tokens == NULL || counts == NULL) {
+        r = -ENOMEM;
+        goto out;
+    }
+    r = learn_tokens(m, tokens, CLASSIFIER_LEARN_MAX_TOKENS, &n);
+    if (r < 0)
+        goto out;
+    if (!env->lookup->learned_counts(env->lookup->ctx, tokens, n, counts, totals))
+        goto out;
+    p = learn_combine((const uint32_t(*)[2])counts, n, totals);
+    m->measures[MEASURE_LEARNED_READY] = 1;
+    m->measures[MEASURE_LEARNED_SLOP] = p;
+    format_count(slop, sizeof(slop), totals[0]);
+    format_count(genuine, sizeof(genuine), totals[1]);
+    snprintf(ev, sizeof(ev), "p=%.2f, from %s slop and %s genuine learned", p, slop, genuine);
+    free(m->measure_evidence[MEASURE_LEARNED_SLOP]);
+    m->measure_evidence[MEASURE_LEARNED_SLOP] = strdup(ev);
+    free(m->measure_evidence[MEASURE_LEARNED_READY]);
+    m->measure_evidence[MEASURE_LEARNED_READY] = strdup(ev);
+    if (m->measure_evidence[MEASURE_LEARNED_SLOP] == NULL ||
+        m->measure_evidence[MEASURE_LEARNED_READY] == NULL)
+        r = -ENOMEM;
+out:
+    free(tokens);
+    free(counts);
+    return r;
+}

@@ -1,0 +1,45 @@
+/*
+ * learn.h - the per-site learned classifier inside a scan: the tokens of
+ * a message and the Robinson-Fisher combination of their learned counts
+ * into the learned_ready and learned_slop measures.
+ *
+ * The counts come from the caller's lookup (learned_counts); the library
+ * never stores them. Threading: no shared state.
+ */
+#ifndef SLOP_LEARN_H
+#define SLOP_LEARN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "classifier.h"
+#include "message.h"
+
+/* Robinson's strength of the background and assumed probability of an
+ * unknown token, and the most significant tokens combined (SpamBayes,
+ * SpamAssassin's Bayes and rspamd use the same). */
+#define LEARN_ROBINSON_S 1.0
+#define LEARN_ROBINSON_X 0.5
+#define LEARN_MAX_SIGNIFICANT 150
+#define LEARN_MIN_DEVIATION 0.1
+
+/* The sorted distinct tokens of m, at most max, into ret; sets *ret_n.
+ * 0 or -ENOMEM. */
+int learn_tokens(const struct message *m, uint64_t *ret, size_t max, size_t *ret_n);
+
+/* The message's learning key: its Message-ID's digest, else its body's. */
+uint64_t learn_key(const struct message *m);
+
+/*
+ * Combine counts[i] (slop, genuine) of n tokens with totals into the
+ * probability that the message is slop, by Fisher's chi-square method on
+ * Robinson's per-token estimates of the LEARN_MAX_SIGNIFICANT tokens
+ * furthest from 0.5. 0.5 when no token says anything.
+ */
+double learn_combine(const uint32_t (*counts)[2], size_t n, const uint64_t totals[2]);
+
+/* Look the tokens of m up through env's learned_counts and set the
+ * learned measures and their evidence. 0 or -ENOMEM. */
+int learn_apply(struct message *m, const struct classifier_envelope *env);
+
+#endif

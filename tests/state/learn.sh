@@ -1,0 +1,180 @@
+#!/bin/sh
+# slopctl learn / forget / learn --stats and the LEARNED_* findings, on
+# the fixture mail of tests/fixtures/learn (slop and genuine patches
+# written for this test): counts after learn, relearn as the same class
+# (no-op) and as the other (moved), forget; a model trained on half of
+# each set separates the other half; the LearnMinimum gate; db prune's
+# cap; the schema; and a learner killed with SIGKILL while a reader scans
+# leaves counts that forget exactly back to zero.
+# Usage: sh learn.sh SLOPCTL RULES_DIR FIXTURES_DIR
+set -u
+
+if [ $# -ne 3 ]; then
+    echo "usage: sh learn.sh SLOPCTL RULES_DIR FIXTURES_DIR" >&2
+    exit 2
+fi
+SLOPCTL=$1
+RULES=$2
+FIX=$3
+unset SLOP_RULES_DIR STATE_DIRECTORY
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/slop-learn.XXXXXX") || exit 1
+bg=
+cleanup() {
+    [ -n "$bg" ] && kill -9 "$bg" 2>/dev/null
+    rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM
+
+pass=0
+fail=0
+ok() {
+    pass=$((pass + 1))
+    printf 'ok - %s\n' "$1"
+}
+not_ok() {
+    fail=$((fail + 1))
+    printf 'not ok - %s\n' "$1"
+    for f in "$T/out" "$T/err"; do
+        [ -s "$f" ] && sed 's/^/#   /' "$f" | head -20
+    done
+}
+check() { # check NAME COMMAND...
+    name=$1
+    shift
+    if "$@"; then ok "$name"; else not_ok "$name"; fi
+}
+run() {
+    "$SLOPCTL" "$@" --rules "$RULES" >"$T/out" 2>"$T/err"
+    rc=$?
+}
+stat_of() { # stat_of STATE FIELD: slop, genuine or tokens
+    "$SLOPCTL" learn --stats --state "$1" 2>/dev/null | awk -v f="$2" '$1 == f { print $NF }'
+}
+
+S=$T/state
+mkdir "$T/train-slop" "$T/train-genuine" "$T/test-slop" "$T/test-genuine"
+for f in "$FIX"/slop/*.eml "$FIX"/genuine/*.eml; do
+    class=$(basename "$(dirname "$f")")
+    n=$(basename "$f" .eml)
+    if [ $((1$n % 2)) -eq 0 ]; then half=train; else half=test; fi
+    cp "$f" "$T/$half-$class/"
+done
+
+# ---- counts: learn, relearn, move, forget ----
+run learn --slop --state "$S" "$T/train-slop"
+check "learn --slop exits 0" [ "$rc" -eq 0 ]
+check "learn reports 8 new" grep -q "learned 8 slop messages: 8 new" "$T/out"
+run learn --genuine --state "$S" "$T/train-genuine"
+check "8 slop and 8 genuine learned" \
+    [ "$(stat_of "$S" slop)" = 8 -a "$(stat_of "$S" genuine)" = 8 ]
+tokens=$(stat_of "$S" tokens)
+check "tokens counted" [ "${tokens:-0}" -gt 100 ]
+run learn --slop --state "$S" "$T/train-slop"
+check "relearning the same class changes nothing" \
+    sh -c "grep -q '0 new, 0 moved from genuine, 8 already learned' '$T/out' &&
+           [ '$(stat_of "$S" slop)' = 8 ] && [ '$(stat_of "$S" tokens)' = '$tokens' ]"
+first=$(ls "$T/train-genuine" | head -1)
+run learn --slop --state "$S" "$T/train-genuine/$first"
+check "learning as the other class moves it" \
+    sh -c "grep -q '1 moved from genuine' '$T/out' &&
+           [ '$(stat_of "$S" slop)' = 9 ] && [ '$(stat_of "$S" genuine)' = 7 ]"
+run learn --genuine --state "$S" "$T/train-genuine/$first"
+check "and back" [ "$(stat_of "$S" slop)" = 8 -a "$(stat_of "$S" genuine)" = 8 ]
+check "moving back restores the tokens" [ "$(stat_of "$S" tokens)" = "$tokens" ]
+run forget --state "$S" "$T/train-genuine/$first"
+check "forget takes a message away" \
+    sh -c "grep -q 'forgot 1 messages, 0 were not learned' '$T/out' &&
+           [ '$(stat_of "$S" genuine)' = 7 ]"
+run forget --state "$S" "$T/train-genuine/$first"
+check "forgetting it again is a no-op" grep -q "forgot 0 messages, 1 were not learned" "$T/out"
+run learn --genuine --state "$S" "$T/train-genuine/$first"
+run learn --state "$S" "$T/train-genuine"
+check "learn without a class is a usage error" [ "$rc" -eq 64 ]
+
+# ---- the classifier separates the held-out halves ----
+scan_hits() { # scan_hits MINIMUM DIR: one line per message, its LEARNED_* rules
+    "$SLOPCTL" scan --json --rules "$RULES" --state "$S" --learn-minimum "$1" "$2" 2>"$T/err" |
+        python3 -c '
+import json, sys
+for l in sys.stdin:
+    o = json.loads(l)
+    print(" ".join(h["rule"] for h in o["hits"] if h["rule"].startswith("LEARNED_")) or "-")'
+}
+scan_hits 5 "$T/test-slop" >"$T/out"
+check "held-out slop: all LEARNED_SLOP_*" \
+    [ "$(grep -c '^LEARNED_SLOP_' "$T/out")" -eq "$(ls "$T/test-slop" | wc -l)" ]
+scan_hits 5 "$T/test-genuine" >"$T/out"
+check "held-out genuine: all LEARNED_GENUINE_*" \
+    [ "$(grep -c '^LEARNED_GENUINE_' "$T/out")" -eq "$(ls "$T/test-genuine" | wc -l)" ]
+"$SLOPCTL" scan --json --rules "$RULES" --state "$S" --learn-minimum 5 "$T/test-slop" \
+    >"$T/out" 2>"$T/err"
+check "evidence names p and the counts" \
+    grep -q 'p=[01]\.[0-9][0-9], from 8 slop and 8 genuine learned' "$T/out"
+check "a learned finding alone never answers" \
+    python3 -c '
+import json, sys
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    if o["action"] not in ("none", "tag"): sys.exit(1)' "$T/out"
+
+# ---- the minimum-count gate ----
+scan_hits 9 "$T/test-slop" >"$T/out"
+check "silent below --learn-minimum" sh -c "! grep -q LEARNED_ '$T/out'"
+scan_hits 8 "$T/test-slop" >"$T/out"
+check "speaks at --learn-minimum" grep -q LEARNED_SLOP_ "$T/out"
+scan_hits 200 "$T/test-slop" >"$T/out"
+check "default-like minimum 200: silent" sh -c "! grep -q LEARNED_ '$T/out'"
+
+# ---- schema and prune ----
+"$SLOPCTL" db stats --state "$S" >"$T/out" 2>"$T/err"
+check "db stats: schema 2 with learn tables" \
+    sh -c "grep -qi 'schema.*2' '$T/out' && grep -q learn_token '$T/out' && grep -q learn_msg '$T/out'"
+cp -r "$S" "$T/pruned"
+"$SLOPCTL" db prune --state "$T/pruned" --learned-max 50 >"$T/out" 2>"$T/err"
+check "db prune caps the learned tokens" [ "$(stat_of "$T/pruned" tokens)" = 50 ]
+"$SLOPCTL" db prune --state "$T/pruned" --learned-days 0 >"$T/out" 2>"$T/err"
+check "db prune --learned-days 0 drops every token" [ "$(stat_of "$T/pruned" tokens)" = 0 ]
+
+# ---- SIGKILL while learning, a reader scanning all along ----
+K=$T/killed
+big=$T/big
+mkdir "$big"
+i=0
+while [ $i -lt 25 ]; do
+    for f in "$FIX"/slop/*.eml; do
+        sed "s/^Message-ID: <\(.*\)@/Message-ID: <k$i-\1@/" "$f" >"$big/$i-$(basename "$f")"
+    done
+    i=$((i + 1))
+done
+total=$(ls "$big" | wc -l)
+"$SLOPCTL" learn --genuine --state "$K" --rules "$RULES" "$T/train-genuine" >/dev/null 2>&1
+"$SLOPCTL" learn --slop --state "$K" --rules "$RULES" "$big" >/dev/null 2>&1 &
+bg=$!
+# Kill it once some but not all messages are in; a reader scans meanwhile.
+tries=0
+seen=0
+while [ $tries -lt 600 ]; do
+    seen=$(stat_of "$K" slop)
+    [ "${seen:-0}" -gt 0 ] && break
+    tries=$((tries + 1))
+    sleep 0.05
+done
+"$SLOPCTL" scan --state "$K" --rules "$RULES" --learn-minimum 1 "$T/test-slop" >"$T/scan" 2>&1
+reader=$?
+kill -9 "$bg" 2>/dev/null
+wait "$bg" 2>/dev/null
+bg=
+check "a reader scans while the learner writes" [ "$reader" -eq 0 ]
+mid=$(stat_of "$K" slop)
+check "counts readable after SIGKILL ($mid of $total learned)" [ -n "$mid" ]
+run learn --slop --state "$K" "$big"
+check "relearning after the kill completes the set" [ "$(stat_of "$K" slop)" = "$total" ]
+run forget --state "$K" "$big"
+run forget --state "$K" "$T/train-genuine"
+check "forgetting everything leaves no message and no token" \
+    [ "$(stat_of "$K" slop)" = 0 -a "$(stat_of "$K" genuine)" = 0 -a "$(stat_of "$K" tokens)" = 0 ]
+
+printf '%d passed, %d failed\n' "$pass" "$fail"
+[ "$fail" -eq 0 ]
