@@ -183,6 +183,12 @@ classifier_tune_allocator(void)
 #endif
 }
 
+const char *
+classifier_doc_base(const struct classifier *c)
+{
+    return c != NULL ? c->doc_base : "";
+}
+
 size_t
 classifier_rule_count(const struct classifier *c)
 {

@@ -283,6 +283,11 @@ struct classifier *classifier_free(struct classifier *c);
  */
 void classifier_tune_allocator(void);
 
+/* The base that "@/" documentation links were resolved against: the
+ * options' doc_base, else the profile's; "" when the profile has none.
+ * Lives as long as c. */
+const char *classifier_doc_base(const struct classifier *c);
+
 /* Number of rules loaded (helper rules included). */
 size_t classifier_rule_count(const struct classifier *c);
 

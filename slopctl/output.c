@@ -15,9 +15,8 @@
 
 static const char replacement[] = "\xEF\xBF\xBD"; /* U+FFFD */
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 when invalid. */
-static size_t
-utf8_len(const unsigned char *p)
+size_t
+output_utf8_len(const unsigned char *p)
 {
     unsigned char c = p[0];
 
@@ -40,7 +39,7 @@ utf8_len(const unsigned char *p)
 
 /*
  * Write s escaped for JSON (json) or for a terminal (!json). The strings
- * are NUL-terminated, so reading p[1..3] in utf8_len() stops at the NUL,
+ * are NUL-terminated, so reading p[1..3] in output_utf8_len() stops at the NUL,
  * which never passes the continuation-byte test.
  */
 static void
@@ -57,7 +56,7 @@ write_escaped(FILE *f, const char *s, bool json)
             continue;
         }
         if (c >= 0x80) {
-            n = utf8_len(p);
+            n = output_utf8_len(p);
             /* C1 controls (U+0080..U+009F) act on some terminals. */
             if (n == 2 && c == 0xC2 && p[1] < 0xA0 && !json)
                 n = 0;

@@ -3,7 +3,8 @@
  * "scan" mail files, mboxes and Maildirs, "lint" a rule directory, print
  * the "version"; "import" and "db" (import.c) build and look after the
  * state that "scan --state" reads; "fit" (fit.c) fits the rules' scores
- * to labelled mail.
+ * to labelled mail; "report" scans as "scan" does and writes the
+ * moderator's HTML report (report*.c) in place of one line per message.
  *
  * The classifier is built once per run and reused for every message;
  * results are streamed to a fully buffered stdout. Exit codes follow
@@ -33,6 +34,8 @@
 #include "learn.h"
 #include "mailbox.h"
 #include "output.h"
+#include "report.h"
+#include "report_html.h"
 #include "state.h"
 #include "state_db.h"
 
@@ -56,6 +59,8 @@ static const char usage_text[] =
     "                    [--state DIR | --no-state] [--record] [--duplicate-days N]\n"
     "                    [--learn-minimum N]\n"
     "                    [--limit NAME=N]... [--follow-symlinks] PATH...\n"
+    "       slopctl report [-o FILE.html] [the options of scan but --json, --only-actions,\n"
+    "                      --record] PATH...\n"
     "       slopctl lint [--rules DIR] [--scores FILE]\n"
     "       slopctl fit [--rules DIR] [-o FILE] [--folds K] [--fp-limit P] [--plot-dir DIR]\n"
     "                   [--lambda L] [--scale S] [--max-score N] [--seed N]\n"
@@ -113,6 +118,9 @@ static const char usage_details[] =
     "                           patch-hunks (5000), regex-match-limit (100000),\n"
     "                           regex-depth-limit (5000); a cut input is reported\n"
     "                           as LIMIT_REACHED\n"
+    "report scan as scan does and write one self-contained HTML page for\n"
+    "       moderators: summary, charts, the messages sortable by score\n"
+    "  -o, --output FILE        write it to FILE (default: standard output)\n"
     "lint   check every rule and scores file; print file:line: reason for each problem\n"
     "fit    fit the rules' scores to labelled mail, cross-validate them and\n"
     "       write a scores file (-o FILE); see slopctl(1) and docs/scoring.md\n"
@@ -288,6 +296,7 @@ struct scan_state {
     bool record;
     bool as_report; /* --kind report */
     struct output out;
+    struct report *report; /* slopctl report: gather, print nothing */
     unsigned long scanned;
     unsigned long failed;
 };
@@ -307,13 +316,18 @@ scan_message(void *ctx, const struct mailbox_msg *m)
     r = classifier_scan(s->c, m->data, m->len, &env, &res);
     if (r < 0) {
         s->failed++;
+        if (s->report != NULL)
+            report_add_error(s->report);
         return output_error(&s->out, &src, strerror_r(-r, buf, sizeof(buf)));
     }
     s->scanned++;
     if (s->record && (r = state_lookup_record(s->sl, res)) < 0)
         fprintf(stderr, "slopctl: cannot record %s: %s\n", m->file,
                 strerror_r(-r, buf, sizeof(buf)));
-    r = output_result(&s->out, &src, res);
+    if (s->report != NULL)
+        r = report_add(s->report, &src, m->data, m->len, res);
+    else
+        r = output_result(&s->out, &src, res);
     classifier_result_free(res);
     return r;
 }
@@ -325,12 +339,40 @@ scan_error(void *ctx, const char *file, size_t index, const char *reason)
     struct output_source src = {.file = file, .index = index};
 
     s->failed++;
+    if (s->report != NULL)
+        report_add_error(s->report);
     /* A failed write shows up again on the next result, which stops the walk. */
     (void)output_error(&s->out, &src, reason);
 }
 
+/* slopctl report: the gathered report as HTML to path (NULL: standard
+ * output). Returns 0 or a negative errno; a file left half written is
+ * removed. */
 static int
-cmd_scan(int argc, char **argv)
+report_finish(struct report *rep, const char *path)
+{
+    FILE *f = stdout;
+    int r;
+
+    if (path != NULL && (f = fopen(path, "w")) == NULL)
+        return -errno;
+    report_sort_rows(rep);
+    r = report_html_write(f, rep);
+    if (fflush(f) != 0 && r == 0)
+        r = errno != 0 ? -errno : -EIO;
+    if (path != NULL) {
+        if (fclose(f) != 0 && r == 0)
+            r = errno != 0 ? -errno : -EIO;
+        if (r < 0)
+            (void)unlink(path);
+    }
+    return r;
+}
+
+/* "scan", or with as_html "report": the same options, classifier and
+ * walk; only where the results go differs. */
+static int
+cmd_scan(int argc, char **argv, bool as_html)
 {
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'j'},
@@ -349,6 +391,7 @@ cmd_scan(int argc, char **argv)
         {"limit", required_argument, NULL, 'l'},
         {"scores", required_argument, NULL, 's'},
         {"follow-symlinks", no_argument, NULL, 'F'},
+        {"output", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -359,7 +402,7 @@ cmd_scan(int argc, char **argv)
     struct state *st = NULL;
     struct state_lookup sl;
     struct state_lookup_options lopts = {.trust_maintainers = true};
-    const char *rules = NULL, *state_dir = NULL;
+    const char *rules = NULL, *state_dir = NULL, *html_path = NULL;
     const char *report_rcpt[CLASSIFIER_MAX_PATTERNS + 1];
     bool no_state = false;
     unsigned walk_flags = 0;
@@ -371,7 +414,7 @@ cmd_scan(int argc, char **argv)
     s.out.out = stdout;
     s.out.err = stderr;
     s.out.format = OUTPUT_TEXT;
-    while ((opt = getopt_long(argc, argv, "jr:t:l:h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "jr:t:l:o:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'j':
             s.out.format = OUTPUT_JSON;
@@ -428,6 +471,9 @@ cmd_scan(int argc, char **argv)
         case 'F':
             walk_flags |= MAILBOX_FOLLOW_SYMLINKS;
             break;
+        case 'o':
+            html_path = optarg;
+            break;
         case 'D':
             errno = 0;
             lopts.duplicate_days = (uint32_t)strtoul(optarg, &end, 10);
@@ -457,11 +503,16 @@ cmd_scan(int argc, char **argv)
             usage(stdout);
             return 0;
         default:
-            return usage_error("bad option for 'scan'");
+            return usage_error("bad option for '%s'", as_html ? "report" : "scan");
         }
     }
     if (optind >= argc)
-        return usage_error("scan needs at least one PATH (- for standard input)");
+        return usage_error("%s needs at least one PATH (- for standard input)",
+                           as_html ? "report" : "scan");
+    if (as_html && (s.out.format == OUTPUT_JSON || s.out.only_actions || s.record))
+        return usage_error("report takes no --json, --only-actions or --record");
+    if (!as_html && html_path != NULL)
+        return usage_error("-o is for report; scan prints to standard output");
     if (no_state && (state_dir != NULL || s.record))
         return usage_error("--no-state excludes --state and --record");
     if (state_dir == NULL && !no_state) {
@@ -507,14 +558,20 @@ cmd_scan(int argc, char **argv)
     if (!isatty(STDOUT_FILENO))
         setvbuf(stdout, NULL, _IOFBF, 1 << 16);
     r = 0;
+    if (as_html)
+        r = report_new(&opts.thresholds, classifier_doc_base(c), &s.report);
     for (i = optind; i < argc && r == 0; i++)
         r = mailbox_walk(argv[i], walk_flags, scan_message, scan_error, &s);
+    if (r == 0 && as_html)
+        r = report_finish(s.report, html_path);
     if (fflush(stdout) != 0 && r == 0)
         r = errno != 0 ? -errno : -EIO;
     if (r == 0 && ferror(stdout))
         r = -EIO;
     if (r < 0) {
-        fprintf(stderr, "slopctl: cannot write results: %s\n", strerror_r(-r, buf, sizeof(buf)));
+        fprintf(stderr, "slopctl: cannot write %s: %s\n",
+                as_html ? (html_path != NULL ? html_path : "the report") : "results",
+                strerror_r(-r, buf, sizeof(buf)));
         ret = EX_IOERR;
     } else if (s.failed > 0 && s.scanned == 0) {
         ret = EX_NOINPUT;
@@ -523,6 +580,7 @@ cmd_scan(int argc, char **argv)
     } else {
         ret = 0;
     }
+    report_free(s.report);
     classifier_free(c);
     state_close(st);
     return ret;
@@ -579,6 +637,7 @@ main(int argc, char **argv)
 {
     /* getopt prints this name in front of its own messages. */
     static char scan_name[] = "slopctl scan";
+    static char report_name[] = "slopctl report";
     static char lint_name[] = "slopctl lint";
     static char import_name[] = "slopctl import";
     static char db_name[] = "slopctl db";
@@ -598,7 +657,11 @@ main(int argc, char **argv)
     cmd = argv[1];
     if (strcmp(cmd, "scan") == 0) {
         argv[1] = scan_name;
-        return cmd_scan(argc - 1, argv + 1);
+        return cmd_scan(argc - 1, argv + 1, false);
+    }
+    if (strcmp(cmd, "report") == 0) {
+        argv[1] = report_name;
+        return cmd_scan(argc - 1, argv + 1, true);
     }
     if (strcmp(cmd, "lint") == 0) {
         argv[1] = lint_name;

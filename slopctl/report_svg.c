@@ -1,0 +1,295 @@
+/*
+ * report_svg.c - the report's four charts as inline SVG. Sizes are fixed
+ * (a 640-unit wide view box, scaled by the page); the number of bars is
+ * capped (report_svg.h), so the output is bounded whatever the mail.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_escape.h"
+#include "report_svg.h"
+
+#define SVG_W 640
+#define SVG_ML 48 /* left margin: the y axis labels */
+#define SVG_MR 16
+#define SVG_MT 28
+#define SVG_MB 40
+#define SVG_PLOT_H 180
+#define SVG_PW (SVG_W - SVG_ML - SVG_MR)
+#define SVG_MAX_BINS 48
+#define SVG_ROW_H 22
+#define SVG_LABEL_W 250 /* horizontal bars: the label column */
+#define SVG_LABEL_MAX 40
+
+static const char *const action_class[CLASSIFIER_ACTION__COUNT] = {
+    "a-none", "a-tag", "a-reply", "a-quarantine", "a-reject",
+};
+
+static void
+svg_open(FILE *f, const char *id, const char *title, int height)
+{
+    fprintf(f,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"%s\" class=\"chart\" "
+            "viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\">"
+            "<title>%s</title>\n",
+            id, SVG_W, height, SVG_W, height, title);
+}
+
+static void
+svg_caption(FILE *f, int x, int y, const char *text)
+{
+    fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"cap\">%s</text>\n", x, y, text);
+}
+
+/* The action a score falls under by the thresholds alone. */
+static enum classifier_action
+action_at(const struct classifier_thresholds *t, double v)
+{
+    for (int a = CLASSIFIER_ACTION__COUNT - 1; a > CLASSIFIER_ACTION_NONE; a--)
+        if (t->score[a] > 0 && v >= t->score[a])
+            return (enum classifier_action)a;
+    return CLASSIFIER_ACTION_NONE;
+}
+
+static void
+svg_empty(FILE *f, const char *id, const char *title)
+{
+    svg_open(f, id, title, 60);
+    svg_caption(f, SVG_ML, 36, "no messages");
+    fputs("</svg>\n", f);
+}
+
+int
+report_svg_scores(FILE *f, const struct report *rep)
+{
+    static const double steps[] = {0.5, 1, 2, 5, 10, 20, 50, 100, 1000, 10000, 1e5, 1e6};
+    unsigned long count[SVG_MAX_BINS + 1] = {0}, top = 0;
+    double lo = 0, hi = 0, w = steps[0], base;
+    char a[32], b[32];
+    int nb = 1, h = SVG_MT + SVG_PLOT_H + SVG_MB, y0 = SVG_MT + SVG_PLOT_H;
+
+    if (rep->n_scores == 0) {
+        svg_empty(f, "chart-scores", "Score distribution");
+        return 0;
+    }
+    for (size_t i = 0; i < rep->n_scores; i++) {
+        double v = isfinite(rep->scores[i]) ? rep->scores[i] : 0;
+
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    for (int t = CLASSIFIER_ACTION_TAG; t < CLASSIFIER_ACTION__COUNT; t++)
+        if (rep->thresholds.score[t] > hi)
+            hi = rep->thresholds.score[t];
+    lo = lo < -1e6 ? -1e6 : lo;
+    hi = hi > 1e6 ? 1e6 : hi;
+    for (size_t s = 0; s < sizeof(steps) / sizeof(steps[0]); s++) {
+        w = steps[s];
+        nb = (int)(floor(hi / w) - floor(lo / w)) + 1;
+        if (nb <= 40)
+            break;
+    }
+    /* One bin more, so the highest threshold is not on the edge. */
+    nb = nb + 1 > SVG_MAX_BINS ? SVG_MAX_BINS : nb + 1;
+    base = floor(lo / w) * w;
+    for (size_t i = 0; i < rep->n_scores; i++) {
+        double v = isfinite(rep->scores[i]) ? rep->scores[i] : 0;
+        long k;
+
+        v = v < lo ? lo : v > hi ? hi : v;
+        k = lround(floor((v - base) / w));
+
+        k = k < 0 ? 0 : k >= nb ? nb - 1 : k;
+        if (++count[k] > top)
+            top = count[k];
+    }
+
+    svg_open(f, "chart-scores", "Score distribution", h);
+    fprintf(f, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", SVG_ML, y0,
+            SVG_ML + SVG_PW, y0);
+    /* Most mail scores near 0: a log scale keeps the few high scores, the
+     * ones a moderator looks for, visible beside that pile. */
+    for (unsigned long t = 1; t <= top; t *= 10) {
+        int y = y0 - (int)(log1p((double)t) / log1p((double)top) * SVG_PLOT_H);
+
+        fprintf(f,
+                "<line class=\"grid\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>"
+                "<text x=\"%d\" y=\"%d\" class=\"yl\">%lu</text>\n",
+                SVG_ML, y, SVG_ML + SVG_PW, y, SVG_ML - 6, y + 4, t);
+        if (t > ULONG_MAX / 10)
+            break;
+    }
+    for (int k = 0; k < nb; k++) {
+        int x = SVG_ML + k * SVG_PW / nb, x2 = SVG_ML + (k + 1) * SVG_PW / nb;
+        int bh = (int)(log1p((double)count[k]) / log1p((double)top) * SVG_PLOT_H);
+        double from = base + k * w;
+
+        if (k % ((nb + 9) / 10) == 0)
+            fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"xl\">%s</text>\n", x, y0 + 16,
+                    output_score(from, a, sizeof(a)));
+        if (count[k] == 0)
+            continue;
+        fprintf(f,
+                "<rect class=\"%s\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\">"
+                "<title>%s to %s: %lu</title></rect>\n",
+                action_class[action_at(&rep->thresholds, from + w / 2)], x + 1,
+                y0 - (bh > 0 ? bh : 1), x2 - x > 2 ? x2 - x - 2 : 1, bh > 0 ? bh : 1,
+                output_score(from, a, sizeof(a)), output_score(from + w, b, sizeof(b)), count[k]);
+    }
+    for (int t = CLASSIFIER_ACTION_TAG; t < CLASSIFIER_ACTION__COUNT; t++) {
+        double v = rep->thresholds.score[t];
+        int x;
+
+        if (v <= 0)
+            continue;
+        x = SVG_ML + (int)((v - base) / (w * nb) * SVG_PW);
+        /* Labels alternate in height so that near thresholds stay apart. */
+        fprintf(f,
+                "<line class=\"thr %s\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>"
+                "<text x=\"%d\" y=\"%d\" class=\"thl%s\">%s %s</text>\n",
+                action_class[t], x, SVG_MT - 16 + (t % 2) * 12, x, y0,
+                x > SVG_W - 100 ? x - 3 : x + 3, SVG_MT - 8 + (t % 2) * 12,
+                x > SVG_W - 100 ? " end" : "", classifier_action_name((enum classifier_action)t),
+                output_score(v, a, sizeof(a)));
+    }
+    fprintf(f,
+            "<text x=\"%d\" y=\"%d\" class=\"cap\">score (bins of %s), messages on a log "
+            "scale</text>\n",
+            SVG_ML, h - 6, output_score(w, a, sizeof(a)));
+    fputs("</svg>\n", f);
+    return 0;
+}
+
+/* Horizontal bars, one per entry of t by count, stacked by action. */
+static int
+hbars(FILE *f, const char *id, const char *title, const struct report_tally *t, const char *none)
+{
+    struct report_tally_entry *v = NULL;
+    size_t n, shown, more;
+    int h, pw = SVG_W - SVG_LABEL_W - 60, r;
+    unsigned long top;
+
+    r = report_tally_sorted(t, false, &v, &n);
+    if (r < 0)
+        return r;
+    if (n == 0) {
+        svg_open(f, id, title, 60);
+        svg_caption(f, 8, 36, none);
+        fputs("</svg>\n", f);
+        free(v);
+        return 0;
+    }
+    shown = n < REPORT_SVG_TOP ? n : REPORT_SVG_TOP;
+    more = n - shown;
+    top = v[0].n;
+    h = SVG_MT + (int)shown * SVG_ROW_H + (more > 0 || t->other > 0 ? 28 : 8);
+    svg_open(f, id, title, h);
+    for (size_t i = 0; i < shown; i++) {
+        int y = SVG_MT + (int)i * SVG_ROW_H, x = SVG_LABEL_W;
+
+        fputs("<g><title>", f);
+        report_escape(f, v[i].name, REPORT_TALLY_NAME_MAX, false);
+        fprintf(f, ": %lu</title>\n<text x=\"%d\" y=\"%d\" class=\"bl\">", v[i].n, SVG_LABEL_W - 6,
+                y + 15);
+        report_escape(f, v[i].name, SVG_LABEL_MAX, false);
+        fputs("</text>\n", f);
+        for (int a = 0; a < CLASSIFIER_ACTION__COUNT; a++) {
+            int bw = (int)((double)v[i].by_action[a] * pw / (double)top);
+
+            if (v[i].by_action[a] == 0)
+                continue;
+            bw = bw > 0 ? bw : 1;
+            fprintf(f, "<rect class=\"%s\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>",
+                    action_class[a], x, y + 3, bw, SVG_ROW_H - 6);
+            x += bw;
+        }
+        fprintf(f, "\n<text x=\"%d\" y=\"%d\" class=\"n\">%lu</text></g>\n", x + 4, y + 15, v[i].n);
+    }
+    if (more > 0 || t->other > 0) {
+        char note[96];
+
+        snprintf(note, sizeof(note), "and %zu more%s", more,
+                 t->other > 0 ? ", and more not counted apart" : "");
+        svg_caption(f, 8, h - 8, note);
+    }
+    fputs("</svg>\n", f);
+    free(v);
+    return 0;
+}
+
+int
+report_svg_rules(FILE *f, const struct report *rep)
+{
+    return hbars(f, "chart-rules", "Findings by rule", &rep->rules, "no findings");
+}
+
+int
+report_svg_senders(FILE *f, const struct report *rep)
+{
+    return hbars(f, "chart-senders", "Top senders", &rep->senders, "no messages");
+}
+
+int
+report_svg_time(FILE *f, const struct report *rep)
+{
+    const struct report_tally *t =
+        rep->days.n <= REPORT_SVG_MAX_DAYS && rep->days.other == 0 ? &rep->days : &rep->months;
+    struct report_tally_entry *v = NULL;
+    size_t n, first;
+    int h = SVG_MT + SVG_PLOT_H + SVG_MB, y0 = SVG_MT + SVG_PLOT_H, r, cols, every;
+    unsigned long top = 0;
+
+    r = report_tally_sorted(t, true, &v, &n);
+    if (r < 0)
+        return r;
+    if (n == 0) {
+        svg_open(f, "chart-time", "Actions over time", 60);
+        svg_caption(f, 8, 36, "no message has a Date: that parses");
+        fputs("</svg>\n", f);
+        free(v);
+        return 0;
+    }
+    first = n > REPORT_SVG_MAX_PERIODS ? n - REPORT_SVG_MAX_PERIODS : 0;
+    cols = (int)(n - first);
+    every = (cols + 5) / 6;
+    for (size_t i = first; i < n; i++)
+        top = v[i].n > top ? v[i].n : top;
+    svg_open(f, "chart-time", "Actions over time", h);
+    fprintf(f, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", SVG_ML, y0,
+            SVG_ML + SVG_PW, y0);
+    fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"yl\">%lu</text>\n", SVG_ML - 6, SVG_MT + 4, top);
+    fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"yl\">0</text>\n", SVG_ML - 6, y0);
+    for (int i = 0; i < cols; i++) {
+        const struct report_tally_entry *e = &v[first + (size_t)i];
+        int x = SVG_ML + i * SVG_PW / cols, x2 = SVG_ML + (i + 1) * SVG_PW / cols;
+        int y = y0;
+
+        fputs("<g><title>", f);
+        report_escape(f, e->name, 16, false);
+        fprintf(f, ": %lu</title>", e->n);
+        for (int a = 0; a < CLASSIFIER_ACTION__COUNT; a++) {
+            int bh = (int)((double)e->by_action[a] * SVG_PLOT_H / (double)top);
+
+            if (e->by_action[a] == 0)
+                continue;
+            bh = bh > 0 ? bh : 1;
+            y -= bh;
+            fprintf(f, "<rect class=\"%s\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>",
+                    action_class[a], x, y, x2 - x > 1 ? x2 - x - 1 : 1, bh);
+        }
+        fputs("</g>\n", f);
+        if (i % every == 0 && (i == 0 || cols - i > every / 2)) {
+            fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"xl\">", x, y0 + 16);
+            report_escape(f, e->name, 16, false);
+            fputs("</text>\n", f);
+        }
+    }
+    fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"cap\">messages per %s (UTC, by Date:)%s</text>\n",
+            SVG_ML, h - 6, t == &rep->days ? "day" : "month", first > 0 ? ", the latest only" : "");
+    fputs("</svg>\n", f);
+    free(v);
+    return 0;
+}
