@@ -113,11 +113,32 @@ report_free(struct report *rep)
     return NULL;
 }
 
+/*
+ * An address or Message-ID with everything before its last '@' replaced
+ * by U+2026, for a report shown beyond the team (--mask-senders): the
+ * domain still tells a list's regulars from a new sender's provider.
+ * Angle brackets around a Message-ID are kept. NULL stays NULL.
+ */
+static const char *
+mask_address(const char *s, char *buf, size_t size)
+{
+    const char *at;
+
+    if (s == NULL)
+        return NULL;
+    at = strrchr(s, '@');
+    snprintf(buf, size, "%s%s%s", s[0] == '<' ? "<" : "", ellipsis, at != NULL ? at : "");
+    return buf;
+}
+
 static int
 row_fill(struct report_row *row, const struct output_source *src,
-         const struct classifier_result *res, size_t *bytes)
+         const struct classifier_result *res, bool mask, size_t *bytes)
 {
-    char where[REPORT_FIELD_MAX + 32];
+    char where[REPORT_FIELD_MAX + 32], from[REPORT_FIELD_MAX + 8], mid[REPORT_FIELD_MAX + 8];
+    const char *from_shown = mask ? mask_address(res->from, from, sizeof(from)) : res->from;
+    const char *mid_shown =
+        mask ? mask_address(res->message_id, mid, sizeof(mid)) : res->message_id;
     size_t n = res->n_hits < REPORT_MAX_ROW_HITS ? res->n_hits : REPORT_MAX_ROW_HITS;
     int r;
 
@@ -131,9 +152,9 @@ row_fill(struct report_row *row, const struct output_source *src,
     row->disclosure = res->disclosure;
     row->truncated = res->truncated;
     if ((r = field_dup(where, sizeof(where), &row->where, bytes)) < 0 ||
-        (r = field_dup(res->message_id, REPORT_FIELD_MAX, &row->message_id, bytes)) < 0 ||
+        (r = field_dup(mid_shown, REPORT_FIELD_MAX, &row->message_id, bytes)) < 0 ||
         (r = field_dup(res->subject, REPORT_FIELD_MAX, &row->subject, bytes)) < 0 ||
-        (r = field_dup(res->from, REPORT_FIELD_MAX, &row->from, bytes)) < 0)
+        (r = field_dup(from_shown, REPORT_FIELD_MAX, &row->from, bytes)) < 0)
         return r;
     row->hits_dropped = res->n_hits - n;
     if (n == 0)
@@ -207,7 +228,13 @@ report_add(struct report *rep, const struct output_source *src, const char *msg,
         if ((r = report_tally_add(&rep->rules, res->hits[i].rule != NULL ? res->hits[i].rule : "?",
                                   action)) < 0)
             return r;
-    sender_key(res->from, key, sizeof(key));
+    if (rep->mask_senders) {
+        char masked[REPORT_TALLY_NAME_MAX];
+
+        sender_key(mask_address(res->from, masked, sizeof(masked)), key, sizeof(key));
+    } else {
+        sender_key(res->from, key, sizeof(key));
+    }
     if ((r = report_tally_add(&rep->senders, key[0] != '\0' ? key : "(no From)", action)) < 0)
         return r;
     /* A day after tomorrow is a wrong clock or a forged header: it would
@@ -231,7 +258,7 @@ report_add(struct report *rep, const struct output_source *src, const char *msg,
     }
     row = &rep->rows[rep->n_rows];
 
-    r = row_fill(row, src, res, &bytes);
+    r = row_fill(row, src, res, rep->mask_senders, &bytes);
     if (r < 0) {
         row_release(row);
         return r;

@@ -67,6 +67,7 @@ struct report {
     unsigned long errors;  /* inputs or messages that could not be scanned */
     unsigned long undated; /* no Date:, or none that parses, or one in the future */
     int64_t today;         /* days since 1970 when the report began */
+    bool mask_senders;     /* From: and Message-ID shown by their domain only */
     unsigned long by_action[CLASSIFIER_ACTION__COUNT];
     unsigned long by_kind[REPORT_KINDS];
     struct report_row *rows;

@@ -59,8 +59,8 @@ static const char usage_text[] =
     "                    [--state DIR | --no-state] [--record] [--duplicate-days N]\n"
     "                    [--learn-minimum N]\n"
     "                    [--limit NAME=N]... [--follow-symlinks] PATH...\n"
-    "       slopctl report [-o FILE.html] [the options of scan but --json, --only-actions,\n"
-    "                      --record] PATH...\n"
+    "       slopctl report [-o FILE.html] [--mask-senders] [the options of scan but --json,\n"
+    "                      --only-actions, --record] PATH...\n"
     "       slopctl lint [--rules DIR] [--scores FILE]\n"
     "       slopctl fit [--rules DIR] [-o FILE] [--folds K] [--fp-limit P] [--plot-dir DIR]\n"
     "                   [--lambda L] [--scale S] [--max-score N] [--seed N]\n"
@@ -121,6 +121,8 @@ static const char usage_details[] =
     "report scan as scan does and write one self-contained HTML page for\n"
     "       moderators: summary, charts, the messages sortable by score\n"
     "  -o, --output FILE        write it to FILE (default: standard output)\n"
+    "      --mask-senders       show From: and Message-ID by their domain only\n"
+    "                           (a report shown beyond the team)\n"
     "lint   check every rule and scores file; print file:line: reason for each problem\n"
     "fit    fit the rules' scores to labelled mail, cross-validate them and\n"
     "       write a scores file (-o FILE); see slopctl(1) and docs/scoring.md\n"
@@ -392,6 +394,7 @@ cmd_scan(int argc, char **argv, bool as_html)
         {"scores", required_argument, NULL, 's'},
         {"follow-symlinks", no_argument, NULL, 'F'},
         {"output", required_argument, NULL, 'o'},
+        {"mask-senders", no_argument, NULL, 'm'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -404,7 +407,7 @@ cmd_scan(int argc, char **argv, bool as_html)
     struct state_lookup_options lopts = {.trust_maintainers = true};
     const char *rules = NULL, *state_dir = NULL, *html_path = NULL;
     const char *report_rcpt[CLASSIFIER_MAX_PATTERNS + 1];
-    bool no_state = false;
+    bool no_state = false, mask_senders = false;
     unsigned walk_flags = 0;
     char *end;
     char buf[128];
@@ -499,6 +502,9 @@ cmd_scan(int argc, char **argv, bool as_html)
                                    "regex-match-limit, regex-depth-limit",
                                    optarg);
             break;
+        case 'm':
+            mask_senders = true;
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -511,8 +517,9 @@ cmd_scan(int argc, char **argv, bool as_html)
                            as_html ? "report" : "scan");
     if (as_html && (s.out.format == OUTPUT_JSON || s.out.only_actions || s.record))
         return usage_error("report takes no --json, --only-actions or --record");
-    if (!as_html && html_path != NULL)
-        return usage_error("-o is for report; scan prints to standard output");
+    if (!as_html && (html_path != NULL || mask_senders))
+        return usage_error("-o and --mask-senders are for report; scan prints to standard "
+                           "output");
     if (no_state && (state_dir != NULL || s.record))
         return usage_error("--no-state excludes --state and --record");
     if (state_dir == NULL && !no_state) {
@@ -560,6 +567,8 @@ cmd_scan(int argc, char **argv, bool as_html)
     r = 0;
     if (as_html)
         r = report_new(&opts.thresholds, classifier_doc_base(c), &s.report);
+    if (as_html && r == 0)
+        s.report->mask_senders = mask_senders;
     for (i = optind; i < argc && r == 0; i++)
         r = mailbox_walk(argv[i], walk_flags, scan_message, scan_error, &s);
     if (r == 0 && as_html)

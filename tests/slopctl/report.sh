@@ -338,6 +338,18 @@ check "scan -o is refused (exit 64)" sh -c \
     "'$SLOPCTL' scan -o '$T/x.html' --rules '$T/rules' '$T/long.eml' >/dev/null 2>&1; [ \$? -eq 64 ]"
 check "report to an unwritable path: exit 74, no file" sh -c \
     "'$SLOPCTL' report --no-state --rules '$T/rules' -o '$T/no/such/dir.html' '$T/long.eml' >/dev/null 2>&1; [ \$? -eq 74 ]"
+# --mask-senders: no local part of a From: or Message-ID reaches the page
+# (neither the table nor the top-senders chart), the domain does; the
+# messages are all still there.
+"$SLOPCTL" report --no-state --rules "$T/rules" --mask-senders -o "$T/masked.html" \
+    "$T/mail/patch1.eml" "$T/mail/patch2.eml" "$T/mail/report.eml" 2>/dev/null
+check "--mask-senders: no sender's local part in the page" sh -c \
+    "! grep -Eqi 'ann@|bob@|carol@|p1@|p2@|r1@' '$T/masked.html'"
+check "--mask-senders: the domain is shown" grep -q '@example.org' "$T/masked.html"
+check "--mask-senders: the three messages are listed" sh -c \
+    "grep -q 'zebra: fix the stripes' '$T/masked.html' && grep -q 'frob: check the length' '$T/masked.html' && grep -q 'frob parser crash' '$T/masked.html'"
+check "scan --mask-senders is refused (exit 64)" sh -c \
+    "'$SLOPCTL' scan --mask-senders --rules '$T/rules' '$T/long.eml' >/dev/null 2>&1; [ \$? -eq 64 ]"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
