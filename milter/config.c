@@ -167,6 +167,13 @@ key_set(struct config *cfg, const struct key *k, const char *value, char *why, s
                      k->name, value);
             return -EINVAL;
         }
+        if (*value != '\0' && (k->flags & K_TCP_ONLY) && strncmp(value, "inet", 4) != 0) {
+            snprintf(why, why_size,
+                     "%s: '%s' is not a TCP socket (use inet:port@host or "
+                     "inet6:port@host)",
+                     k->name, value);
+            return -EINVAL;
+        }
         return replace_string(field, value);
     case T_HOSTPORT:
         if (!hostport_valid(value)) {

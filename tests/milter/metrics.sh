@@ -230,6 +230,7 @@ write_conf "$work/unix.conf" "$work/unix.sock" "unix:$work/metrics.sock"
 timeout 60 "$bin" -f -c "$work/unix.conf" >"$work/unix.log" 2>&1
 rc=$?
 check "start: UNIX socket: exit 78 (EX_CONFIG)" [ "$rc" -eq 78 ]
+check "start: UNIX socket: says so" grep -q "MetricsSocket: .* is not a TCP socket" "$work/unix.log"
 check "start: running daemon unharmed" scrape "$work/last.om"
 stop_daemon
 
