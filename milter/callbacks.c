@@ -60,6 +60,7 @@
 #include "gate.h"
 #include "log.h"
 #include "membudget.h"
+#include "metrics.h"
 #include "reply.h"
 #include "reply_verify.h"
 #include "scanner.h"
@@ -452,6 +453,34 @@ record_scan(const struct config *cfg, const struct msg *m, const struct classifi
     else if (r < 0)
         log_warning("%s: cannot record the message in StateDir: %s, verdict unchanged", m->queue_id,
                     log_strerror(r, eb, sizeof(eb)));
+    if (r < 0)
+        metrics_note_error(METRICS_ERR_STATE_RECORD);
+}
+
+static enum metrics_error
+cause_error(enum verdict_cause cause)
+{
+    switch (cause) {
+    case VERDICT_TIMEOUT:
+        return METRICS_ERR_TIMEOUT;
+    case VERDICT_OVERSIZE:
+        return METRICS_ERR_OVERSIZE;
+    case VERDICT_BUSY:
+        return METRICS_ERR_BUSY;
+    default:
+        return METRICS_ERR_INTERNAL;
+    }
+}
+
+/* The rules that held, by their slot in the metrics name table. */
+static void
+note_findings(const struct snapshot *snap, const struct classifier_result *res)
+{
+    size_t n_rules = classifier_rule_count(snap->classifier);
+
+    for (size_t i = 0; snap->metrics_rules != NULL && i < res->n_matched; i++)
+        if (res->matched[i] < n_rules)
+            metrics_note_finding(snap->metrics_rules[res->matched[i]]);
 }
 
 /* The score without the learned findings: what AutoLearn goes by, so
@@ -527,6 +556,7 @@ callbacks_decide(struct snapshot *snap, struct msg *m, void (*progress)(void *),
     }
     r = scan_with_timeout(snap, m, progress, pctx, &d->res);
     d->ms = ms_since(&t0);
+    metrics_note_scan((uint64_t)(d->ms * 1000.0));
     if (r == -ETIMEDOUT) {
         cause = VERDICT_TIMEOUT;
         goto failed;
@@ -535,6 +565,7 @@ callbacks_decide(struct snapshot *snap, struct msg *m, void (*progress)(void *),
         goto failed;
     if (m->oversize)
         d->res->truncated = true;
+    note_findings(snap, d->res);
     if (verdict_build(cfg, d->res, &in, &d->plan) < 0)
         goto failed;
     record_scan(cfg, m, d->res);
@@ -548,6 +579,7 @@ callbacks_decide(struct snapshot *snap, struct msg *m, void (*progress)(void *),
     return;
 
 failed:
+    metrics_note_error(cause_error(cause));
     if (verdict_build_failure(cfg, cause, &in, &d->plan) < 0) {
         /* Out of memory even for the failure plan: accept untouched. */
         verdict_plan_init(&d->plan);
@@ -908,6 +940,7 @@ busy_early(SMFICTX *ctx, struct conn *c, sfsistat *ret)
     *ret = plan_status(&plan);
     verdict_plan_release(&plan);
     note_busy(cfg);
+    metrics_note_skip(METRICS_SKIP_BUSY_AT_MAIL);
     log_info("%s: from=<%s> cause=busy result=%s at=MAIL", c->msg->queue_id,
              log_clean(c->msg->mail_from, from, sizeof(from)),
              *ret == SMFIS_TEMPFAIL ? "tempfail" : "reject");
@@ -926,8 +959,11 @@ cb_envfrom(SMFICTX *ctx, char **argv)
     if (c == NULL)
         return early_failure(NULL);
     cfg = c->snap->cfg;
-    if (c->skip)
+    if (c->skip) {
+        metrics_note_skip(strcmp(c->skip, "PeerList") == 0 ? METRICS_SKIP_PEER_LIST
+                                                           : METRICS_SKIP_INTERNAL_HOSTS);
         return CB_PASS;
+    }
     c->msg = msg_free(c->msg);
     m = msg_new((size_t)cfg->max_message_size);
     if (m == NULL) {
@@ -950,6 +986,7 @@ cb_envfrom(SMFICTX *ctx, char **argv)
 
         log_info("%s: from=<%s> authenticated, not scanned", m->queue_id,
                  log_clean(m->mail_from, from, sizeof(from)));
+        metrics_note_skip(METRICS_SKIP_AUTHENTICATED);
         c->msg = msg_free(m);
         return CB_PASS;
     }
@@ -958,6 +995,7 @@ cb_envfrom(SMFICTX *ctx, char **argv)
 
         log_info("%s: from=<%s> in AllowSenders, not scanned", m->queue_id,
                  log_clean(m->mail_from, from, sizeof(from)));
+        metrics_note_skip(METRICS_SKIP_ALLOW_SENDERS);
         c->msg = msg_free(m);
         return CB_PASS;
     }
@@ -1017,6 +1055,7 @@ cb_eoh(SMFICTX *ctx)
         msg_set_queue_id(m, smfi_getsymval(ctx, sym_queue_id));
         log_info("%s: from=<%s> no recipient in Recipients, not scanned", m->queue_id,
                  log_clean(m->mail_from, from, sizeof(from)));
+        metrics_note_skip(METRICS_SKIP_NO_RECIPIENT);
         c->msg = msg_free(m);
         return pass_stage(c, SMFIP_NR_EOH);
     }
@@ -1084,6 +1123,7 @@ dispatch_reply(const struct config *cfg, struct msg *m, struct decision *d)
             log_error("%s: reply ledger: %s, not replying", m->queue_id,
                       log_strerror(r, eb, sizeof(eb)));
         snprintf(d->reply_note, sizeof(d->reply_note), "ledger-error");
+        metrics_note_error(METRICS_ERR_REPLY_LEDGER);
         return;
     }
     if (claim == STATE_CLAIM_RECENT) {
@@ -1111,12 +1151,14 @@ cb_eom(SMFICTX *ctx)
     const struct config *cfg;
     struct decision d;
     const char *what = NULL;
+    struct timespec t0;
     sfsistat status;
     uint64_t fails;
     struct msg *m;
 
     if (c == NULL || c->msg == NULL)
         return SMFIS_CONTINUE;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     m = c->msg;
     cfg = c->snap->cfg;
     msg_set_queue_id(m, smfi_getsymval(ctx, sym_queue_id));
@@ -1135,6 +1177,7 @@ cb_eom(SMFICTX *ctx)
         d.plan.result = VERDICT_TEMPFAIL;
         d.plan.reply = false;
         status = SMFIS_TEMPFAIL;
+        metrics_note_error(METRICS_ERR_SHARED_STATE);
     } else if (plan_apply(ctx, &d.plan, &what) < 0) {
         struct verdict_input in;
 
@@ -1147,9 +1190,15 @@ cb_eom(SMFICTX *ctx)
             log_error("%s: cannot set the SMTP reply either", m->queue_id);
         d.plan.reply = false;
         status = early_failure(cfg);
+        metrics_note_error(METRICS_ERR_MTA_CHANGE);
     } else if (d.plan.reply)
         dispatch_reply(cfg, m, &d);
     callbacks_log_decision(m, &d);
+    metrics_note_message(d.res != NULL, d.res ? d.res->kind : CLASSIFIER_KIND_OTHER,
+                         d.res ? d.res->action : CLASSIFIER_ACTION_NONE, d.plan.result);
+    if (d.plan.reply)
+        metrics_note_reply(d.reply_note);
+    metrics_note_eom((uint64_t)(ms_since(&t0) * 1000.0));
     decision_release(&d);
     c->msg = msg_free(m);
     return status;
@@ -1194,6 +1243,7 @@ callbacks_reply_status(void *ctx, const struct reply_status *status)
     const char *id = status->id && *status->id ? status->id : "NOQUEUE";
 
     log_clean(status->rcpt, rcpt, sizeof(rcpt));
+    metrics_note_reply_sent(status->ok);
     if (status->ok) {
         log_info("%s: reply to <%s> sent", id, rcpt);
         return;

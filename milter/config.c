@@ -159,9 +159,17 @@ key_set(struct config *cfg, const struct key *k, const char *value, char *why, s
         }
         return replace_string(field, value);
     case T_SOCKET:
-        if (!config_socket_valid(value)) {
+        /* Reached with "" only for a K_EMPTY_OK key: "off". */
+        if (*value != '\0' && !config_socket_valid(value)) {
             snprintf(why, why_size,
                      "%s: bad socket '%s' (use local:/path, unix:/path, inet:port@host or "
+                     "inet6:port@host)",
+                     k->name, value);
+            return -EINVAL;
+        }
+        if (*value != '\0' && (k->flags & K_TCP_ONLY) && strncmp(value, "inet", 4) != 0) {
+            snprintf(why, why_size,
+                     "%s: '%s' is not a TCP socket (use inet:port@host or "
                      "inet6:port@host)",
                      k->name, value);
             return -EINVAL;

@@ -88,6 +88,7 @@ struct config_hosts {
 struct config {
     char *socket;
     unsigned socket_mode;
+    char *metrics_socket; /* "": no metrics endpoint */
     char *user_id;
     char *pid_file;
     unsigned umask;

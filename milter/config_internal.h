@@ -39,6 +39,7 @@ enum key_type {
 
 enum key_flags {
     K_EMPTY_OK = 1 << 0, /* an empty value is allowed (means "off" or "none") */
+    K_TCP_ONLY = 1 << 1, /* T_SOCKET: inet: or inet6: only */
 };
 
 struct key {

@@ -56,6 +56,12 @@ const struct key config_keys[] = {
     {"SocketMode", T_OCTAL, 0, "0660", NULL, 0, 0777, NULL, NULL, F(socket_mode),
      "Permissions of a UNIX-domain socket, in octal. The MTA's user must be able to write "
      "to it: add it to the daemon's group (e.g. usermod -aG slop-milter postfix) or use 0666."},
+    {"MetricsSocket", T_SOCKET, K_EMPTY_OK | K_TCP_ONLY, "", NULL, 0, 0, NULL, NULL,
+     F(metrics_socket),
+     "Where to serve metrics over HTTP (GET /metrics, OpenMetrics text for Prometheus): "
+     "inet:port@host or inet6:port@host, e.g. inet:9393@127.0.0.1. The endpoint has no "
+     "authentication: keep it on loopback or behind a firewall. Served from its own thread, "
+     "never from a milter connection's. Empty: off. Read at start-up only."},
     {"MaxConnections", T_UINT, 0, "0", NULL, 0, 65536, NULL, NULL, F(max_connections),
      "Milter connections served at once. A connection over it is answered tempfail by the "
      "daemon itself (4xx to the SMTP client; the MTA retries), and one log line says when "

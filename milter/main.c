@@ -38,6 +38,7 @@
 #include "gate.h"
 #include "log.h"
 #include "membudget.h"
+#include "metrics_http.h"
 #include "reply.h"
 #include "shared_state.h"
 #include "snapshot.h"
@@ -98,6 +99,7 @@ block_signals(void)
 static struct {
     struct state *st;
     struct reply_sender *sender;
+    struct metrics_http *metrics; /* MetricsSocket's server; reads st */
     const char *sock_path;
     const char *pid_file;
     atomic_flag cleaned;
@@ -522,6 +524,8 @@ str_changed(const char *a, const char *b)
 static void
 warn_restart_keys(const struct config *old, const struct config *new)
 {
+    if (str_changed(old->metrics_socket, new->metrics_socket))
+        log_warning("reload: MetricsSocket takes effect on restart only");
     if (str_changed(old->socket, new->socket) || old->socket_mode != new->socket_mode ||
         str_changed(old->user_id, new->user_id) || str_changed(old->pid_file, new->pid_file) ||
         old->umask != new->umask || str_changed(old->state_dir, new->state_dir) ||
@@ -583,6 +587,8 @@ daemon_cleanup(bool release)
     if (!release)
         return;
     callbacks_setup(NULL, false, NULL);
+    /* Before the state closes: a scrape reads its sizes. */
+    rt.metrics = metrics_http_free(rt.metrics);
     rt.sender = reply_sender_free(rt.sender);
     /* A scan that timed out may still read it; exit closes it then. */
     if (callbacks_state_users() == 0)
@@ -724,7 +730,7 @@ run_daemon(struct snapshot *snap)
     char *conn_spec;
     bool without_state;
     char redis_password[SHARED_STATE_PASSWORD_MAX];
-    int r, status = EX_OK;
+    int r, metrics_fd = -1, status = EX_OK;
 
     if (ids_resolve(cfg->user_id, &ids) < 0)
         return EX_NOUSER;
@@ -758,6 +764,20 @@ run_daemon(struct snapshot *snap)
         if (ids.set && geteuid() == 0 && chown(sock_path, ids.uid, ids.gid) != 0)
             fprintf(stderr, "slop-milter: chown '%s': %s\n", sock_path,
                     log_strerror(errno, eb, sizeof(eb)));
+    }
+
+    /* Bound now, so that a taken port reaches the caller's status; served
+     * only once privileges are dropped. */
+    if (*cfg->metrics_socket != '\0') {
+        r = metrics_http_listen(cfg->metrics_socket, &metrics_fd);
+        if (r < 0) {
+            fprintf(stderr, "slop-milter: cannot listen on MetricsSocket '%s': %s\n",
+                    cfg->metrics_socket,
+                    r == -EINVAL ? "not inet:port@host or inet6:port@host"
+                                 : log_strerror(r, eb, sizeof(eb)));
+            status = r == -EINVAL ? EX_CONFIG : EX_UNAVAILABLE;
+            goto out;
+        }
     }
 
     if (!opts.foreground && daemon(0, 0) != 0) {
@@ -825,6 +845,17 @@ run_daemon(struct snapshot *snap)
     membudget_setup_trim(cfg->trim_memory);
     callbacks_setup(rt.st, true, rt.sender);
     snapshot_install(snapshot_ref(snap));
+    if (metrics_fd >= 0) {
+        r = metrics_http_start(metrics_fd, rt.st, &rt.metrics);
+        metrics_fd = -1;
+        if (r < 0) {
+            log_error("cannot serve MetricsSocket '%s': %s", cfg->metrics_socket,
+                      log_strerror(r, eb, sizeof(eb)));
+            status = EX_OSERR;
+            goto out;
+        }
+        log_info("metrics: GET /metrics on MetricsSocket %s", cfg->metrics_socket);
+    }
     /* After dropping privileges: RLIMIT_NPROC binds the new user. */
     r = smfi_settimeout((int)cfg->read_timeout) == MI_SUCCESS
             ? gate_start(cfg->max_connections, cfg->read_timeout)
@@ -878,6 +909,8 @@ out:
     daemon_cleanup(true);
     snapshot_install(NULL);
     log_info("stopped");
+    if (metrics_fd >= 0)
+        close(metrics_fd);
     free(conn_spec);
     return status;
 }

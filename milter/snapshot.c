@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "classifier.h"
+#include "metrics.h"
 #include "reply.h"
 #include "snapshot.h"
 
@@ -44,6 +45,7 @@ relay_rules_diag(void *ctx, const struct classifier_diag *d)
 static void
 snapshot_free(struct snapshot *s)
 {
+    free(s->metrics_rules);
     reply_template_free(s->reply_template);
     classifier_free(s->classifier);
     config_free(s->cfg);
@@ -119,6 +121,13 @@ snapshot_build(const char *config_path, const struct config_paths *paths, snapsh
             diag_fn(diag_ctx, text);
         }
         r = -EINVAL;
+        goto out;
+    }
+
+    r = metrics_rules_map(s->classifier, &s->metrics_rules);
+    if (r < 0) {
+        if (diag_fn)
+            diag_fn(diag_ctx, "out of memory mapping rules to metrics");
         goto out;
     }
 

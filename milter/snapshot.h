@@ -15,6 +15,7 @@
 #define SLOP_MILTER_SNAPSHOT_H
 
 #include <stdatomic.h>
+#include <stdint.h>
 
 #include "config.h"
 
@@ -27,6 +28,7 @@ struct snapshot {
     struct config *cfg;
     struct classifier *classifier;
     struct reply_template *reply_template;
+    uint32_t *metrics_rules; /* per rule id, its metrics slot (metrics_rules_map()) */
 };
 
 /* Receives each problem as "file:line: reason"; ctx is the caller's. */

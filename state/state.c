@@ -647,6 +647,7 @@ state_stats(struct state *st, struct state_stats *ret)
     if (r < 0)
         return r;
     c.stats.map_size = info.me_mapsize;
+    c.stats.txnid = (uint64_t)info.me_last_txnid;
     c.stats.used_bytes = ((uint64_t)info.me_last_pgno + 1) * env_stat.ms_psize;
     *ret = c.stats;
     return 0;

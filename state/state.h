@@ -109,6 +109,7 @@ struct state_stats {
     uint64_t used_bytes; /* pages in use * page size */
     uint64_t ledger_entries;
     uint32_t schema_version;
+    uint64_t txnid; /* newest committed transaction: the state's generation */
 };
 
 int state_stats(struct state *st, struct state_stats *ret);

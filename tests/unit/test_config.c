@@ -173,6 +173,9 @@ static const struct {
     {"Socket unix:/var/run/m.sock", "Socket", "Socket unix:/var/run/m.sock"},
     {"Socket inet:10025", "Socket", "Socket inet:10025"},
     {"SocketMode 0666", "SocketMode", "SocketMode 0666"},
+    {"MetricsSocket inet:9393@127.0.0.1", "MetricsSocket", "MetricsSocket inet:9393@127.0.0.1"},
+    {"MetricsSocket inet6:9393@[::1]", "MetricsSocket", "MetricsSocket inet6:9393@[::1]"},
+    {"MetricsSocket \"\"", "MetricsSocket", "MetricsSocket \"\""},
     {"UMask 022", "UMask", "UMask 0022"},
     {"UserID slop-milter:mail", "UserID", "UserID slop-milter:mail"},
     {"PidFile /run/slop-milter/pid", "PidFile", "PidFile /run/slop-milter/pid"},
@@ -275,6 +278,12 @@ static const struct {
      "inet:port@host or inet6:port@host)"},
     {"Socket local:relative.sock",
      "t.conf:1: Socket: bad socket 'local:relative.sock' (use local:/path, unix:/path, "
+     "inet:port@host or inet6:port@host)"},
+    {"MetricsSocket unix:/run/m.sock",
+     "t.conf:1: MetricsSocket: 'unix:/run/m.sock' is not a TCP socket (use inet:port@host or "
+     "inet6:port@host)"},
+    {"MetricsSocket inet:0@127.0.0.1",
+     "t.conf:1: MetricsSocket: bad socket 'inet:0@127.0.0.1' (use local:/path, unix:/path, "
      "inet:port@host or inet6:port@host)"},
     {"Mode enforcing", "t.conf:1: Mode: bad value 'enforcing' (use enforce or monitor)"},
     {"OnInternalError scan",
