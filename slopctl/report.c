@@ -117,15 +117,16 @@ report_free(struct report *rep)
  * An address or Message-ID with everything before its last '@' replaced
  * by U+2026, for a report shown beyond the team (--mask-senders): the
  * domain still tells a list's regulars from a new sender's provider.
- * Angle brackets around a Message-ID are kept. NULL stays NULL.
+ * Angle brackets around a Message-ID are kept. Without mask, or for NULL,
+ * s itself.
  */
 static const char *
-mask_address(const char *s, char *buf, size_t size)
+shown_address(const char *s, bool mask, char *buf, size_t size)
 {
     const char *at;
 
-    if (s == NULL)
-        return NULL;
+    if (!mask || s == NULL)
+        return s;
     at = strrchr(s, '@');
     snprintf(buf, size, "%s%s%s", s[0] == '<' ? "<" : "", ellipsis, at != NULL ? at : "");
     return buf;
@@ -136,9 +137,8 @@ row_fill(struct report_row *row, const struct output_source *src,
          const struct classifier_result *res, bool mask, size_t *bytes)
 {
     char where[REPORT_FIELD_MAX + 32], from[REPORT_FIELD_MAX + 8], mid[REPORT_FIELD_MAX + 8];
-    const char *from_shown = mask ? mask_address(res->from, from, sizeof(from)) : res->from;
-    const char *mid_shown =
-        mask ? mask_address(res->message_id, mid, sizeof(mid)) : res->message_id;
+    const char *from_shown = shown_address(res->from, mask, from, sizeof(from));
+    const char *mid_shown = shown_address(res->message_id, mask, mid, sizeof(mid));
     size_t n = res->n_hits < REPORT_MAX_ROW_HITS ? res->n_hits : REPORT_MAX_ROW_HITS;
     int r;
 
@@ -196,7 +196,7 @@ report_add(struct report *rep, const struct output_source *src, const char *msg,
            const struct classifier_result *res)
 {
     enum classifier_action action = res->action;
-    char day[16] = "", key[REPORT_TALLY_NAME_MAX];
+    char day[16] = "", key[REPORT_TALLY_NAME_MAX], masked[REPORT_TALLY_NAME_MAX];
     struct report_row *row;
     int64_t dnum;
     size_t bytes = 0;
@@ -228,13 +228,8 @@ report_add(struct report *rep, const struct output_source *src, const char *msg,
         if ((r = report_tally_add(&rep->rules, res->hits[i].rule != NULL ? res->hits[i].rule : "?",
                                   action)) < 0)
             return r;
-    if (rep->mask_senders) {
-        char masked[REPORT_TALLY_NAME_MAX];
-
-        sender_key(mask_address(res->from, masked, sizeof(masked)), key, sizeof(key));
-    } else {
-        sender_key(res->from, key, sizeof(key));
-    }
+    sender_key(shown_address(res->from, rep->mask_senders, masked, sizeof(masked)), key,
+               sizeof(key));
     if ((r = report_tally_add(&rep->senders, key[0] != '\0' ? key : "(no From)", action)) < 0)
         return r;
     /* A day after tomorrow is a wrong clock or a forged header: it would
