@@ -2478,8 +2478,11 @@ static inline bool
 probe(const struct pf_region *rg, unsigned h, const char *s, size_t len, size_t i, uint32_t w4,
       bool wb, uint8_t *possible, uint32_t *left)
 {
-    for (size_t x = rg->start[h]; x < rg->start[h + 1]; x++) {
-        const struct pf_entry *e = &rg->v[x];
+    /* Read once: a store to possible[] (bytes) may alias anything, and
+     * would make the compiler load the bounds and entries afresh. */
+    const struct pf_entry *e = rg->v + rg->start[h], *end = rg->v + rg->start[h + 1];
+
+    for (; e < end; e++) {
 
         /* A bucket is sorted by head, and a head that fits is w4 or w4
          * with its last bytes zeroed: none past w4 fits. */
