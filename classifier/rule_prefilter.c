@@ -775,6 +775,29 @@ info_copy(struct pf_parser *ps, struct pf_info *dst, const struct pf_info *src)
     }
 }
 
+/* x, exact, followed by itself until it stands for min repetitions, or
+ * as many as the set and literal caps allow: every match of x{min,} holds
+ * that many in a row, and "x{12,40}" then requires twelve x, not one. */
+static void
+repeat_exact(struct pf_parser *ps, struct pf_info *x, unsigned min)
+{
+    struct pf_info base;
+
+    if (x->kind != PF_EXACT || min < 2)
+        return;
+    info_copy(ps, &base, x);
+    for (unsigned k = 1; k < min && base.kind == PF_EXACT && !ps->nomem; k++) {
+        struct pf_info next;
+
+        info_copy(ps, &next, &base);
+        if (!exact_concat(ps, x, &next)) {
+            info_release(&next);
+            break;
+        }
+    }
+    info_release(&base);
+}
+
 /* One atom and its quantifier; false at the end of a sequence. An exact
  * atom repeated at least once (\s+, (?:ab|cd){2,}) is no longer exact,
  * but each of its first and last repetitions is one of its strings: that
@@ -857,6 +880,7 @@ parse_atom(struct pf_parser *ps, struct pf_info *x, struct pf_info *tail)
         } else if (!(min == 1 && max == 1)) {
             if (x->kind == PF_EXACT && tail->kind == PF_ANY)
                 info_copy(ps, tail, x);
+            repeat_exact(ps, x, min);
             info_to_req(x);
         }
     }

@@ -120,6 +120,12 @@ test_literal_sets(void **state)
         {"(?:foo)?x", {{NULL}}},
         /* \s+ joins its neighbours; the tests leave the literals. */
         {"\\bfoo\\s+of\\s+barbaz\\b", {{"barbaz"}, {"foo"}, {"of"}}},
+        /* A repetition requires its least count of the atom in a row. */
+        {"a:x{12,40}\\b", {{"xxxxxxxxxxxx"}, {"a:x"}}},
+        {"a(?:bc|d){3,}e",
+         {{"bcbcbc", "bcbcd", "bcdbc", "bcdd", "dbcbc", "dbcd", "ddbc", "ddd"},
+          {"abc", "ad"},
+          {"bce", "de"}}},
     };
     (void)state;
 
