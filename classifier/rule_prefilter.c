@@ -1341,6 +1341,9 @@ struct pf_entry {
      * first one highest: one compare rejects most entries of a bucket,
      * which share their first three bytes ("con" starts dozens). */
     uint32_t head;
+    /* head_mask() of its length: the bytes of a text's head it must
+     * equal. Kept, as the probe tests it at every entry it walks. */
+    uint32_t mask;
     uint32_t pattern : 21;
     uint32_t tests : 4; /* PF_WB_*, PF_WS_*: what to test around the literal */
     uint32_t len : 7;   /* at most PF_LIT_MAX */
@@ -1611,6 +1614,7 @@ add_entry(struct pf_region *rg, const char *lit, unsigned flags, uint32_t id)
     e->lit = lit;
     e->len = strlen(e->lit) & 127u;
     e->head = head_of(e->lit, e->len);
+    e->mask = head_mask(e->len);
     e->pattern = id;
     e->tests = flags & 15u;
     if (e->len == 2) {
@@ -2512,7 +2516,7 @@ probe(const struct pf_region *rg, unsigned h, const char *s, size_t len, size_t 
          * with its last bytes zeroed: none past w4 fits. */
         if (e->head > w4)
             break;
-        if ((w4 & head_mask(e->len)) != e->head || possible[e->pattern])
+        if ((w4 & e->mask) != e->head || possible[e->pattern])
             continue;
         if (e->len > 4 && (e->len > len - i || !eq_ci(s + i + 4, e->lit + 4, e->len - 4u)))
             continue;
