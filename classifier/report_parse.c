@@ -767,19 +767,21 @@ extract_paths(struct message *m, const char *s, size_t n)
     size_t i = 0;
     int r;
 
-    /* Every path taken has a '/' (is_tree_path()). */
-    if (memchr(s, '/', n) == NULL)
-        return 0;
+    /* Every path taken has a '/' (is_tree_path()): the runs of path
+     * characters are found from their '/', not read one by one. */
     while (i < n) {
+        const char *slash = memchr(s + i, '/', n - i);
         size_t b, e;
         const char *t;
         size_t tn;
 
-        if (!is_path_char(s[i])) {
-            i++;
-            continue;
-        }
-        b = i;
+        if (slash == NULL)
+            break;
+        /* The run around the '/'; the previous run ended before i. */
+        b = (size_t)(slash - s);
+        while (b > i && is_path_char(s[b - 1]))
+            b--;
+        i = (size_t)(slash - s);
         while (i < n && is_path_char(s[i]))
             i++;
         e = i;
@@ -949,7 +951,7 @@ extract_versions(struct message *m, const char *s, size_t n, size_t first_digit)
     while (i < n) {
         size_t start, j, comps = 0, rc = 0;
         unsigned long major = 0, minor = 0;
-        bool vprefix = false, ysuffix = false, distro = false, wide = false, ok;
+        bool vprefix = false, ysuffix = false, distro = false, wide = false, shaped, ok;
         char prev[16];
 
         if (!is_digit(s[i])) {
@@ -1027,9 +1029,13 @@ extract_versions(struct message *m, const char *s, size_t n, size_t first_digit)
             i = j;
             continue;
         }
+        /* The word before is read only for a number of a kernel
+         * version's shape: most numbers of a report are not. */
+        shaped = comps >= 2 && comps <= 3 && major >= 2 && major <= 7 && minor <= 99 && !wide;
+        if (shaped)
+            word_before(s, vprefix ? i - 1 : i, prev, sizeof(prev));
         ok = false;
-        word_before(s, vprefix ? i - 1 : i, prev, sizeof(prev));
-        if (comps >= 2 && comps <= 3 && major >= 2 && major <= 7 && minor <= 99 && !wide &&
+        if (shaped &&
             !word_in(prev, other_programs, sizeof(other_programs) / sizeof(other_programs[0])) &&
             !word_in(prev, numbering_words, sizeof(numbering_words) / sizeof(numbering_words[0])) &&
             !after_cvss(s, start)) {
@@ -1317,7 +1323,9 @@ product_version_token(struct message *m, const char *s, size_t n, size_t b, size
             return 0;
         return add_commit_id(m, t, len);
     }
-    if (after_cvss(s, b))
+    /* Every shape below has a dot between two digits (version_shape()):
+     * most tokens with a digit (addresses, offsets, counts) have none. */
+    if (memchr(t, '.', len) == NULL || after_cvss(s, b))
         return 0;
     slash = memchr(t, '/', len);
     if (slash != NULL) {
