@@ -221,32 +221,46 @@ bit_count_at(const uint64_t planes[FINGERPRINT_COUNT_BITS], int b)
     return n;
 }
 
+/* Per byte: the byte lowered when it can be in a word (alnum or '_'),
+ * else 0; '_' continues a word but cannot start one. One lookup replaces
+ * the range tests and the lowering on every byte of the prose. */
+static unsigned char word_lower[256];
+static pthread_once_t word_lower_once = PTHREAD_ONCE_INIT;
+
+static void
+word_lower_init(void)
+{
+    for (unsigned c = 0; c < 256; c++)
+        if (is_alnum_ascii((char)c) || c == '_')
+            word_lower[c] = (unsigned char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+}
+
 uint64_t
 fingerprint_simhash(const char *text, size_t len)
 {
+    const unsigned char *t = (const unsigned char *)text;
     uint64_t planes[FINGERPRINT_COUNT_BITS] = {0};
     uint64_t w[3] = {0}, out = 0;
     size_t words = 0, shingles = 0, i = 0;
 
+    pthread_once(&word_lower_once, word_lower_init);
     while (i < len && words < FINGERPRINT_MAX_WORDS) {
         /* A word's first FINGERPRINT_WORD_MAX bytes, lowered, hashed as
-         * they are read rather than copied first. */
+         * they are read rather than copied first; the rest is skipped. */
         uint64_t h = FINGERPRINT_FNV_INIT, sh = FINGERPRINT_FNV_INIT;
-        size_t k = 0;
+        size_t k = 0, end;
+        unsigned char c;
 
-        /* ASCII tests, not the <ctype.h> calls: the C locale is ASCII,
-         * and this runs on every byte of the prose. */
-        while (i < len && !is_alnum_ascii(text[i]))
+        while (i < len && (word_lower[t[i]] == 0 || t[i] == '_'))
             i++;
-        while (i < len && (is_alnum_ascii(text[i]) || text[i] == '_')) {
-            if (k < FINGERPRINT_WORD_MAX) {
-                unsigned char c = (unsigned char)text[i];
-
-                h = fnv_byte(h, c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-                k++;
-            }
+        end = len - i > FINGERPRINT_WORD_MAX ? i + FINGERPRINT_WORD_MAX : len;
+        while (i < end && (c = word_lower[t[i]]) != 0) {
+            h = fnv_byte(h, c);
             i++;
+            k++;
         }
+        while (i < len && word_lower[t[i]] != 0)
+            i++;
         if (k == 0)
             continue;
         w[0] = w[1];
