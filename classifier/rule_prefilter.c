@@ -2000,6 +2000,15 @@ rule_prefilter_alternatives_of(const struct rule_set *set, const struct rule_pat
     return set->pf->splits[pat->pf_split].v;
 }
 
+/* A table and its entries; accepts NULL. */
+static void
+pf_region_free(struct pf_region *rg)
+{
+    if (rg != NULL)
+        free(rg->v);
+    free(rg);
+}
+
 /* The union of the tables in[0..n) (NULL ones left out) in *ret: their
  * entries and filters. *ret stays NULL when fewer than two are given. */
 static int
@@ -2264,21 +2273,12 @@ rule_prefilter_free(struct rule_prefilter *pf)
 {
     if (pf == NULL)
         return NULL;
-    for (size_t k = 0; k < PF_TABLES; k++) {
-        if (pf->regions[k] != NULL)
-            free(pf->regions[k]->v);
-        free(pf->regions[k]);
-    }
-    for (size_t k = 0; k < PF_PAIRS * PF_GROUPS; k++) {
-        if (pf->pairs[k] != NULL)
-            free(pf->pairs[k]->v);
-        free(pf->pairs[k]);
-    }
-    for (unsigned g = 0; g < PF_KINDS; g++) {
-        if (pf->trios[g] != NULL)
-            free(pf->trios[g]->v);
-        free(pf->trios[g]);
-    }
+    for (size_t k = 0; k < PF_TABLES; k++)
+        pf_region_free(pf->regions[k]);
+    for (size_t k = 0; k < PF_PAIRS * PF_GROUPS; k++)
+        pf_region_free(pf->pairs[k]);
+    for (unsigned g = 0; g < PF_KINDS; g++)
+        pf_region_free(pf->trios[g]);
     strv_release(&pf->lits);
     free(pf->needles);
     free(pf->checks);
