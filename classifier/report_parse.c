@@ -36,6 +36,97 @@ struct span {
     size_t n;
 };
 
+/*
+ * The classes of bytes a line holds, one bit each, found in one pass
+ * over the line: a question about the line is asked only when the line
+ * holds every class of byte its answer needs (bytes_of() of the text it
+ * looks for). Letters are one class per letter whatever their case, with
+ * one more bit for "an upper-case letter"; digits are one class; so is
+ * each byte of byte_class_punct; any other byte is BC_OTHER. A line's
+ * classes stay a superset of its bytes' when bytes are blanked or cut
+ * off, so they may be reused for part of a line.
+ */
+enum {
+    BC_UPPER = 26, /* bits 0..25: the letters 'a'..'z', either case */
+    BC_DIGIT,
+    BC_PUNCT, /* the first of byte_class_punct's bits */
+    BC_OTHER = 63,
+};
+
+#define BC(k) ((uint64_t)1 << (k))
+
+static const char byte_class_punct[] = " \t/():[].-_=#+<>{};@$~`,";
+
+_Static_assert(BC_PUNCT + sizeof(byte_class_punct) - 1 < BC_OTHER, "the classes fit 64 bits");
+
+static uint64_t byte_class[256];
+
+static void
+byte_class_init(void)
+{
+    for (unsigned c = 0; c < 256; c++) {
+        const char *q = c != 0 ? strchr(byte_class_punct, (int)c) : NULL;
+
+        if (c >= 'a' && c <= 'z')
+            byte_class[c] = BC(c - 'a');
+        else if (c >= 'A' && c <= 'Z')
+            byte_class[c] = BC(c - 'A') | BC(BC_UPPER);
+        else if (c >= '0' && c <= '9')
+            byte_class[c] = BC(BC_DIGIT);
+        else if (q != NULL)
+            byte_class[c] = BC(BC_PUNCT + (unsigned)(q - byte_class_punct));
+        else
+            byte_class[c] = BC(BC_OTHER);
+    }
+}
+
+/* The classes of the bytes of s[0..n). Two chains of ORs, so the CPU
+ * overlaps the table loads of neighbouring bytes. */
+static uint64_t
+bytes_in(const char *s, size_t n)
+{
+    uint64_t a = 0, b = 0;
+    size_t i = 0;
+
+    for (; i + 2 <= n; i += 2) {
+        a |= byte_class[(unsigned char)s[i]];
+        b |= byte_class[(unsigned char)s[i + 1]];
+    }
+    if (i < n)
+        a |= byte_class[(unsigned char)s[i]];
+    return a | b;
+}
+
+/* The classes a line must hold to hold the string s. */
+static uint64_t
+bytes_of(const char *s)
+{
+    return bytes_in(s, strlen(s));
+}
+
+/* Whether classes has holds every class of need. */
+static bool
+holds(uint64_t has, uint64_t need)
+{
+    return (has & need) == need;
+}
+
+/* The classes each question needs, from bytes_of() at start-up. */
+static struct {
+    uint64_t url;             /* "http://", any case */
+    uint64_t config;          /* "CONFIG_" */
+    uint64_t call;            /* "()" */
+    uint64_t slash, dot_or_k; /* a tree path: '/', and an extension or Kconfig, Makefile, Kbuild */
+    uint64_t next, commit;    /* "next-" and eight digits, "commit " */
+    uint64_t colon, lt, timestamp; /* "[1.2]" */
+    uint64_t frame_old, frame;     /* "[<", "+0x/0x" */
+    uint64_t sanitizer;            /* "==" or "#" */
+    uint64_t prompt;               /* what is_command_line() may need */
+    uint64_t code;                 /* ";{}=" */
+    uint64_t hash, paren, hex0x, ffff;
+    uint64_t digit;
+} need;
+
 static bool
 is_digit(char c)
 {
@@ -321,27 +412,78 @@ static const struct needle trace_markers[] = {
     NEEDLE("WARNING: possible"),
     NEEDLE("unreferenced object 0x"),
 };
-static struct pair_filter trace_markers_filter;
-static pthread_once_t trace_markers_once = PTHREAD_ONCE_INIT;
+#define TRACE_MARKERS (sizeof(trace_markers) / sizeof(trace_markers[0]))
 
-_Static_assert(sizeof(trace_markers) / sizeof(trace_markers[0]) <= PAIR_FILTER_MAX,
-               "the markers fit one pair filter");
+static struct pair_filter trace_markers_filter;
+/* The classes each marker needs, those that another's include left out:
+ * a line that holds none of them holds no marker. */
+static uint64_t trace_marker_needs[TRACE_MARKERS];
+static size_t trace_marker_nneeds;
+static pthread_once_t report_tables_once = PTHREAD_ONCE_INIT;
+
+_Static_assert(TRACE_MARKERS <= PAIR_FILTER_MAX, "the markers fit one pair filter");
 
 static void
-trace_markers_init(void)
+report_tables_init(void)
 {
-    pair_filter_init(&trace_markers_filter, trace_markers,
-                     sizeof(trace_markers) / sizeof(trace_markers[0]));
+    byte_class_init();
+    pair_filter_init(&trace_markers_filter, trace_markers, TRACE_MARKERS);
+    for (size_t k = 0; k < TRACE_MARKERS; k++) {
+        uint64_t c = bytes_in(trace_markers[k].s, trace_markers[k].n);
+        bool covered = false;
+
+        /* A line holding c holds any subset of it: keep the subsets. */
+        for (size_t j = 0; j < TRACE_MARKERS; j++) {
+            uint64_t d = bytes_in(trace_markers[j].s, trace_markers[j].n);
+
+            if (j != k && holds(c, d) && (d != c || j < k))
+                covered = true;
+        }
+        if (!covered)
+            trace_marker_needs[trace_marker_nneeds++] = c;
+    }
+    need.url = bytes_of("http://");
+    need.config = bytes_of("CONFIG_");
+    need.call = bytes_of("()");
+    need.slash = bytes_of("/");
+    need.dot_or_k = bytes_of(".k");
+    need.next = bytes_of("next-0");
+    need.commit = bytes_of("commit ");
+    need.colon = bytes_of(":");
+    need.lt = bytes_of("<");
+    need.timestamp = bytes_of("[0.]");
+    need.frame_old = bytes_of("[<");
+    need.frame = bytes_of("+0x/");
+    need.sanitizer = bytes_of("=#");
+    need.prompt = bytes_of("$#@_");
+    need.code = bytes_of(";{}=");
+    need.hash = bytes_of("#");
+    need.paren = bytes_of("(");
+    need.hex0x = bytes_of("0x");
+    need.ffff = bytes_of("f");
+    need.digit = bytes_of("0");
 }
 
-/* A line that opens (or by itself is) a kernel or sanitizer trace. */
+/* Whether a line holding the classes has may hold a trace marker. No
+ * branch per marker: the answer is seldom the same twice in a row. */
 static bool
-is_trace_start(struct span s)
+may_hold_marker(uint64_t has)
+{
+    unsigned any = 0;
+
+    for (size_t k = 0; k < trace_marker_nneeds; k++)
+        any |= holds(has, trace_marker_needs[k]);
+    return any != 0;
+}
+
+/* A line that opens (or by itself is) a kernel or sanitizer trace; has
+ * holds its classes. */
+static bool
+is_trace_start(struct span s, uint64_t has)
 {
     struct span t = trim_left(s);
 
-    pthread_once(&trace_markers_once, trace_markers_init);
-    if (find_any(s.p, s.n, &trace_markers_filter))
+    if (may_hold_marker(has) && find_any(s.p, s.n, &trace_markers_filter))
         return true;
     /* By the first byte: this runs on every line of a report. */
     switch (t.n > 0 ? t.p[0] : '\0') {
@@ -370,8 +512,12 @@ is_trace_start(struct span s)
     default:
         break;
     }
-    /* Each trims what it is given: t spares them the white space. */
-    return is_timestamp_line(t) || is_register_line(t) || is_frame_line(t) || is_sanitizer_line(t);
+    /* Each trims what it is given: t spares them the white space. Each is
+     * asked only when the line holds the bytes it looks for. */
+    return (holds(has, need.timestamp) && is_timestamp_line(t)) ||
+           (holds(has, need.colon) && is_register_line(t)) ||
+           ((holds(has, need.frame_old) || holds(has, need.frame)) && is_frame_line(t)) ||
+           ((has & need.sanitizer) != 0 && is_sanitizer_line(t));
 }
 
 /* Lines of a KASAN or similar report that only make sense inside one. */
@@ -418,21 +564,26 @@ is_rule_line(struct span s)
     return i >= 20 && i == s.n;
 }
 
-/* Inside a trace, indented lines and lines full of addresses continue it. */
+/* Inside a trace, indented lines and lines full of addresses continue
+ * it; has holds the line's classes. */
 static bool
-is_trace_cont(struct span s)
+is_trace_cont(struct span s, uint64_t has)
 {
     const char *p;
 
-    if (is_trace_start(s) || is_trace_section(s) || is_rule_line(s))
+    if (is_trace_start(s, has) || is_trace_section(s) || is_rule_line(s))
         return true;
     /* Kernel traces indent their continuation lines by one space. */
     if (!is_blank(s) && (s.p[0] == ' ' || s.p[0] == '\t'))
         return true;
-    for (p = s.p; (p = ascii_find(p, s.n - (size_t)(p - s.p), "0x")) != NULL; p += 2)
+    for (p = s.p;
+         holds(has, need.hex0x) && (p = ascii_find(p, s.n - (size_t)(p - s.p), "0x")) != NULL;
+         p += 2)
         if (hex_run(p + 2, s.n - (size_t)(p + 2 - s.p)) >= 4)
             return true;
-    for (p = s.p; (p = ascii_find(p, s.n - (size_t)(p - s.p), "ffff")) != NULL; p += 4)
+    for (p = s.p;
+         holds(has, need.ffff) && (p = ascii_find(p, s.n - (size_t)(p - s.p), "ffff")) != NULL;
+         p += 4)
         if (hex_run(p, s.n - (size_t)(p - s.p)) >= 12)
             return true;
     return false;
@@ -454,10 +605,13 @@ is_fence(struct span s)
  * .config lines.
  */
 static bool
-is_command_line(struct span s)
+is_command_line(struct span s, uint64_t has)
 {
     const char *p;
 
+    /* Each shape needs a '$', '#', '@' or "CONFIG_"'s '_'. */
+    if ((has & need.prompt) == 0)
+        return false;
     s = trim_left(s);
     if ((starts(s.p, s.n, "$ ") || starts(s.p, s.n, "# ")) && s.n > 2) {
         char c = s.p[2];
@@ -494,17 +648,17 @@ is_command_line(struct span s)
 }
 
 static bool
-is_codeish(struct span s)
+is_codeish(struct span s, uint64_t has)
 {
     struct span t = trim_left(s);
 
-    if (memchr(s.p, ';', s.n) || memchr(s.p, '{', s.n) || memchr(s.p, '}', s.n) ||
-        memchr(s.p, '=', s.n))
+    if ((has & need.code) != 0)
         return true;
-    if (starts(t.p, t.n, "#include") || starts(t.p, t.n, "#define") || starts(t.p, t.n, "#if") ||
-        is_command_line(s))
+    if ((holds(has, need.hash) && (starts(t.p, t.n, "#include") || starts(t.p, t.n, "#define") ||
+                                   starts(t.p, t.n, "#if"))) ||
+        is_command_line(s, has))
         return true;
-    for (size_t i = 1; i < s.n; i++)
+    for (size_t i = 1; holds(has, need.paren) && i < s.n; i++)
         if (s.p[i] == '(' && is_ident(s.p[i - 1]))
             return true;
     return false;
@@ -520,7 +674,7 @@ enum line_class { LINE_REPORT = 0, LINE_CODE = 1 };
  * least half of them look like code.
  */
 static void
-classify(const struct span *l, size_t n, unsigned char *cls)
+classify(const struct span *l, const uint64_t *has, size_t n, unsigned char *cls)
 {
     bool in_fence = false, in_trace = false;
 
@@ -547,25 +701,26 @@ classify(const struct span *l, size_t n, unsigned char *cls)
                 while (j < n && is_blank(l[j]))
                     j++;
                 if (j < n &&
-                    (is_trace_start(l[j]) || is_trace_section(l[j]) || is_indented(l[j]))) {
+                    (is_trace_start(l[j], has[j]) || is_trace_section(l[j]) || is_indented(l[j]))) {
                     cls[i] = LINE_CODE;
                     continue;
                 }
                 in_trace = false;
                 continue;
             }
-            if (is_trace_cont(s)) {
+            if (is_trace_cont(s, has[i])) {
                 cls[i] = LINE_CODE;
                 continue;
             }
             in_trace = false;
         }
-        if (is_trace_start(s) || (is_rule_line(s) && i + 1 < n && is_trace_start(l[i + 1]))) {
+        if (is_trace_start(s, has[i]) ||
+            (is_rule_line(s) && i + 1 < n && is_trace_start(l[i + 1], has[i + 1]))) {
             cls[i] = LINE_CODE;
             in_trace = true;
             continue;
         }
-        if (is_command_line(s)) {
+        if (is_command_line(s, has[i])) {
             cls[i] = LINE_CODE;
             continue;
         }
@@ -576,7 +731,7 @@ classify(const struct span *l, size_t n, unsigned char *cls)
             while (j < n) {
                 if (is_indented(l[j])) {
                     nonblank++;
-                    if (is_codeish(l[j]) || is_trace_start(l[j]))
+                    if (is_codeish(l[j], has[j]) || is_trace_start(l[j], has[j]))
                         code++;
                     j++;
                     continue;
@@ -894,7 +1049,7 @@ static const char *const numbering_words[] = {
  * "commit <12+ hex>", stored as "commit <sha>". s[n] must be a NUL.
  */
 static int
-extract_versions(struct message *m, const char *s, size_t n, size_t first_digit)
+extract_versions(struct message *m, const char *s, size_t n, size_t first_digit, uint64_t has)
 {
     static const char *const context[] = {
         "linux",  "kernel",  "version", "mainline",   "stable",  "upstream",
@@ -913,7 +1068,8 @@ extract_versions(struct message *m, const char *s, size_t n, size_t first_digit)
 
     /* "next-" counts with eight digits after it, other versions have
      * digits too: a line without one has only a commit id to give. */
-    for (p = s; first_digit < n && (p = ascii_find_at(p, n - (size_t)(p - s), "next-", 2)) != NULL;
+    for (p = s; first_digit < n && holds(has, need.next) &&
+                (p = ascii_find_at(p, n - (size_t)(p - s), "next-", 2)) != NULL;
          p += 5) {
         size_t d = 0;
 
@@ -927,7 +1083,8 @@ extract_versions(struct message *m, const char *s, size_t n, size_t first_digit)
                 return r;
         }
     }
-    for (p = s; p < s + n && (p = ascii_find_at(p, n - (size_t)(p - s), "ommit ", 1)) != NULL;
+    for (p = s; p < s + n && holds(has, need.commit) &&
+                (p = ascii_find_at(p, n - (size_t)(p - s), "ommit ", 1)) != NULL;
          p += 6) {
         const char *h = p + 6;
         size_t k;
@@ -1433,27 +1590,32 @@ extract_product_versions(struct message *m, const char *s, size_t n, size_t firs
     return 0;
 }
 
+/* has holds the line's classes: each list is looked for only in a line
+ * that holds the bytes its entries need. */
 static int
-extract_facts(struct message *m, const char *line, size_t n, char *scratch)
+extract_facts(struct message *m, const char *line, size_t n, uint64_t has, char *scratch)
 {
-    size_t first_digit;
-    int r;
+    size_t first_digit = n;
+    int r = 0;
 
     memcpy(scratch, line, n);
     scratch[n] = '\0';
     /* Where the version scans start; n when the line has no digit. A URL
-     * is blanked below, so digits can only go, never appear. */
-    first_digit = strcspn(scratch, "0123456789");
-    r = extract_urls(m, scratch, n);
-    if (r >= 0)
+     * is blanked below, so digits can only go, never appear, and has
+     * stays a superset of the line's classes. */
+    if (holds(has, need.digit))
+        first_digit = strcspn(scratch, "0123456789");
+    if (holds(has, need.url))
+        r = extract_urls(m, scratch, n);
+    if (r >= 0 && holds(has, need.config))
         r = extract_configs(m, scratch, n);
-    if (r >= 0)
+    if (r >= 0 && holds(has, need.call))
         r = extract_functions(m, scratch, n);
-    if (r >= 0)
+    if (r >= 0 && holds(has, need.slash) && (has & need.dot_or_k) != 0)
         r = extract_paths(m, scratch, n);
     if (r >= 0)
-        r = extract_versions(m, scratch, n, first_digit);
-    if (r >= 0)
+        r = extract_versions(m, scratch, n, first_digit, has);
+    if (r >= 0 && first_digit < n)
         r = extract_product_versions(m, scratch, n, first_digit);
     return r;
 }
@@ -1471,6 +1633,7 @@ report_parse_lines(struct message *m, const char *text, size_t len, const struct
 {
     struct text_lines own = {0};
     struct span *lines = NULL;
+    uint64_t *has = NULL;
     unsigned char *cls = NULL;
     char *out[2] = {NULL, NULL}, *scratch = NULL;
     size_t size[2] = {0, 0}, n, i;
@@ -1491,8 +1654,10 @@ report_parse_lines(struct message *m, const char *text, size_t len, const struct
         ix = &own;
     }
     n = ix->n < limits->max_lines ? ix->n : limits->max_lines;
+    pthread_once(&report_tables_once, report_tables_init);
     lines = malloc((n ? n : 1) * sizeof(*lines));
-    if (lines == NULL) {
+    has = malloc((n ? n : 1) * sizeof(*has));
+    if (lines == NULL || has == NULL) {
         r = -ENOMEM;
         goto out;
     }
@@ -1507,6 +1672,8 @@ report_parse_lines(struct message *m, const char *text, size_t len, const struct
                 s.n--;
         }
         lines[i] = s;
+        /* One pass per line, for every question asked of it below. */
+        has[i] = bytes_in(s.p, s.n);
     }
     if (ix->n > n)
         message_note_limit(m, "max_lines", limits->max_lines);
@@ -1517,7 +1684,7 @@ report_parse_lines(struct message *m, const char *text, size_t len, const struct
         r = -ENOMEM;
         goto out;
     }
-    classify(lines, n, cls);
+    classify(lines, has, n, cls);
 
     /* Both texts are sized first, so each is one allocation. */
     for (i = 0; i < n; i++)
@@ -1536,7 +1703,7 @@ report_parse_lines(struct message *m, const char *text, size_t len, const struct
         memcpy(out[k] + size[k], lines[i].p, lines[i].n);
         size[k] += lines[i].n;
         out[k][size[k]++] = '\n';
-        r = extract_facts(m, lines[i].p, lines[i].n, scratch);
+        r = extract_facts(m, lines[i].p, lines[i].n, has[i], scratch);
         if (r < 0)
             goto out;
     }
@@ -1552,6 +1719,7 @@ report_parse_lines(struct message *m, const char *text, size_t len, const struct
 out:
     free(own.v);
     free(lines);
+    free(has);
     free(cls);
     free(scratch);
     free(out[0]);
