@@ -524,28 +524,31 @@ is_trace_start(struct span s, uint64_t has)
 static bool
 is_trace_section(struct span s)
 {
-    static const char *const prefixes[] = {
-        "The buggy address",
-        "Memory state around",
-        "Allocated by task",
-        "Freed by task",
-        "Read of size",
-        "Write of size",
-        "page:",
-        "flags:",
-        "raw: ",
-        "page dumped",
-        "Last potentially",
-        "Second to last",
-        "Workqueue:",
-        "Tainted:",
-        "SUMMARY: ",
-        "Shadow bytes",
+    /* With their lengths, and each tried only when the first byte
+     * matches: this runs on every line inside a trace. */
+    static const struct needle prefixes[] = {
+        NEEDLE("The buggy address"),
+        NEEDLE("Memory state around"),
+        NEEDLE("Allocated by task"),
+        NEEDLE("Freed by task"),
+        NEEDLE("Read of size"),
+        NEEDLE("Write of size"),
+        NEEDLE("page:"),
+        NEEDLE("flags:"),
+        NEEDLE("raw: "),
+        NEEDLE("page dumped"),
+        NEEDLE("Last potentially"),
+        NEEDLE("Second to last"),
+        NEEDLE("Workqueue:"),
+        NEEDLE("Tainted:"),
+        NEEDLE("SUMMARY: "),
+        NEEDLE("Shadow bytes"),
     };
     struct span t = trim_left(s);
 
-    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-        if (starts(t.p, t.n, prefixes[i]))
+    for (size_t i = 0; t.n > 0 && i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+        if (t.p[0] == prefixes[i].s[0] && t.n >= prefixes[i].n &&
+            memcmp(t.p, prefixes[i].s, prefixes[i].n) == 0)
             return true;
     /* Shadow memory rows: "ffff888012345600: fa fb fb fb" (one may lead with '>'). */
     if (starts(t.p, t.n, ">"))
@@ -874,12 +877,13 @@ extract_functions(struct message *m, const char *s, size_t n)
     return 0;
 }
 
+/* Whether s[0..n) ends with suffix, tested by its last byte first. */
 static bool
-ends_with(const char *s, size_t n, const char *suffix)
+ends_with(const char *s, size_t n, const struct needle *suffix)
 {
-    size_t k = strlen(suffix);
+    size_t k = suffix->n;
 
-    return n >= k && memcmp(s + n - k, suffix, k) == 0;
+    return n >= k && s[n - 1] == suffix->s[k - 1] && memcmp(s + n - k, suffix->s, k) == 0;
 }
 
 /* A source-tree path: relative, with a '/', naming a kind of file the
@@ -887,13 +891,16 @@ ends_with(const char *s, size_t n, const char *suffix)
 static bool
 is_tree_path(const char *s, size_t n)
 {
-    static const char *const exts[] = {".c",  ".h",   ".rs",   ".S",    ".rst", ".sh",
-                                       ".py", ".dts", ".dtsi", ".yaml", ".lds"};
+    static const struct needle exts[] = {
+        NEEDLE(".c"),    NEEDLE(".h"),    NEEDLE(".rs"),  NEEDLE(".S"),
+        NEEDLE(".rst"),  NEEDLE(".sh"),   NEEDLE(".py"),  NEEDLE(".dts"),
+        NEEDLE(".dtsi"), NEEDLE(".yaml"), NEEDLE(".lds"),
+    };
     const char *base;
     size_t bn;
+    bool named = false;
 
-    if (n < 3 || s[0] == '/' || memchr(s, '/', n) == NULL || ascii_find(s, n, "//") != NULL ||
-        starts(s, n, ".."))
+    if (n < 3 || s[0] == '/' || memchr(s, '/', n) == NULL || starts(s, n, ".."))
         return false;
     base = s + n;
     while (base > s && base[-1] != '/')
@@ -903,11 +910,11 @@ is_tree_path(const char *s, size_t n)
         return false;
     if (starts(base, bn, "Kconfig") || (bn == 8 && memcmp(base, "Makefile", 8) == 0) ||
         (bn == 6 && memcmp(base, "Kbuild", 6) == 0))
-        return true;
-    for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++)
-        if (bn > strlen(exts[i]) && ends_with(s, n, exts[i]))
-            return true;
-    return false;
+        named = true;
+    for (size_t i = 0; !named && i < sizeof(exts) / sizeof(exts[0]); i++)
+        named = bn > exts[i].n && ends_with(s, n, &exts[i]);
+    /* "//" last: most runs around a '/' name no kind of file at all. */
+    return named && ascii_find(s, n, "//") == NULL;
 }
 
 static bool
