@@ -60,6 +60,9 @@ static const char byte_class_punct[] = " \t/():[].-_=#+<>{};@$~`,";
 _Static_assert(BC_PUNCT + sizeof(byte_class_punct) - 1 < BC_OTHER, "the classes fit 64 bits");
 
 static uint64_t byte_class[256];
+/* Letters, digits, '_', '.', '/', '-' and '+' (is_path_char()): a
+ * table, as every byte around a line's every '/' is asked. */
+static bool path_chars[256];
 
 static void
 byte_class_init(void)
@@ -80,21 +83,25 @@ byte_class_init(void)
     }
 }
 
-/* The classes of the bytes of s[0..n). Two chains of ORs, so the CPU
- * overlaps the table loads of neighbouring bytes. */
+/* The classes of the bytes of s[0..n). Four chains of ORs, four bytes a
+ * turn: the CPU overlaps the table loads, and the loop's own test is
+ * paid once for four bytes. */
 static uint64_t
 bytes_in(const char *s, size_t n)
 {
-    uint64_t a = 0, b = 0;
+    const unsigned char *u = (const unsigned char *)s;
+    uint64_t a = 0, b = 0, c = 0, d = 0;
     size_t i = 0;
 
-    for (; i + 2 <= n; i += 2) {
-        a |= byte_class[(unsigned char)s[i]];
-        b |= byte_class[(unsigned char)s[i + 1]];
+    for (; i + 4 <= n; i += 4) {
+        a |= byte_class[u[i]];
+        b |= byte_class[u[i + 1]];
+        c |= byte_class[u[i + 2]];
+        d |= byte_class[u[i + 3]];
     }
-    if (i < n)
-        a |= byte_class[(unsigned char)s[i]];
-    return a | b;
+    for (; i < n; i++)
+        a |= byte_class[u[i]];
+    return a | b | c | d;
 }
 
 /* The classes a line must hold to hold the string s. */
@@ -124,7 +131,7 @@ static struct {
     uint64_t prompt;               /* what is_command_line() may need */
     uint64_t code;                 /* ";{}=" */
     uint64_t hash, paren, hex0x, ffff;
-    uint64_t digit;
+    uint64_t digit, cvss;
 } need;
 
 static bool
@@ -427,6 +434,9 @@ static void
 report_tables_init(void)
 {
     byte_class_init();
+    for (unsigned c = 0; c < 256; c++)
+        path_chars[c] =
+            ascii_is_word((unsigned char)c) || c == '.' || c == '/' || c == '-' || c == '+';
     pair_filter_init(&trace_markers_filter, trace_markers, TRACE_MARKERS);
     for (size_t k = 0; k < TRACE_MARKERS; k++) {
         uint64_t c = bytes_in(trace_markers[k].s, trace_markers[k].n);
@@ -462,6 +472,7 @@ report_tables_init(void)
     need.hex0x = bytes_of("0x");
     need.ffff = bytes_of("f");
     need.digit = bytes_of("0");
+    need.cvss = bytes_of("cvss");
 }
 
 /* Whether a line holding the classes has may hold a trace marker. No
@@ -759,6 +770,16 @@ keep(int r)
     return r == -E2BIG ? 0 : r;
 }
 
+/* Add s[0..len) to a list that takes each string once. */
+static int
+add_fact(struct strv *sv, const char *s, size_t len, size_t max)
+{
+    /* A full list takes nothing, found in it or not (keep()): no search. */
+    if (sv->n >= max)
+        return 0;
+    return keep(strv_add_unique_first(sv, s, len, max));
+}
+
 /* White space, the quotes and brackets mail puts around a URL, and a NUL
  * (a byte strchr() would find in any set). */
 static bool
@@ -813,7 +834,7 @@ extract_urls(struct message *m, char *s, size_t n)
             end++;
         while (end > start && strchr(".,;:!?)]}'\"*", s[end - 1]))
             end--;
-        r = keep(strv_add_unique(&m->urls, s + start, end - start, REPORT_MAX_URLS));
+        r = add_fact(&m->urls, s + start, end - start, REPORT_MAX_URLS);
         if (r >= 0)
             r = url_version(m, s + start, end - start);
         if (r < 0)
@@ -843,7 +864,7 @@ extract_configs(struct message *m, const char *s, size_t n)
         while (k > 7 && p[k - 1] == '_')
             k--;
         if (k > 7 && k <= REPORT_MAX_IDENT) {
-            r = keep(strv_add_unique(&m->configs, p, k, REPORT_MAX_CONFIGS));
+            r = add_fact(&m->configs, p, k, REPORT_MAX_CONFIGS);
             if (r < 0)
                 return r;
         }
@@ -870,7 +891,7 @@ extract_functions(struct message *m, const char *s, size_t n)
             b--;
         if (is_digit(s[b]) || i - b > REPORT_MAX_IDENT)
             continue;
-        r = keep(strv_add_unique(&m->functions, s + b, i - b, REPORT_MAX_FUNCTIONS));
+        r = add_fact(&m->functions, s + b, i - b, REPORT_MAX_FUNCTIONS);
         if (r < 0)
             return r;
     }
@@ -920,7 +941,7 @@ is_tree_path(const char *s, size_t n)
 static bool
 is_path_char(char c)
 {
-    return is_ident(c) || c == '.' || c == '/' || c == '-' || c == '+';
+    return path_chars[(unsigned char)c];
 }
 
 static int
@@ -960,7 +981,7 @@ extract_paths(struct message *m, const char *s, size_t n)
             tn -= 2;
         }
         if (tn > 0 && tn <= 256 && is_tree_path(t, tn)) {
-            r = keep(strv_add_unique(&m->paths, t, tn, REPORT_MAX_PATHS));
+            r = add_fact(&m->paths, t, tn, REPORT_MAX_PATHS);
             if (r < 0)
                 return r;
         }
@@ -1085,7 +1106,7 @@ extract_versions(struct message *m, const char *s, size_t n, size_t first_digit,
         while (p + 5 + d < s + n && is_digit(p[5 + d]))
             d++;
         if (d == 8 && (p + 5 + d == s + n || !is_alnum(p[5 + d]))) {
-            r = keep(strv_add_unique(&m->versions, p, 13, REPORT_MAX_VERSIONS));
+            r = add_fact(&m->versions, p, 13, REPORT_MAX_VERSIONS);
             if (r < 0)
                 return r;
         }
@@ -1107,7 +1128,7 @@ extract_versions(struct message *m, const char *s, size_t n, size_t first_digit,
         memcpy(tmp, "commit ", 7);
         for (size_t j = 0; j < k; j++)
             tmp[7 + j] = (char)(h[j] >= 'A' && h[j] <= 'F' ? h[j] - 'A' + 'a' : h[j]);
-        r = keep(strv_add_unique(&m->versions, tmp, 7 + k, REPORT_MAX_VERSIONS));
+        r = add_fact(&m->versions, tmp, 7 + k, REPORT_MAX_VERSIONS);
         if (r < 0)
             return r;
     }
@@ -1202,7 +1223,7 @@ extract_versions(struct message *m, const char *s, size_t n, size_t first_digit,
         if (shaped &&
             !word_in(prev, other_programs, sizeof(other_programs) / sizeof(other_programs[0])) &&
             !word_in(prev, numbering_words, sizeof(numbering_words) / sizeof(numbering_words[0])) &&
-            !after_cvss(s, start)) {
+            !(holds(has, need.cvss) && after_cvss(s, start))) {
             /* Two reasons, one outcome: the version's own shape, then the
              * words around it. */
             if (vprefix || comps == 3 || ysuffix || rc)
@@ -1230,7 +1251,7 @@ extract_versions(struct message *m, const char *s, size_t n, size_t first_digit,
             }
         }
         if (ok) {
-            r = keep(strv_add_unique(&m->versions, s + start, j - start, REPORT_MAX_VERSIONS));
+            r = add_fact(&m->versions, s + start, j - start, REPORT_MAX_VERSIONS);
             if (r < 0)
                 return r;
         }
@@ -1415,7 +1436,7 @@ add_commit_id(struct message *m, const char *h, size_t k)
     memcpy(tmp, "commit ", 7);
     for (size_t j = 0; j < k; j++)
         tmp[7 + j] = (char)(h[j] >= 'A' && h[j] <= 'F' ? h[j] - 'A' + 'a' : h[j]);
-    return keep(strv_add_unique(&m->versions, tmp, 7 + k, REPORT_MAX_VERSIONS));
+    return add_fact(&m->versions, tmp, 7 + k, REPORT_MAX_VERSIONS);
 }
 
 /* A two-component version ends a range: "8.5 and earlier", "through". */
@@ -1455,7 +1476,7 @@ is_token_trail(char c)
 
 /* One token s[b..e) of the line s[0..n) that holds a digit. */
 static int
-product_version_token(struct message *m, const char *s, size_t n, size_t b, size_t e)
+product_version_token(struct message *m, const char *s, size_t n, size_t b, size_t e, uint64_t has)
 {
     /* Tools that built or ran the test, and protocols, are not the product. */
     static const char *const not_products[] = {
@@ -1481,7 +1502,7 @@ product_version_token(struct message *m, const char *s, size_t n, size_t b, size
         return 0;
     /* Both shapes have a '-' (most tokens, addresses and numbers, none). */
     if (memchr(t, '-', len) != NULL && (is_describe(t, len) || is_underscore_tag(t, len)))
-        return keep(strv_add_unique(&m->versions, t, len, REPORT_MAX_VERSIONS));
+        return add_fact(&m->versions, t, len, REPORT_MAX_VERSIONS);
     if (hex_run(t, len) == len) {
         if (len < 7 || len > 40 || strcspn(t, "0123456789") >= len || !after_commit_word(s, b))
             return 0;
@@ -1489,7 +1510,7 @@ product_version_token(struct message *m, const char *s, size_t n, size_t b, size
     }
     /* Every shape below has a dot between two digits (version_shape()):
      * most tokens with a digit (addresses, offsets, counts) have none. */
-    if (memchr(t, '.', len) == NULL || after_cvss(s, b))
+    if (memchr(t, '.', len) == NULL || (holds(has, need.cvss) && after_cvss(s, b)))
         return 0;
     slash = memchr(t, '/', len);
     if (slash != NULL) {
@@ -1508,12 +1529,12 @@ product_version_token(struct message *m, const char *s, size_t n, size_t b, size
         word_before(s, b + nl, prev, sizeof(prev));
         if (word_in(prev, not_products, sizeof(not_products) / sizeof(not_products[0])))
             return 0;
-        return keep(strv_add_unique(&m->versions, slash + 1, len - nl - 1, REPORT_MAX_VERSIONS));
+        return add_fact(&m->versions, slash + 1, len - nl - 1, REPORT_MAX_VERSIONS);
     }
     if (t[0] == 'v' || t[0] == 'V') {
         if (version_shape(t + 1, len - 1) == 0)
             return 0;
-        return keep(strv_add_unique(&m->versions, t, len, REPORT_MAX_VERSIONS));
+        return add_fact(&m->versions, t, len, REPORT_MAX_VERSIONS);
     }
     comps = version_shape(t, len);
     if (comps == 0)
@@ -1526,7 +1547,7 @@ product_version_token(struct message *m, const char *s, size_t n, size_t b, size
         !word_in(prev, version_words, sizeof(version_words) / sizeof(version_words[0])) &&
         !before_range_word(s, n, e))
         return 0;
-    return keep(strv_add_unique(&m->versions, t, len, REPORT_MAX_VERSIONS));
+    return add_fact(&m->versions, t, len, REPORT_MAX_VERSIONS);
 }
 
 /*
@@ -1561,14 +1582,15 @@ url_version(struct message *m, const char *u, size_t n)
             return add_commit_id(m, p, len);
         if (is_describe(p, len) || is_underscore_tag(p, len) || version_shape(p, len) > 0 ||
             ((p[0] == 'v' || p[0] == 'V') && version_shape(p + 1, len - 1) > 0))
-            return keep(strv_add_unique(&m->versions, p, len, REPORT_MAX_VERSIONS));
+            return add_fact(&m->versions, p, len, REPORT_MAX_VERSIONS);
     }
     return 0;
 }
 
 /* s[n] must be a NUL. */
 static int
-extract_product_versions(struct message *m, const char *s, size_t n, size_t first_digit)
+extract_product_versions(struct message *m, const char *s, size_t n, size_t first_digit,
+                         uint64_t has)
 {
     size_t i = first_digit;
     int r;
@@ -1589,7 +1611,7 @@ extract_product_versions(struct message *m, const char *s, size_t n, size_t firs
         e = i;
         while (e < n && !is_version_delim(s[e]))
             e++;
-        r = product_version_token(m, s, n, b, e);
+        r = product_version_token(m, s, n, b, e, has);
         if (r < 0)
             return r;
         i = e;
@@ -1623,7 +1645,7 @@ extract_facts(struct message *m, const char *line, size_t n, uint64_t has, char 
     if (r >= 0)
         r = extract_versions(m, scratch, n, first_digit, has);
     if (r >= 0 && first_digit < n)
-        r = extract_product_versions(m, scratch, n, first_digit);
+        r = extract_product_versions(m, scratch, n, first_digit, has);
     return r;
 }
 

@@ -73,3 +73,15 @@ strv_release(struct strv *sv)
     sv->v = NULL;
     sv->n = sv->cap = 0;
 }
+
+int
+strv_add_unique_first(struct strv *sv, const char *s, size_t len, size_t max)
+{
+    /* strncmp() finds no match where the first bytes differ: most
+     * entries of a list do, and are passed over without a call. */
+    for (size_t i = 0; i < sv->n; i++)
+        if ((len == 0 || sv->v[i][0] == s[0]) && strncmp(sv->v[i], s, len) == 0 &&
+            sv->v[i][len] == '\0')
+            return 0;
+    return strv_add(sv, s, len, max);
+}

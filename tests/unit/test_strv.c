@@ -55,12 +55,39 @@ test_unique_and_cap(void **state)
     strv_release(NULL);
 }
 
+/* strv_add_unique_first() answers as strv_add_unique() does, whatever
+ * the first bytes of the entries, the empty string included. */
+static void
+test_unique_first(void **state)
+{
+    static const char *const adds[] = {"ab", "ac", "ab", "b", "", "", "abc", "a", "ba", "b"};
+    struct strv a = {0}, b = {0};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(adds) / sizeof(adds[0]); i++) {
+        size_t len = strlen(adds[i]);
+
+        assert_int_equal(strv_add_unique_first(&a, adds[i], len, 7),
+                         strv_add_unique(&b, adds[i], len, 7));
+        assert_int_equal(a.n, b.n);
+    }
+    assert_int_equal(a.n, 7);
+    for (size_t i = 0; i < a.n; i++)
+        assert_string_equal(a.v[i], b.v[i]);
+    /* Full: a new string is refused, a present one is no error. */
+    assert_int_equal(strv_add_unique_first(&a, "zz", 2, 7), -E2BIG);
+    assert_int_equal(strv_add_unique_first(&a, "ab", 2, 7), 0);
+    strv_release(&a);
+    strv_release(&b);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_add_and_contains),
         cmocka_unit_test(test_unique_and_cap),
+        cmocka_unit_test(test_unique_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
