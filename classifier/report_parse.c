@@ -422,8 +422,14 @@ static const struct needle trace_markers[] = {
 #define TRACE_MARKERS (sizeof(trace_markers) / sizeof(trace_markers[0]))
 
 static struct pair_filter trace_markers_filter;
-/* The classes each marker needs, those that another's include left out:
- * a line that holds none of them holds no marker. */
+/* A line holds a marker only if it holds all the classes of
+ * trace_marker_some (a ':' and an upper-case letter), or all the classes
+ * of a marker without them: those markers' classes, the ones that
+ * another's include left out, are trace_marker_needs. One test for most
+ * markers, as prose lines seldom hold a ':'; then one for each of the
+ * rest, as prose holds their letter pairs, and find_any() would try
+ * the markers at most positions of the line. */
+static uint64_t trace_marker_some;
 static uint64_t trace_marker_needs[TRACE_MARKERS];
 static size_t trace_marker_nneeds;
 static pthread_once_t report_tables_once = PTHREAD_ONCE_INIT;
@@ -438,15 +444,16 @@ report_tables_init(void)
         path_chars[c] =
             ascii_is_word((unsigned char)c) || c == '.' || c == '/' || c == '-' || c == '+';
     pair_filter_init(&trace_markers_filter, trace_markers, TRACE_MARKERS);
+    trace_marker_some = BC(BC_UPPER) | bytes_of(":");
     for (size_t k = 0; k < TRACE_MARKERS; k++) {
         uint64_t c = bytes_in(trace_markers[k].s, trace_markers[k].n);
-        bool covered = false;
+        bool covered = holds(c, trace_marker_some);
 
         /* A line holding c holds any subset of it: keep the subsets. */
-        for (size_t j = 0; j < TRACE_MARKERS; j++) {
+        for (size_t j = 0; !covered && j < TRACE_MARKERS; j++) {
             uint64_t d = bytes_in(trace_markers[j].s, trace_markers[j].n);
 
-            if (j != k && holds(c, d) && (d != c || j < k))
+            if (j != k && !holds(d, trace_marker_some) && holds(c, d) && (d != c || j < k))
                 covered = true;
         }
         if (!covered)
@@ -475,16 +482,16 @@ report_tables_init(void)
     need.cvss = bytes_of("cvss");
 }
 
-/* Whether a line holding the classes has may hold a trace marker. No
- * branch per marker: the answer is seldom the same twice in a row. */
+/* Whether a line holding the classes has may hold a trace marker. */
 static bool
 may_hold_marker(uint64_t has)
 {
-    unsigned any = 0;
-
+    if (holds(has, trace_marker_some))
+        return true;
     for (size_t k = 0; k < trace_marker_nneeds; k++)
-        any |= holds(has, trace_marker_needs[k]);
-    return any != 0;
+        if (holds(has, trace_marker_needs[k]))
+            return true;
+    return false;
 }
 
 /* A line that opens (or by itself is) a kernel or sanitizer trace; has
