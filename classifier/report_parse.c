@@ -6,13 +6,16 @@
  * by line. Kernel and sanitizer traces, fenced and indented code blocks,
  * shell prompt lines and .config lines go to REGION_CODE; the rest is
  * REGION_REPORT. Versions, function names, source paths, CONFIG_ symbols
- * and URLs are collected from both, never from inside a URL.
+ * and URLs are collected from both, never from inside a URL. Each line is
+ * read once for the classes of bytes it holds, and every question that
+ * needs a byte the line lacks is skipped.
  *
  * Limits: max_lines lines, each cut at max_line_bytes; every list is capped
  * (REPORT_MAX_*), and a full list silently stops growing. Ownership: the
  * regions and lists belong to the message. Threading: the only shared
- * state is the trace markers' filter, built once under pthread_once()
- * and read-only after.
+ * state is the tables (byte classes, the trace markers' filter, what
+ * each question needs), built once under pthread_once() and read-only
+ * after.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -120,18 +123,26 @@ holds(uint64_t has, uint64_t need)
 
 /* The classes each question needs, from bytes_of() at start-up. */
 static struct {
-    uint64_t url;             /* "http://", any case */
-    uint64_t config;          /* "CONFIG_" */
-    uint64_t call;            /* "()" */
-    uint64_t slash, dot_or_k; /* a tree path: '/', and an extension or Kconfig, Makefile, Kbuild */
-    uint64_t next, commit;    /* "next-" and eight digits, "commit " */
-    uint64_t colon, lt, timestamp; /* "[1.2]" */
-    uint64_t frame_old, frame;     /* "[<", "+0x/0x" */
-    uint64_t sanitizer;            /* "==" or "#" */
-    uint64_t prompt;               /* what is_command_line() may need */
-    uint64_t code;                 /* ";{}=" */
-    uint64_t hash, paren, hex0x, ffff;
-    uint64_t digit, cvss;
+    uint64_t url;       /* "http://" in either case */
+    uint64_t config;    /* "CONFIG_" */
+    uint64_t call;      /* "()" */
+    uint64_t slash;     /* a tree path's '/' ... */
+    uint64_t dot_or_k;  /* ... and its extension's '.' or the 'k' of Kconfig, Makefile, Kbuild */
+    uint64_t next;      /* "next-" and digits */
+    uint64_t commit;    /* "commit " in either case */
+    uint64_t colon;     /* a register line's "RAX:" */
+    uint64_t timestamp; /* "[1.2]" */
+    uint64_t frame_old; /* "[<" */
+    uint64_t frame;     /* "+0x" and "/0x" */
+    uint64_t sanitizer; /* "==" or "#" (either will do) */
+    uint64_t prompt;    /* '$', '#', '@' or '_' (any will do) */
+    uint64_t code;      /* ';', '{', '}' or '=' (any will do) */
+    uint64_t hash;      /* "#include" */
+    uint64_t paren;     /* "f(" */
+    uint64_t hex0x;     /* "0x" */
+    uint64_t ffff;      /* "ffff" */
+    uint64_t digit;
+    uint64_t cvss; /* "CVSS" in either case */
 } need;
 
 static bool
@@ -467,7 +478,6 @@ report_tables_init(void)
     need.next = bytes_of("next-0");
     need.commit = bytes_of("commit ");
     need.colon = bytes_of(":");
-    need.lt = bytes_of("<");
     need.timestamp = bytes_of("[0.]");
     need.frame_old = bytes_of("[<");
     need.frame = bytes_of("+0x/");
