@@ -200,15 +200,32 @@ fingerprint_report_key(const struct strv *functions, const struct strv *paths, u
 
 _Static_assert(FINGERPRINT_MAX_WORDS < 1 << FINGERPRINT_COUNT_BITS, "a count fits its planes");
 
+/* Adds x, whose bits each weigh 1 << k, into the counters. */
 static void
-bit_counts_add(uint64_t planes[FINGERPRINT_COUNT_BITS], uint64_t x)
+bit_counts_add(uint64_t planes[FINGERPRINT_COUNT_BITS], int k, uint64_t x)
 {
-    for (int k = 0; k < FINGERPRINT_COUNT_BITS && x != 0; k++) {
+    for (; k < FINGERPRINT_COUNT_BITS && x != 0; k++) {
         uint64_t carry = planes[k] & x;
 
         planes[k] ^= x;
         x = carry;
     }
+}
+
+/* Adds four hashes at once: summed bitwise first (a carry-save adder),
+ * the counters then take three short ripples instead of four. Per bit
+ * a + b + c + d = ones + 2 * twos + 4 * fours, where of the three
+ * weight-2 carries a & b, c & d and (a ^ b) & (c ^ d) at most two are
+ * set, and two only when all four bits are. */
+static void
+bit_counts_add4(uint64_t planes[FINGERPRINT_COUNT_BITS], uint64_t a, uint64_t b, uint64_t c,
+                uint64_t d)
+{
+    uint64_t ab = a ^ b, cd = c ^ d;
+
+    bit_counts_add(planes, 0, ab ^ cd);
+    bit_counts_add(planes, 1, (a & b) ^ (c & d) ^ (ab & cd));
+    bit_counts_add(planes, 2, a & b & c & d);
 }
 
 static uint32_t
@@ -235,19 +252,66 @@ word_lower_init(void)
             word_lower[c] = (unsigned char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
 }
 
+/* Word hashes gathered before their shingles are hashed: enough for the
+ * four-way loop below to run long, small enough for the stack. */
+#define FINGERPRINT_WORD_BATCH 64
+
+/* The shingle hash of words w[0..3): fingerprint_fnv() of their 24 bytes
+ * as they lie in memory, mixed. */
+static uint64_t
+shingle_hash(const uint64_t *w)
+{
+    const unsigned char *p = (const unsigned char *)w;
+    uint64_t h = FINGERPRINT_FNV_INIT;
+
+    for (size_t k = 0; k < 3 * sizeof(*w); k++)
+        h = fnv_byte(h, p[k]);
+    return mix64(h);
+}
+
+/* Counts the n shingles of words w[0 .. n + 2). Each shingle is a chain
+ * of 24 dependent multiplies, but different shingles' chains are not
+ * dependent: four of them hashed in one loop keep the multiplier busy
+ * where one chain would leave it waiting on its own last result. */
+static void
+shingles_count(uint64_t planes[FINGERPRINT_COUNT_BITS], const uint64_t *w, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)w;
+    const size_t stride = sizeof(*w);
+    size_t j = 0;
+
+    for (; j + 4 <= n; j += 4) {
+        const unsigned char *q = p + j * stride;
+        uint64_t h0 = FINGERPRINT_FNV_INIT, h1 = FINGERPRINT_FNV_INIT;
+        uint64_t h2 = FINGERPRINT_FNV_INIT, h3 = FINGERPRINT_FNV_INIT;
+
+        for (size_t k = 0; k < 3 * stride; k++) {
+            h0 = fnv_byte(h0, q[k]);
+            h1 = fnv_byte(h1, q[k + stride]);
+            h2 = fnv_byte(h2, q[k + 2 * stride]);
+            h3 = fnv_byte(h3, q[k + 3 * stride]);
+        }
+        bit_counts_add4(planes, mix64(h0), mix64(h1), mix64(h2), mix64(h3));
+    }
+    for (; j < n; j++)
+        bit_counts_add(planes, 0, shingle_hash(w + j));
+}
+
 uint64_t
 fingerprint_simhash(const char *text, size_t len)
 {
     const unsigned char *t = (const unsigned char *)text;
     uint64_t planes[FINGERPRINT_COUNT_BITS] = {0};
-    uint64_t w[3] = {0}, out = 0;
-    size_t words = 0, shingles = 0, i = 0;
+    /* The words whose shingles are not counted yet; the last two of a
+     * batch carry over as the first two of the next. */
+    uint64_t w[FINGERPRINT_WORD_BATCH + 2], out = 0;
+    size_t words = 0, n_w = 0, shingles, i = 0;
 
     pthread_once(&word_lower_once, word_lower_init);
     while (i < len && words < FINGERPRINT_MAX_WORDS) {
         /* A word's first FINGERPRINT_WORD_MAX bytes, lowered, hashed as
          * they are read rather than copied first; the rest is skipped. */
-        uint64_t h = FINGERPRINT_FNV_INIT, sh = FINGERPRINT_FNV_INIT;
+        uint64_t h = FINGERPRINT_FNV_INIT;
         size_t k = 0, end;
         unsigned char c;
 
@@ -263,19 +327,20 @@ fingerprint_simhash(const char *text, size_t len)
             i++;
         if (k == 0)
             continue;
-        w[0] = w[1];
-        w[1] = w[2];
-        w[2] = h;
-        if (++words < 3)
-            continue;
-        /* fingerprint_fnv() of w's bytes, inlined: this runs per word. */
-        for (size_t b = 0; b < sizeof(w); b++)
-            sh = fnv_byte(sh, ((const unsigned char *)w)[b]);
-        bit_counts_add(planes, mix64(sh));
-        shingles++;
+        w[n_w++] = h;
+        words++;
+        if (n_w == FINGERPRINT_WORD_BATCH + 2) {
+            shingles_count(planes, w, FINGERPRINT_WORD_BATCH);
+            w[0] = w[FINGERPRINT_WORD_BATCH];
+            w[1] = w[FINGERPRINT_WORD_BATCH + 1];
+            n_w = 2;
+        }
     }
+    if (n_w >= 3)
+        shingles_count(planes, w, n_w - 2);
     if (words < FINGERPRINT_SIMHASH_MIN_WORDS)
         return 0;
+    shingles = words - 2;
     /* A bit is set when more shingles have it set than clear. */
     for (int b = 0; b < 64; b++)
         if ((size_t)bit_count_at(planes, b) * 2 > shingles)
