@@ -228,14 +228,24 @@ bit_counts_add4(uint64_t planes[FINGERPRINT_COUNT_BITS], uint64_t a, uint64_t b,
     bit_counts_add(planes, 2, a & b & c & d);
 }
 
-static uint32_t
-bit_count_at(const uint64_t planes[FINGERPRINT_COUNT_BITS], int b)
+/* The positions whose count is at least t, as a mask: the counters
+ * compared with t all at once, from the top bit down, the way one
+ * compares two numbers digit by digit. gt holds the positions already
+ * found greater, eq those equal so far. */
+static uint64_t
+bit_counts_at_least(const uint64_t planes[FINGERPRINT_COUNT_BITS], uint32_t t)
 {
-    uint32_t n = 0;
+    uint64_t gt = 0, eq = ~UINT64_C(0);
 
-    for (int k = 0; k < FINGERPRINT_COUNT_BITS; k++)
-        n |= (uint32_t)((planes[k] >> b) & 1) << k;
-    return n;
+    for (int k = FINGERPRINT_COUNT_BITS; k-- > 0;) {
+        if ((t >> k) & 1) {
+            eq &= planes[k];
+        } else {
+            gt |= eq & planes[k];
+            eq &= ~planes[k];
+        }
+    }
+    return gt | eq;
 }
 
 /* Per byte: the byte lowered when it can be in a word (alnum or '_'),
@@ -341,10 +351,9 @@ fingerprint_simhash(const char *text, size_t len)
     if (words < FINGERPRINT_SIMHASH_MIN_WORDS)
         return 0;
     shingles = words - 2;
-    /* A bit is set when more shingles have it set than clear. */
-    for (int b = 0; b < 64; b++)
-        if ((size_t)bit_count_at(planes, b) * 2 > shingles)
-            out |= UINT64_C(1) << b;
+    /* A bit is set when more shingles have it set than clear: when its
+     * count is more than half of them. */
+    out = bit_counts_at_least(planes, (uint32_t)(shingles / 2 + 1));
     return out ? out : 1;
 }
 
