@@ -272,6 +272,85 @@ prose_char(struct prose_stats *st, uint32_t c)
         st->emoji++;
 }
 
+/* UINT64_C(0x0101010101010101) * b: the byte b in every lane. */
+#define LANES(b) (UINT64_C(0x0101010101010101) * (uint64_t)(b))
+
+/* Eight bytes as one number, p[k] in bits 8k to 8k + 7 on any host. */
+static uint64_t
+load_le64(const char *p)
+{
+    uint64_t x = 0;
+
+    for (int k = 7; k >= 0; k--)
+        x = x << 8 | (unsigned char)p[k];
+    return x;
+}
+
+/* The lanes of x, eight ASCII bytes, that are c: the top bit of each such
+ * lane set. Below 0x80, adding 0x7f to a byte sets its top bit exactly
+ * when it is not zero, and carries into no other lane. */
+static uint64_t
+lanes_eq(uint64_t x, unsigned char c)
+{
+    return ~((x ^ LANES(c)) + LANES(0x7f)) & LANES(0x80);
+}
+
+/* The lanes of x, eight ASCII bytes, that are word bytes (letters,
+ * digits, '_'): a byte is lo or above when adding 0x80 - lo sets its top
+ * bit, again without a carry into the next lane. */
+static uint64_t
+word_lanes(uint64_t x)
+{
+    uint64_t l = x | LANES(0x20); /* a letter's two cases alike */
+    uint64_t digit = (x + LANES(0x80 - '0')) & ~(x + LANES(0x80 - '9' - 1));
+    uint64_t alpha = (l + LANES(0x80 - 'a')) & ~(l + LANES(0x80 - 'z' - 1));
+
+    return ((digit | alpha) & LANES(0x80)) | lanes_eq(x, '_');
+}
+
+/* Words starting in the ASCII bytes p[0..n), byte by byte and without
+ * branches: boundaries come every few bytes. *in tells whether a word
+ * runs into p[0] and, on return, out of p[n - 1]. */
+static size_t
+ascii_words_bytes(const char *p, size_t n, bool *in)
+{
+    size_t words = 0;
+    bool w_in = *in;
+
+    for (size_t i = 0; i < n; i++) {
+        unsigned char a = (unsigned char)p[i];
+        bool w = ascii_is_word(a);
+
+        words += (size_t)(w & !w_in);
+        w_in = w | (w_in & (a == '\''));
+    }
+    *in = w_in;
+    return words;
+}
+
+/* ascii_words_bytes() eight bytes a step: a word starts in each lane
+ * that is a word byte and follows none. An apostrophe, which keeps a word
+ * going, is rare enough to send its eight bytes to the byte loop. */
+static size_t
+ascii_words(const char *p, size_t n, bool *in)
+{
+    size_t words = 0, i = 0;
+
+    for (; n - i >= 8; i += 8) {
+        uint64_t x = load_le64(p + i), w, starts;
+
+        if (lanes_eq(x, '\'') != 0) {
+            words += ascii_words_bytes(p + i, 8, in);
+            continue;
+        }
+        w = word_lanes(x);
+        starts = w & ~(w << 8 | (*in ? UINT64_C(0x80) : 0));
+        words += (size_t)(((starts >> 7) * LANES(1)) >> 56);
+        *in = (w >> 63) != 0;
+    }
+    return words + ascii_words_bytes(p + i, n - i, in);
+}
+
 /* Words: runs of letters, digits and '_'; an apostrophe inside a word
  * ("don't", "kernel’s") does not split it. With st, prose_char() of each
  * code point on the way, so prose is decoded once, not twice. */
@@ -283,18 +362,11 @@ count_words_in(const char *p, size_t len, struct prose_stats *st)
     size_t n = 0;
 
     while (p < end) {
-        /* ASCII needs no decoding: most prose is all of it. Without
-         * branches, since word boundaries come every few bytes. */
+        /* ASCII needs no decoding: most prose is all of it. */
         size_t run = ascii_prefix(p, (size_t)(end - p));
         uint32_t c;
 
-        for (size_t i = 0; i < run; i++) {
-            unsigned char a = (unsigned char)p[i];
-            bool w = ascii_is_word(a);
-
-            n += (size_t)(w & !in);
-            in = w | (in & (a == '\''));
-        }
+        n += ascii_words(p, run, &in);
         p += run;
         if (p == end)
             break;
