@@ -457,51 +457,70 @@ has_offset(const char *p, size_t len)
     return false;
 }
 
+/* A trace mark and its length. */
+struct trace_mark {
+    const char *text;
+    size_t len;
+};
+
+#define TRACE_MARK(s)                                                                              \
+    {                                                                                              \
+        s, sizeof(s) - 1                                                                           \
+    }
+
+/* Grouped by first byte, so a byte's candidates are one run of them. */
+static const struct trace_mark trace_marks[] = {
+    TRACE_MARK("Call Trace:"),
+    TRACE_MARK("Code: "),
+    TRACE_MARK("CPU: "),
+    TRACE_MARK("RIP: "),
+    TRACE_MARK("RSP: "),
+    TRACE_MARK("RAX: "),
+    TRACE_MARK("<TASK>"),
+    TRACE_MARK("</TASK>"),
+    TRACE_MARK("<IRQ>"),
+    TRACE_MARK("</IRQ>"),
+    TRACE_MARK("BUG: "),
+    TRACE_MARK("WARNING: "),
+    TRACE_MARK("Workqueue: "),
+    TRACE_MARK("KASAN: "),
+    TRACE_MARK("Kernel panic"),
+    TRACE_MARK("UBSAN: "),
+    TRACE_MARK("Oops: "),
+    TRACE_MARK("general protection fault"),
+    TRACE_MARK("Modules linked in:"),
+    TRACE_MARK("MemorySanitizer"),
+    TRACE_MARK("Hardware name:"),
+    TRACE_MARK("AddressSanitizer"),
+    TRACE_MARK("LeakSanitizer"),
+    TRACE_MARK("ThreadSanitizer"),
+    TRACE_MARK("runtime error: "),
+};
+
 static bool
 is_trace_line(const char *p, size_t len)
 {
-    static const char *const marks[] = {
-        "Call Trace:",
-        "RIP: ",
-        "<TASK>",
-        "</TASK>",
-        "BUG: ",
-        "WARNING: ",
-        "KASAN: ",
-        "UBSAN: ",
-        "Oops: ",
-        "general protection fault",
-        "Kernel panic",
-        "Code: ",
-        "Modules linked in:",
-        "Hardware name:",
-        "RSP: ",
-        "RAX: ",
-        "CPU: ",
-        "<IRQ>",
-        "</IRQ>",
-        "Workqueue: ",
-        "AddressSanitizer",
-        "LeakSanitizer",
-        "ThreadSanitizer",
-        "MemorySanitizer",
-        "runtime error: ",
+    /* Per byte: 1 + the index of the first mark that starts with it, or
+     * 0 when none does. */
+    static const unsigned char mark_first[256] = {
+        ['C'] = 1,  ['R'] = 4,  ['<'] = 7,  ['B'] = 11, ['W'] = 12,
+        ['K'] = 14, ['U'] = 16, ['O'] = 17, ['g'] = 18, ['M'] = 19,
+        ['H'] = 21, ['A'] = 22, ['L'] = 23, ['T'] = 24, ['r'] = 25,
     };
-    /* The first bytes of the marks. */
-    static const bool mark_first[256] = {
-        ['C'] = 1, ['R'] = 1, ['<'] = 1, ['B'] = 1, ['W'] = 1, ['K'] = 1, ['U'] = 1, ['O'] = 1,
-        ['g'] = 1, ['M'] = 1, ['H'] = 1, ['A'] = 1, ['L'] = 1, ['T'] = 1, ['r'] = 1,
-    };
+    const size_t n_marks = sizeof(trace_marks) / sizeof(trace_marks[0]);
 
     if (has_timestamp(p, len) || has_offset(p, len) || report_sanitizer_line(p, len))
         return true;
-    /* One pass over the line, comparing only where a mark's first byte
-     * is, instead of one search per mark. */
+    /* One pass over the line, comparing only the marks that start with
+     * the byte at hand, instead of one search per mark. */
     for (size_t i = 0; i < len; i++) {
-        if (!mark_first[(unsigned char)p[i]])
+        unsigned char c = (unsigned char)p[i];
+
+        if (mark_first[c] == 0)
             continue;
-        for (size_t k = 0; k < sizeof(marks) / sizeof(marks[0]); k++)
-            if (marks[k][0] == p[i] && starts(p + i, len - i, marks[k]))
+        for (size_t k = mark_first[c] - 1u; k < n_marks && trace_marks[k].text[0] == (char)c; k++)
+            if (trace_marks[k].len <= len - i &&
+                memcmp(p + i, trace_marks[k].text, trace_marks[k].len) == 0)
                 return true;
     }
     return false;
