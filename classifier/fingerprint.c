@@ -566,10 +566,33 @@ static struct {
     size_t plen[BUG_PATTERNS], step;
     /* Patterns by slot: head[] and next[] hold index + 1, 0 ends. */
     unsigned char head[32 * 32], next[BUG_PATTERNS];
-    /* The slots of the pairs at offsets 0 .. step - 1 of any pattern. */
-    uint64_t inside[32 * 32 / 64];
+    /* Bit a << 8 | b set for the pairs "ab", in either case, at offsets
+     * 0 .. step - 1 of any pattern: exact bytes, so fewer false hits
+     * than by slot, and no folding to compute per pair looked at. */
+    unsigned char inside[256 * 256 / 8];
 } bug_table;
 static pthread_once_t bug_table_once = PTHREAD_ONCE_INIT;
+
+/* c in upper case when it is a lower-case ASCII letter. */
+static unsigned char
+upper_ascii(unsigned char c)
+{
+    return c >= 'a' && c <= 'z' ? (unsigned char)(c - 'a' + 'A') : c;
+}
+
+static unsigned
+pair_index(unsigned char a, unsigned char b)
+{
+    return (unsigned)a << 8 | b;
+}
+
+static void
+pair_mark(unsigned char a, unsigned char b)
+{
+    unsigned at = pair_index(a, b);
+
+    bug_table.inside[at / 8] |= (unsigned char)(1u << (at % 8));
+}
 
 static void
 bug_table_init(void)
@@ -587,9 +610,13 @@ bug_table_init(void)
     }
     for (size_t p = 0; p < BUG_PATTERNS; p++) {
         for (size_t o = 0; o < bug_table.step; o++) {
-            unsigned slot = pair_slot(bug_patterns[p].text[o], bug_patterns[p].text[o + 1]);
+            unsigned char a = (unsigned char)bug_patterns[p].text[o];
+            unsigned char b = (unsigned char)bug_patterns[p].text[o + 1];
 
-            bug_table.inside[slot / 64] |= (uint64_t)1 << (slot % 64);
+            pair_mark(a, b);
+            pair_mark(a, upper_ascii(b));
+            pair_mark(upper_ascii(a), b);
+            pair_mark(upper_ascii(a), upper_ascii(b));
         }
     }
 }
@@ -599,7 +626,7 @@ classifier_bug_classes(const char *text, size_t len)
 {
     const size_t *plen = bug_table.plen;
     const unsigned char *head = bug_table.head, *next = bug_table.next;
-    const uint64_t *inside = bug_table.inside;
+    const unsigned char *inside = bug_table.inside;
     size_t step;
     unsigned mask = 0;
 
@@ -616,9 +643,9 @@ classifier_bug_classes(const char *text, size_t len)
      * a pair that is in no pattern there rules out a match starting in
      * the step bytes up to it. */
     for (size_t j = 0; j + 1 < len; j += step) {
-        unsigned at = pair_slot(text[j], text[j + 1]);
+        unsigned at = pair_index((unsigned char)text[j], (unsigned char)text[j + 1]);
 
-        if ((inside[at / 64] & ((uint64_t)1 << (at % 64))) == 0)
+        if (((inside[at / 8] >> (at % 8)) & 1) == 0)
             continue;
         for (size_t i = j + 1 > step ? j + 1 - step : 0; i <= j; i++) {
             for (unsigned k = head[pair_slot(text[i], text[i + 1])]; k != 0; k = next[k - 1]) {
