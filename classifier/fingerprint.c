@@ -200,10 +200,11 @@ fingerprint_report_key(const struct strv *functions, const struct strv *paths, u
 
 _Static_assert(FINGERPRINT_MAX_WORDS < 1 << FINGERPRINT_COUNT_BITS, "a count fits its planes");
 
+/* Adds x, whose bits each weigh 1 << k, into the counters. */
 static void
-bit_counts_add(uint64_t planes[FINGERPRINT_COUNT_BITS], uint64_t x)
+bit_counts_add(uint64_t planes[FINGERPRINT_COUNT_BITS], int k, uint64_t x)
 {
-    for (int k = 0; k < FINGERPRINT_COUNT_BITS && x != 0; k++) {
+    for (; k < FINGERPRINT_COUNT_BITS && x != 0; k++) {
         uint64_t carry = planes[k] & x;
 
         planes[k] ^= x;
@@ -211,14 +212,40 @@ bit_counts_add(uint64_t planes[FINGERPRINT_COUNT_BITS], uint64_t x)
     }
 }
 
-static uint32_t
-bit_count_at(const uint64_t planes[FINGERPRINT_COUNT_BITS], int b)
+/* Adds four hashes at once: summed bitwise first (a carry-save adder),
+ * the counters then take three short ripples instead of four. Per bit
+ * a + b + c + d = ones + 2 * twos + 4 * fours, where of the three
+ * weight-2 carries a & b, c & d and (a ^ b) & (c ^ d) at most two are
+ * set, and two only when all four bits are. */
+static void
+bit_counts_add4(uint64_t planes[FINGERPRINT_COUNT_BITS], uint64_t a, uint64_t b, uint64_t c,
+                uint64_t d)
 {
-    uint32_t n = 0;
+    uint64_t ab = a ^ b, cd = c ^ d;
 
-    for (int k = 0; k < FINGERPRINT_COUNT_BITS; k++)
-        n |= (uint32_t)((planes[k] >> b) & 1) << k;
-    return n;
+    bit_counts_add(planes, 0, ab ^ cd);
+    bit_counts_add(planes, 1, (a & b) ^ (c & d) ^ (ab & cd));
+    bit_counts_add(planes, 2, a & b & c & d);
+}
+
+/* The positions whose count is at least t, as a mask: the counters
+ * compared with t all at once, from the top bit down, the way one
+ * compares two numbers digit by digit. gt holds the positions already
+ * found greater, eq those equal so far. */
+static uint64_t
+bit_counts_at_least(const uint64_t planes[FINGERPRINT_COUNT_BITS], uint32_t t)
+{
+    uint64_t gt = 0, eq = ~UINT64_C(0);
+
+    for (int k = FINGERPRINT_COUNT_BITS; k-- > 0;) {
+        if ((t >> k) & 1) {
+            eq &= planes[k];
+        } else {
+            gt |= eq & planes[k];
+            eq &= ~planes[k];
+        }
+    }
+    return gt | eq;
 }
 
 /* Per byte: the byte lowered when it can be in a word (alnum or '_'),
@@ -235,19 +262,66 @@ word_lower_init(void)
             word_lower[c] = (unsigned char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
 }
 
+/* Word hashes gathered before their shingles are hashed: enough for the
+ * four-way loop below to run long, small enough for the stack. */
+#define FINGERPRINT_WORD_BATCH 64
+
+/* The shingle hash of words w[0..3): fingerprint_fnv() of their 24 bytes
+ * as they lie in memory, mixed. */
+static uint64_t
+shingle_hash(const uint64_t *w)
+{
+    const unsigned char *p = (const unsigned char *)w;
+    uint64_t h = FINGERPRINT_FNV_INIT;
+
+    for (size_t k = 0; k < 3 * sizeof(*w); k++)
+        h = fnv_byte(h, p[k]);
+    return mix64(h);
+}
+
+/* Counts the n shingles of words w[0 .. n + 2). Each shingle is a chain
+ * of 24 dependent multiplies, but different shingles' chains are not
+ * dependent: four of them hashed in one loop keep the multiplier busy
+ * where one chain would leave it waiting on its own last result. */
+static void
+shingles_count(uint64_t planes[FINGERPRINT_COUNT_BITS], const uint64_t *w, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)w;
+    const size_t stride = sizeof(*w);
+    size_t j = 0;
+
+    for (; j + 4 <= n; j += 4) {
+        const unsigned char *q = p + j * stride;
+        uint64_t h0 = FINGERPRINT_FNV_INIT, h1 = FINGERPRINT_FNV_INIT;
+        uint64_t h2 = FINGERPRINT_FNV_INIT, h3 = FINGERPRINT_FNV_INIT;
+
+        for (size_t k = 0; k < 3 * stride; k++) {
+            h0 = fnv_byte(h0, q[k]);
+            h1 = fnv_byte(h1, q[k + stride]);
+            h2 = fnv_byte(h2, q[k + 2 * stride]);
+            h3 = fnv_byte(h3, q[k + 3 * stride]);
+        }
+        bit_counts_add4(planes, mix64(h0), mix64(h1), mix64(h2), mix64(h3));
+    }
+    for (; j < n; j++)
+        bit_counts_add(planes, 0, shingle_hash(w + j));
+}
+
 uint64_t
 fingerprint_simhash(const char *text, size_t len)
 {
     const unsigned char *t = (const unsigned char *)text;
     uint64_t planes[FINGERPRINT_COUNT_BITS] = {0};
-    uint64_t w[3] = {0}, out = 0;
-    size_t words = 0, shingles = 0, i = 0;
+    /* The words whose shingles are not counted yet; the last two of a
+     * batch carry over as the first two of the next. */
+    uint64_t w[FINGERPRINT_WORD_BATCH + 2], out = 0;
+    size_t words = 0, n_w = 0, shingles, i = 0;
 
     pthread_once(&word_lower_once, word_lower_init);
     while (i < len && words < FINGERPRINT_MAX_WORDS) {
         /* A word's first FINGERPRINT_WORD_MAX bytes, lowered, hashed as
          * they are read rather than copied first; the rest is skipped. */
-        uint64_t h = FINGERPRINT_FNV_INIT, sh = FINGERPRINT_FNV_INIT;
+        uint64_t h = FINGERPRINT_FNV_INIT;
         size_t k = 0, end;
         unsigned char c;
 
@@ -263,23 +337,23 @@ fingerprint_simhash(const char *text, size_t len)
             i++;
         if (k == 0)
             continue;
-        w[0] = w[1];
-        w[1] = w[2];
-        w[2] = h;
-        if (++words < 3)
-            continue;
-        /* fingerprint_fnv() of w's bytes, inlined: this runs per word. */
-        for (size_t b = 0; b < sizeof(w); b++)
-            sh = fnv_byte(sh, ((const unsigned char *)w)[b]);
-        bit_counts_add(planes, mix64(sh));
-        shingles++;
+        w[n_w++] = h;
+        words++;
+        if (n_w == FINGERPRINT_WORD_BATCH + 2) {
+            shingles_count(planes, w, FINGERPRINT_WORD_BATCH);
+            w[0] = w[FINGERPRINT_WORD_BATCH];
+            w[1] = w[FINGERPRINT_WORD_BATCH + 1];
+            n_w = 2;
+        }
     }
+    if (n_w >= 3)
+        shingles_count(planes, w, n_w - 2);
     if (words < FINGERPRINT_SIMHASH_MIN_WORDS)
         return 0;
-    /* A bit is set when more shingles have it set than clear. */
-    for (int b = 0; b < 64; b++)
-        if ((size_t)bit_count_at(planes, b) * 2 > shingles)
-            out |= UINT64_C(1) << b;
+    shingles = words - 2;
+    /* A bit is set when more shingles have it set than clear: when its
+     * count is more than half of them. */
+    out = bit_counts_at_least(planes, (uint32_t)(shingles / 2 + 1));
     return out ? out : 1;
 }
 
@@ -492,10 +566,33 @@ static struct {
     size_t plen[BUG_PATTERNS], step;
     /* Patterns by slot: head[] and next[] hold index + 1, 0 ends. */
     unsigned char head[32 * 32], next[BUG_PATTERNS];
-    /* The slots of the pairs at offsets 0 .. step - 1 of any pattern. */
-    uint64_t inside[32 * 32 / 64];
+    /* Bit a << 8 | b set for the pairs "ab", in either case, at offsets
+     * 0 .. step - 1 of any pattern: exact bytes, so fewer false hits
+     * than by slot, and no folding to compute per pair looked at. */
+    unsigned char inside[256 * 256 / 8];
 } bug_table;
 static pthread_once_t bug_table_once = PTHREAD_ONCE_INIT;
+
+/* c in upper case when it is a lower-case ASCII letter. */
+static unsigned char
+upper_ascii(unsigned char c)
+{
+    return c >= 'a' && c <= 'z' ? (unsigned char)(c - 'a' + 'A') : c;
+}
+
+static unsigned
+pair_index(unsigned char a, unsigned char b)
+{
+    return (unsigned)a << 8 | b;
+}
+
+static void
+pair_mark(unsigned char a, unsigned char b)
+{
+    unsigned at = pair_index(a, b);
+
+    bug_table.inside[at / 8] |= (unsigned char)(1u << (at % 8));
+}
 
 static void
 bug_table_init(void)
@@ -513,9 +610,13 @@ bug_table_init(void)
     }
     for (size_t p = 0; p < BUG_PATTERNS; p++) {
         for (size_t o = 0; o < bug_table.step; o++) {
-            unsigned slot = pair_slot(bug_patterns[p].text[o], bug_patterns[p].text[o + 1]);
+            unsigned char a = (unsigned char)bug_patterns[p].text[o];
+            unsigned char b = (unsigned char)bug_patterns[p].text[o + 1];
 
-            bug_table.inside[slot / 64] |= (uint64_t)1 << (slot % 64);
+            pair_mark(a, b);
+            pair_mark(a, upper_ascii(b));
+            pair_mark(upper_ascii(a), b);
+            pair_mark(upper_ascii(a), upper_ascii(b));
         }
     }
 }
@@ -525,7 +626,7 @@ classifier_bug_classes(const char *text, size_t len)
 {
     const size_t *plen = bug_table.plen;
     const unsigned char *head = bug_table.head, *next = bug_table.next;
-    const uint64_t *inside = bug_table.inside;
+    const unsigned char *inside = bug_table.inside;
     size_t step;
     unsigned mask = 0;
 
@@ -542,9 +643,9 @@ classifier_bug_classes(const char *text, size_t len)
      * a pair that is in no pattern there rules out a match starting in
      * the step bytes up to it. */
     for (size_t j = 0; j + 1 < len; j += step) {
-        unsigned at = pair_slot(text[j], text[j + 1]);
+        unsigned at = pair_index((unsigned char)text[j], (unsigned char)text[j + 1]);
 
-        if ((inside[at / 64] & ((uint64_t)1 << (at % 64))) == 0)
+        if (((inside[at / 8] >> (at % 8)) & 1) == 0)
             continue;
         for (size_t i = j + 1 > step ? j + 1 - step : 0; i <= j; i++) {
             for (unsigned k = head[pair_slot(text[i], text[i + 1])]; k != 0; k = next[k - 1]) {

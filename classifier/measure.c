@@ -272,6 +272,86 @@ prose_char(struct prose_stats *st, uint32_t c)
         st->emoji++;
 }
 
+/* UINT64_C(0x0101010101010101) * b: the byte b in every lane. */
+#define LANES(b) (UINT64_C(0x0101010101010101) * (uint64_t)(b))
+
+/* Eight bytes as one number, p[k] in bits 8k to 8k + 7 on any host.
+ * Spelled out, compilers see one load here (on a little-endian host). */
+static uint64_t
+load_le64(const char *p)
+{
+    const unsigned char *u = (const unsigned char *)p;
+
+    return (uint64_t)u[0] | (uint64_t)u[1] << 8 | (uint64_t)u[2] << 16 | (uint64_t)u[3] << 24 |
+           (uint64_t)u[4] << 32 | (uint64_t)u[5] << 40 | (uint64_t)u[6] << 48 |
+           (uint64_t)u[7] << 56;
+}
+
+/* The lanes of x, eight ASCII bytes, that are c: the top bit of each such
+ * lane set. Below 0x80, adding 0x7f to a byte sets its top bit exactly
+ * when it is not zero, and carries into no other lane. */
+static uint64_t
+lanes_eq(uint64_t x, unsigned char c)
+{
+    return ~((x ^ LANES(c)) + LANES(0x7f)) & LANES(0x80);
+}
+
+/* The lanes of x, eight ASCII bytes, that are word bytes (letters,
+ * digits, '_'): a byte is lo or above when adding 0x80 - lo sets its top
+ * bit, again without a carry into the next lane. */
+static uint64_t
+word_lanes(uint64_t x)
+{
+    uint64_t l = x | LANES(0x20); /* a letter's two cases alike */
+    uint64_t digit = (x + LANES(0x80 - '0')) & ~(x + LANES(0x80 - '9' - 1));
+    uint64_t alpha = (l + LANES(0x80 - 'a')) & ~(l + LANES(0x80 - 'z' - 1));
+
+    return ((digit | alpha) & LANES(0x80)) | lanes_eq(x, '_');
+}
+
+/* Words starting in the ASCII bytes p[0..n), byte by byte and without
+ * branches: boundaries come every few bytes. *in tells whether a word
+ * runs into p[0] and, on return, out of p[n - 1]. */
+static size_t
+ascii_words_bytes(const char *p, size_t n, bool *in)
+{
+    size_t words = 0;
+    bool w_in = *in;
+
+    for (size_t i = 0; i < n; i++) {
+        unsigned char a = (unsigned char)p[i];
+        bool w = ascii_is_word(a);
+
+        words += (size_t)(w & !w_in);
+        w_in = w | (w_in & (a == '\''));
+    }
+    *in = w_in;
+    return words;
+}
+
+/* ascii_words_bytes() eight bytes a step: a word starts in each lane
+ * that is a word byte and follows none. An apostrophe, which keeps a word
+ * going, is rare enough to send its eight bytes to the byte loop. */
+static size_t
+ascii_words(const char *p, size_t n, bool *in)
+{
+    size_t words = 0, i = 0;
+
+    for (; n - i >= 8; i += 8) {
+        uint64_t x = load_le64(p + i), w, starts;
+
+        if (lanes_eq(x, '\'') != 0) {
+            words += ascii_words_bytes(p + i, 8, in);
+            continue;
+        }
+        w = word_lanes(x);
+        starts = w & ~(w << 8 | (*in ? UINT64_C(0x80) : 0));
+        words += (size_t)(((starts >> 7) * LANES(1)) >> 56);
+        *in = (w >> 63) != 0;
+    }
+    return words + ascii_words_bytes(p + i, n - i, in);
+}
+
 /* Words: runs of letters, digits and '_'; an apostrophe inside a word
  * ("don't", "kernel’s") does not split it. With st, prose_char() of each
  * code point on the way, so prose is decoded once, not twice. */
@@ -283,18 +363,11 @@ count_words_in(const char *p, size_t len, struct prose_stats *st)
     size_t n = 0;
 
     while (p < end) {
-        /* ASCII needs no decoding: most prose is all of it. Without
-         * branches, since word boundaries come every few bytes. */
+        /* ASCII needs no decoding: most prose is all of it. */
         size_t run = ascii_prefix(p, (size_t)(end - p));
         uint32_t c;
 
-        for (size_t i = 0; i < run; i++) {
-            unsigned char a = (unsigned char)p[i];
-            bool w = ascii_is_word(a);
-
-            n += (size_t)(w & !in);
-            in = w | (in & (a == '\''));
-        }
+        n += ascii_words(p, run, &in);
         p += run;
         if (p == end)
             break;
@@ -384,51 +457,70 @@ has_offset(const char *p, size_t len)
     return false;
 }
 
+/* A trace mark and its length. */
+struct trace_mark {
+    const char *text;
+    size_t len;
+};
+
+#define TRACE_MARK(s)                                                                              \
+    {                                                                                              \
+        s, sizeof(s) - 1                                                                           \
+    }
+
+/* Grouped by first byte, so a byte's candidates are one run of them. */
+static const struct trace_mark trace_marks[] = {
+    TRACE_MARK("Call Trace:"),
+    TRACE_MARK("Code: "),
+    TRACE_MARK("CPU: "),
+    TRACE_MARK("RIP: "),
+    TRACE_MARK("RSP: "),
+    TRACE_MARK("RAX: "),
+    TRACE_MARK("<TASK>"),
+    TRACE_MARK("</TASK>"),
+    TRACE_MARK("<IRQ>"),
+    TRACE_MARK("</IRQ>"),
+    TRACE_MARK("BUG: "),
+    TRACE_MARK("WARNING: "),
+    TRACE_MARK("Workqueue: "),
+    TRACE_MARK("KASAN: "),
+    TRACE_MARK("Kernel panic"),
+    TRACE_MARK("UBSAN: "),
+    TRACE_MARK("Oops: "),
+    TRACE_MARK("general protection fault"),
+    TRACE_MARK("Modules linked in:"),
+    TRACE_MARK("MemorySanitizer"),
+    TRACE_MARK("Hardware name:"),
+    TRACE_MARK("AddressSanitizer"),
+    TRACE_MARK("LeakSanitizer"),
+    TRACE_MARK("ThreadSanitizer"),
+    TRACE_MARK("runtime error: "),
+};
+
 static bool
 is_trace_line(const char *p, size_t len)
 {
-    static const char *const marks[] = {
-        "Call Trace:",
-        "RIP: ",
-        "<TASK>",
-        "</TASK>",
-        "BUG: ",
-        "WARNING: ",
-        "KASAN: ",
-        "UBSAN: ",
-        "Oops: ",
-        "general protection fault",
-        "Kernel panic",
-        "Code: ",
-        "Modules linked in:",
-        "Hardware name:",
-        "RSP: ",
-        "RAX: ",
-        "CPU: ",
-        "<IRQ>",
-        "</IRQ>",
-        "Workqueue: ",
-        "AddressSanitizer",
-        "LeakSanitizer",
-        "ThreadSanitizer",
-        "MemorySanitizer",
-        "runtime error: ",
+    /* Per byte: 1 + the index of the first mark that starts with it, or
+     * 0 when none does. */
+    static const unsigned char mark_first[256] = {
+        ['C'] = 1,  ['R'] = 4,  ['<'] = 7,  ['B'] = 11, ['W'] = 12,
+        ['K'] = 14, ['U'] = 16, ['O'] = 17, ['g'] = 18, ['M'] = 19,
+        ['H'] = 21, ['A'] = 22, ['L'] = 23, ['T'] = 24, ['r'] = 25,
     };
-    /* The first bytes of the marks. */
-    static const bool mark_first[256] = {
-        ['C'] = 1, ['R'] = 1, ['<'] = 1, ['B'] = 1, ['W'] = 1, ['K'] = 1, ['U'] = 1, ['O'] = 1,
-        ['g'] = 1, ['M'] = 1, ['H'] = 1, ['A'] = 1, ['L'] = 1, ['T'] = 1, ['r'] = 1,
-    };
+    const size_t n_marks = sizeof(trace_marks) / sizeof(trace_marks[0]);
 
     if (has_timestamp(p, len) || has_offset(p, len) || report_sanitizer_line(p, len))
         return true;
-    /* One pass over the line, comparing only where a mark's first byte
-     * is, instead of one search per mark. */
+    /* One pass over the line, comparing only the marks that start with
+     * the byte at hand, instead of one search per mark. */
     for (size_t i = 0; i < len; i++) {
-        if (!mark_first[(unsigned char)p[i]])
+        unsigned char c = (unsigned char)p[i];
+
+        if (mark_first[c] == 0)
             continue;
-        for (size_t k = 0; k < sizeof(marks) / sizeof(marks[0]); k++)
-            if (marks[k][0] == p[i] && starts(p + i, len - i, marks[k]))
+        for (size_t k = mark_first[c] - 1u; k < n_marks && trace_marks[k].text[0] == (char)c; k++)
+            if (trace_marks[k].len <= len - i &&
+                memcmp(p + i, trace_marks[k].text, trace_marks[k].len) == 0)
                 return true;
     }
     return false;
@@ -1168,15 +1260,29 @@ diff_measure(struct diff_stats *st, const struct message *m)
     }
 }
 
+/* Lines with something other than white space. The white space between
+ * them, blank lines and their '\n' included, is skipped byte by byte;
+ * a line is counted at its first other byte and left by memchr(), so a
+ * blank line costs no call and a full one no test past its start. */
 static size_t
 count_nonblank(const struct region *r)
 {
     struct text t = region_text(r);
-    const char *line;
-    size_t len, n = 0;
+    size_t n = 0;
 
-    while (next_line(&t, &line, &len))
-        n += !blank(line, len);
+    while (t.p < t.end) {
+        const char *nl;
+
+        if (isspace((unsigned char)*t.p)) {
+            t.p++;
+            continue;
+        }
+        n++;
+        nl = memchr(t.p, '\n', (size_t)(t.end - t.p));
+        if (nl == NULL)
+            break;
+        t.p = nl + 1;
+    }
     return n;
 }
 

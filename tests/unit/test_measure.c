@@ -597,6 +597,10 @@ static const char *const prose_texts[] = {
     "ROOT CAUSE\n\nSee drivers/usb/core/hub.c and hub_event() on v6.9-rc2.\n"
     "[   12.345678] BUG: KASAN: slab-use-after-free in hub_event+0x1a/0x40 and more text here\n"
     "\n" LONG70 "abcdef\n" LONG70 "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\n",
+    /* Long ASCII runs, counted eight bytes a step: words across blocks,
+     * apostrophes at every lane, and each byte next to a word range. */
+    "abcdefgh'ijklmnop q_r 0123456789 /:@[`{^~ '' x' 'y a'b'c'd'e'f'g'h'i\n"
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZ_az09 /0 9: @A Z[ `a z{ _ __ a_ _a 1'2'3 end'\n",
 };
 
 static const enum measure_id prose_ids[] = {
