@@ -1634,6 +1634,98 @@ add_entry(struct pf_region *rg, const char *lit, unsigned flags, uint32_t id)
     }
 }
 
+/* Shortest shared beginning that stands for several literals of a set
+ * (keys_collapse()). */
+#define PF_COLLAPSE_MIN 10u
+
+struct pf_key {
+    const char *core; /* after the tests byte */
+    size_t len;
+    unsigned start; /* its PF_WB_START and PF_WS_START tests */
+};
+
+static int
+key_cmp(const void *a, const void *b)
+{
+    const struct pf_key *x = a, *y = b;
+
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return strcmp(x->core, y->core);
+}
+
+static size_t
+lcp(const struct pf_key *a, const struct pf_key *b)
+{
+    size_t n = 0;
+
+    while (n < a->len && n < b->len && a->core[n] == b->core[n])
+        n++;
+    return n;
+}
+
+/* Keys of a set (a tests byte, then the core) in *keys, lens in key_len,
+ * with every run of them that shares its start tests and its first
+ * PF_COLLAPSE_MIN bytes or more made one key: that shared beginning, with
+ * the start tests only. Every match holds a literal of the set, and so
+ * that literal's beginning, at the same place: the set still filters
+ * exactly. Generated variants ("let me know if you need any further",
+ * "... have any more", and dozens more) share a bucket of the table and
+ * are otherwise each compared at every occurrence of their first bytes. */
+static int
+keys_collapse(struct strv *keys, size_t *key_len)
+{
+    struct pf_key k[PF_REQ_MAX];
+    struct strv out = {0};
+    size_t n = keys->n, out_len[PF_REQ_MAX], a = 0;
+    int r = 0;
+
+    if (n < 2)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned flags = (unsigned)(keys->v[i][0] - '@');
+
+        k[i].core = keys->v[i] + 1;
+        k[i].len = key_len[i] - 1;
+        k[i].start = flags & (PF_WB_START | PF_WS_START);
+    }
+    qsort(k, n, sizeof(k[0]), key_cmp);
+    while (a < n && r == 0) {
+        char buf[PF_LIT_MAX + 2];
+        size_t b = a + 1, m = k[a].len, len;
+
+        for (; b < n && k[b].start == k[a].start; b++) {
+            size_t l = lcp(&k[b - 1], &k[b]);
+
+            if (l < PF_COLLAPSE_MIN)
+                break;
+            m = l < m ? l : m;
+        }
+        if (b - a >= 2) {
+            buf[0] = (char)('@' + k[a].start);
+            memcpy(buf + 1, k[a].core, m);
+            len = m + 1;
+        } else {
+            memcpy(buf, k[a].core - 1, k[a].len + 1);
+            len = k[a].len + 1;
+        }
+        if (!set_has(&out, out.n, out_len, buf, len)) {
+            r = strv_add(&out, buf, len, PF_REQ_MAX);
+            if (r == 0)
+                out_len[out.n - 1] = len;
+        }
+        a = b;
+    }
+    if (r < 0) {
+        strv_release(&out);
+        return r;
+    }
+    strv_release(keys);
+    *keys = out;
+    memcpy(key_len, out_len, out.n * sizeof(out_len[0]));
+    return 0;
+}
+
 /* Register one literal set of a pattern in the tables rgs[0..n_rg) under
  * a new id. */
 static int
@@ -1666,6 +1758,9 @@ add_set(struct rule_prefilter *pf, struct pf_region *const *rgs, size_t n_rg,
             goto out;
         key_len[keys.n - 1] = n + 1;
     }
+    r = keys_collapse(&keys, key_len);
+    if (r < 0)
+        goto out;
     first = pf->lits.n;
     for (size_t i = 0; i < keys.n; i++) {
         r = strv_add(&pf->lits, keys.v[i] + 1, strlen(keys.v[i] + 1), SIZE_MAX);

@@ -357,11 +357,28 @@ static const struct {
      * digit or a dot as it is. */
     {"\\bfoo\\s+v?(?:2\\.6|3\\.\\d|4\\.\\d)|zz", "i"},
     {"(?:abc|conn)[^\\n]{0,9}(?:Ab|cD)|qq", ""},
+    /* Literals of a set that share ten bytes or more are one entry, that
+     * shared beginning, which keeps the test before it but not the one
+     * after; those that share their bytes but not the test before them
+     * are not. */
+    {"\\blet me know if you (?:need|have) (?:more|further)\\b|let me kno(?:w|t)", "i"},
+    {"\\bperformance is better|performance was (?:better|worse)\\s", "i"},
 };
 
 #define N_PATTERNS (sizeof(patterns) / sizeof(patterns[0]))
 
 static const char *const tokens[] = {
+    "let me know if you ",
+    "Let Me Know If You Need More",
+    "let me know if you needed more",
+    "have",
+    "further",
+    "xlet me know",
+    "performance is better",
+    "xperformance is better",
+    "performance was ",
+    "worse",
+    "worse\t",
     "CONFIG_FOO",
     ".config",
     "x.config",
@@ -601,6 +618,7 @@ check_cuts(const struct rule_set *set, pcre2_code *const *plain, pcre2_match_dat
         "Configured: con conn1 cona2 conb CONFIG_X3 confirm contro co",
         "xconf_x9 AI sk of cd\x01con",
         "said ai,bytes of cd -ab root",
+        "Let me know if you have more;xperformance was worse ",
     };
     unsigned matched = 0;
 
