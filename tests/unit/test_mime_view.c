@@ -846,6 +846,79 @@ test_header_caps(void **state)
     free(raw);
 }
 
+/* The message's own fields come first, then its Content-* fields, each
+ * in the order written: the order of a GMimeMessage's two lists, which
+ * the view keeps although it parses the top part alone. */
+static void
+test_header_order(void **state)
+{
+    static const char raw[] = "Content-Type: text/plain; charset=us-ascii\n"
+                              "From: a@example.org\n"
+                              "content-transfer-encoding: 7bit\n"
+                              "Subject: s\n"
+                              "Content-Disposition: inline\n"
+                              "To: b@example.org\n"
+                              "\nbody\n";
+    static const char *const order[] = {"From",
+                                        "Subject",
+                                        "To",
+                                        "Content-Type",
+                                        "content-transfer-encoding",
+                                        "Content-Disposition"};
+    struct classifier_limits saved;
+    struct mime_view *v;
+
+    (void)state;
+    v = parse(raw, strlen(raw));
+    assert_false(v->malformed);
+    assert_int_equal(v->n_headers, 6);
+    for (size_t i = 0; i < 6; i++)
+        assert_string_equal(v->headers[i].name, order[i]);
+    assert_int_equal(v->n_parts, 1);
+    assert_string_equal(v->parts[0].text, "body\n");
+    mime_view_free(v);
+
+    /* Over the field cap, the fields kept are the first in that order. */
+    saved = limits;
+    limits.max_headers = 4;
+    v = parse(raw, strlen(raw));
+    limits = saved;
+    assert_int_equal(v->n_headers, 4);
+    assert_string_equal(v->headers[3].name, "Content-Type");
+    assert_true(v->truncated);
+    mime_view_free(v);
+}
+
+/* A quoted mbox From line before the fields: a MIME entity cannot start
+ * so, a message can (GMime skips it), so the message parse takes over and
+ * the fields are all there. A line that is neither still makes the mail
+ * malformed. */
+static void
+test_from_line_first(void **state)
+{
+    static const char quoted[] = ">From a@example.org Mon Jan  1 00:00:00 2024\n"
+                                 "Subject: s\n"
+                                 "Content-Type: text/plain\n"
+                                 "\nbody\n";
+    static const char junk[] = "this is no field\nSubject: s\n\nbody\n";
+    struct mime_view *v;
+
+    (void)state;
+    v = parse(quoted, strlen(quoted));
+    assert_false(v->malformed);
+    assert_int_equal(v->n_headers, 2);
+    assert_string_equal(v->headers[0].name, "Subject");
+    assert_string_equal(v->headers[1].name, "Content-Type");
+    assert_int_equal(v->n_parts, 1);
+    assert_string_equal(v->parts[0].text, "body\n");
+    mime_view_free(v);
+
+    v = parse(junk, strlen(junk));
+    assert_true(v->malformed);
+    assert_int_equal(v->n_headers, 0);
+    mime_view_free(v);
+}
+
 /* Content types in lower case, with GMime's defaults. */
 static void
 test_content_types(void **state)
@@ -1406,6 +1479,8 @@ main(void)
         cmocka_unit_test(test_decode_qp_malformed),
         cmocka_unit_test(test_header_8bit_offsets),
         cmocka_unit_test(test_parser_reuse),
+        cmocka_unit_test(test_header_order),
+        cmocka_unit_test(test_from_line_first),
         cmocka_unit_test(test_parse_threads),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
