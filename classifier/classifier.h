@@ -40,7 +40,8 @@ enum classifier_action {
 };
 
 /* Hard caps on everything the input drives. Zero fields are not allowed:
- * start from classifier_limits_default() and change what you need. */
+ * start from the limits classifier_options_default() sets and change what
+ * you need. */
 struct classifier_limits {
     size_t max_message_bytes; /* bytes parsed; the rest is ignored */
     unsigned max_mime_depth;  /* multipart nesting */
