@@ -7,7 +7,9 @@
  * input-driven size is capped by struct classifier_limits: bytes parsed,
  * header fields kept, MIME depth, parts walked and decoded bytes per part.
  * Mail GMime cannot parse still yields a view: malformed is set and the raw
- * text becomes the one body part.
+ * text becomes the one body part. A plain top header block is read here
+ * (header_block.h) and GMime gets only its Content-* fields and the body:
+ * the same MIME tree, without an object for every Received: line.
  *
  * Ownership: the view owns every string in it; GMime objects made for a
  * message never outlive mime_view_parse(). Threading: GMime is initialised
@@ -25,6 +27,7 @@
 #include <gmime/gmime.h>
 
 #include "ascii.h"
+#include "header_block.h"
 #include "mime_view.h"
 #include "textbuf.h"
 
@@ -315,19 +318,19 @@ dup_text(const char *s, size_t n, size_t max, bool *cut)
 
 /* Header values: unfold (CR/LF and the white space after become one space). */
 static bool
-is_msgid_field(const char *name)
+is_msgid_field(const char *name, size_t nlen)
 {
     /* The first letter rules out nearly every field before the compares. */
-    switch (name[0]) {
+    switch (nlen > 0 ? name[0] : '\0') {
     case 'M':
     case 'm':
-        return g_ascii_strcasecmp(name, "Message-ID") == 0;
+        return nlen == 10 && g_ascii_strncasecmp(name, "Message-ID", 10) == 0;
     case 'I':
     case 'i':
-        return g_ascii_strcasecmp(name, "In-Reply-To") == 0;
+        return nlen == 11 && g_ascii_strncasecmp(name, "In-Reply-To", 11) == 0;
     case 'R':
     case 'r':
-        return g_ascii_strcasecmp(name, "References") == 0;
+        return nlen == 10 && g_ascii_strncasecmp(name, "References", 10) == 0;
     default:
         return false;
     }
@@ -1071,19 +1074,81 @@ walk(struct walker *w, GMimeObject *o, unsigned depth)
 
 /* One header field while the view's fields are gathered. */
 struct field {
-    const char *name, *value; /* GMime's, alive as long as the message */
+    /* GMime's, or the message's own bytes (header_block.h); alive as long
+     * as the message, and not always NUL-terminated. */
+    const char *name, *value;
     size_t nlen, vlen;
-    /* Set while value is the raw text of a field that GMime must decode
-     * if it holds 8-bit bytes; NULL once decoded or when never needed. */
+    /* Set while value is the raw text of a field that must be decoded if
+     * it holds 8-bit bytes: by GMime (decode) or, for a field read from
+     * the message, here (decode_own); cleared once decoded. */
     GMimeHeader *decode;
+    bool decode_own;
+    char *owned;                /* a value decoded here, freed with the fields */
     size_t name_off, value_off; /* in the block of all the fields' text */
+};
+
+/* The fields of a plain header block, read from the message (see
+ * header_block.h) rather than from GMime's list. */
+#define MIME_VIEW_OWN_FIELDS 256u
+
+struct own_fields {
+    const char *msg;
+    struct header_field f[MIME_VIEW_OWN_FIELDS];
+    size_t n, blank;
 };
 
 /* GMime's own test for the fields a message leaves to its top part. */
 static bool
 is_content_field(const char *name)
 {
-    return name != NULL && g_ascii_strncasecmp(name, "Content-", 8) == 0;
+    return name != NULL && header_block_is_content(name, strlen(name));
+}
+
+/* What g_mime_header_get_value() gives for a field that GMime parsed
+ * with the raw value raw[0..rlen): unfolded, then its encoded words
+ * decoded. The caller frees it with g_free(). */
+static char *
+field_decode_own(const char *raw, size_t rlen)
+{
+    char *dup = g_strndup(raw, rlen), *unfolded = g_mime_utils_header_unfold(dup), *ret;
+
+    ret = g_mime_utils_header_decode_text(NULL, unfolded);
+    g_free(unfolded);
+    g_free(dup);
+    return ret;
+}
+
+/* Decide how f's value is taken: message identifiers raw, other fields
+ * decoded where they need it. */
+static void
+field_set_value(struct field *f, GMimeHeader *h, const char *raw, size_t rlen)
+{
+    /* Message identifiers have no encoded words (RFC 5322 msg-id): take
+     * them raw, or a sender could hide another id, or a line break, in an
+     * encoded word that decoding would bring out. Other fields are
+     * decoded, unless they are plain ASCII with no "=?": GMime's decoding
+     * then only unfolds, which field_append() does too, and skipping it
+     * saves a copy and a tokenising pass per field. Whether they are
+     * ASCII, field_append() finds out as it unfolds. */
+    f->decode = NULL;
+    f->decode_own = false;
+    f->owned = NULL;
+    f->value = raw;
+    f->vlen = rlen;
+    if (is_msgid_field(f->name, f->nlen))
+        return;
+    if (raw != NULL && memmem(raw, rlen, "=?", 2) == NULL) {
+        f->decode = h;
+        f->decode_own = h == NULL;
+        return;
+    }
+    if (h != NULL) {
+        f->value = g_mime_header_get_value(h);
+        f->vlen = f->value != NULL ? strlen(f->value) : 0;
+    } else {
+        f->value = f->owned = field_decode_own(raw, rlen);
+        f->vlen = f->value != NULL ? strlen(f->value) : 0;
+    }
 }
 
 /* Append the fields of hl whose is_content_field() is content to
@@ -1111,23 +1176,40 @@ fields_gather(struct mime_view *v, GMimeHeaderList *hl, bool content, struct fie
         if (fd->name == NULL)
             fd->name = "";
         fd->nlen = strlen(fd->name);
-        fd->decode = NULL;
         value = g_mime_header_get_raw_value(h);
-        /* Message identifiers have no encoded words (RFC 5322 msg-id): take
-         * them raw, or a sender could hide another id, or a line break,
-         * in an encoded word that decoding would bring out. Other fields
-         * are decoded, unless they are plain ASCII with no "=?": GMime's
-         * decoding then only unfolds, which field_append() does too, and
-         * skipping it saves a copy and a tokenising pass per field.
-         * Whether they are ASCII, field_append() finds out as it unfolds. */
-        if (!is_msgid_field(fd->name)) {
-            if (value == NULL || strstr(value, "=?") != NULL)
-                value = g_mime_header_get_value(h);
-            else
-                fd->decode = h;
+        field_set_value(fd, h, value, value != NULL ? strlen(value) : 0);
+        if (fd->value == NULL) {
+            fd->value = "";
+            fd->vlen = 0;
         }
-        fd->value = value ? value : "";
-        fd->vlen = strlen(fd->value);
+        (*n)++;
+    }
+}
+
+/* fields_gather() for the fields of a plain header block that are not
+ * Content-* fields, read from the message. */
+static void
+own_fields_gather(struct mime_view *v, const struct own_fields *of, struct field *f, size_t *n,
+                  size_t max)
+{
+    for (size_t i = 0; i < of->n; i++) {
+        const struct header_field *hf = &of->f[i];
+        struct field *fd;
+
+        if (header_block_is_content(of->msg + hf->start, hf->nlen))
+            continue;
+        if (*n >= max) {
+            view_note_limit(v, "max_headers", max);
+            return;
+        }
+        fd = &f[*n];
+        fd->name = of->msg + hf->start;
+        fd->nlen = hf->nlen;
+        field_set_value(fd, NULL, fd->name + hf->nlen + 1, hf->end - hf->start - hf->nlen - 1);
+        if (fd->value == NULL) {
+            fd->value = "";
+            fd->vlen = 0;
+        }
         (*n)++;
     }
 }
@@ -1163,12 +1245,16 @@ field_append_value(struct textbuf *b, struct field *f, bool *cut)
     } else {
         eight_bit = ascii_prefix(f->value, f->vlen) < f->vlen;
     }
-    if (f->decode != NULL && eight_bit) {
-        f->value = g_mime_header_get_value(f->decode);
+    if ((f->decode != NULL || f->decode_own) && eight_bit) {
+        if (f->decode != NULL)
+            f->value = g_mime_header_get_value(f->decode);
+        else
+            f->value = f->owned = field_decode_own(f->value, f->vlen);
         if (f->value == NULL)
             f->value = "";
         f->vlen = strlen(f->value);
         f->decode = NULL;
+        f->decode_own = false;
         return field_append_value(b, f, cut);
     }
     r = buf_add_text(b, f->value, f->vlen, INVALID_REPLACE,
@@ -1200,7 +1286,8 @@ field_append(struct textbuf *b, struct field *f, bool *cut)
         return r;
     /* A name of plain ASCII under the cap is copied as it is. */
     if (nlen <= 1024 && ascii_run((const unsigned char *)f->name, 0, nlen) == nlen) {
-        memcpy(b->p + b->len, f->name, nlen + 1);
+        memcpy(b->p + b->len, f->name, nlen);
+        b->p[b->len + nlen] = '\0';
         b->len += nlen + 1;
     } else {
         r = buf_add_text(b, f->name, nlen, INVALID_REPLACE, f->name_off + 1024);
@@ -1279,6 +1366,56 @@ parse_top(struct parse_ctx *ctx, struct parsed *ps)
 }
 
 /*
+ * Parse msg[0..len) with its header block read here when it is plain
+ * (header_block.h): GMime then gets, in a copy, the Content-* fields, the
+ * blank line and the body, from which it builds the same MIME tree as
+ * from the whole message, and makes objects of a few fields instead of
+ * dozens. On success returns true, with of filled and *ret_buf the copy,
+ * which ps's parts read from and the caller frees after ps. Returns false
+ * when the message is to be parsed whole (parse_top()).
+ */
+static bool
+parse_split(struct parse_ctx *ctx, const char *msg, size_t len, struct own_fields *of,
+            char **ret_buf, struct parsed *ps)
+{
+    size_t need, at = 0;
+    char *buf;
+
+    if (header_block_split(msg, len, of->f, MIME_VIEW_OWN_FIELDS, &of->n, &of->blank) < 0)
+        return false;
+    of->msg = msg;
+    need = len - of->blank;
+    for (size_t i = 0; i < of->n; i++)
+        if (header_block_is_content(msg + of->f[i].start, of->f[i].nlen))
+            need += of->f[i].end - of->f[i].start;
+    if (need > G_MAXUINT)
+        return false;
+    buf = malloc(need);
+    if (buf == NULL)
+        return false;
+    for (size_t i = 0; i < of->n; i++) {
+        const struct header_field *hf = &of->f[i];
+
+        if (!header_block_is_content(msg + hf->start, hf->nlen))
+            continue;
+        memcpy(buf + at, msg + hf->start, hf->end - hf->start);
+        at += hf->end - hf->start;
+    }
+    memcpy(buf + at, msg + of->blank, len - of->blank);
+    ctx->arr->data = (guint8 *)buf;
+    ctx->arr->len = (guint)need;
+    parse_ctx_rewind(ctx);
+    ps->top = g_mime_parser_construct_part(ctx->parser, NULL);
+    if (ps->top == NULL) {
+        free(buf);
+        return false;
+    }
+    ps->own = ps->content = g_mime_object_get_header_list(ps->top);
+    *ret_buf = buf;
+    return true;
+}
+
+/*
  * The message's own fields, then its Content-* fields: the order GMime
  * gives a GMimeMessage, which keeps the Content-* fields on its top part.
  * When the top part is parsed alone (parse_top()), all the fields are in
@@ -1287,7 +1424,7 @@ parse_top(struct parse_ctx *ctx, struct parsed *ps)
  * the fields lie together for the scans over them.
  */
 static int
-view_add_headers(struct mime_view *v, const struct parsed *ps,
+view_add_headers(struct mime_view *v, const struct parsed *ps, const struct own_fields *of,
                  const struct classifier_limits *limits)
 {
     GMimeHeaderList *own = ps->own, *content = ps->content;
@@ -1296,16 +1433,21 @@ view_add_headers(struct mime_view *v, const struct parsed *ps,
     size_t total = 0, n = 0, bytes = 0;
     int r = 0;
 
-    if (own != NULL)
+    if (of != NULL)
+        total = of->n;
+    else if (own != NULL)
         total = (size_t)g_mime_header_list_get_count(own);
-    if (content != NULL && content != own)
+    if (of == NULL && content != NULL && content != own)
         total += (size_t)g_mime_header_list_get_count(content);
     if (total > limits->max_headers)
         total = limits->max_headers;
     f = malloc((total ? total : 1) * sizeof(*f));
     if (f == NULL)
         return -ENOMEM;
-    fields_gather(v, own, false, f, &n, total);
+    if (of != NULL)
+        own_fields_gather(v, of, f, &n, total);
+    else
+        fields_gather(v, own, false, f, &n, total);
     fields_gather(v, content, true, f, &n, total);
     if (n == 0)
         goto out;
@@ -1330,6 +1472,8 @@ view_add_headers(struct mime_view *v, const struct parsed *ps,
     b.p = NULL;
 out:
     free(b.p);
+    for (size_t i = 0; i < n; i++)
+        g_free(f[i].owned);
     free(f);
     return r;
 }
@@ -1402,6 +1546,8 @@ mime_view_parse(const char *msg, size_t len, const struct classifier_limits *lim
     struct walker w = {0};
     struct parse_ctx *ctx = NULL;
     struct parsed ps = {0};
+    struct own_fields of;
+    char *split_buf = NULL;
     int r = 0;
 
     mime_view_global_init();
@@ -1429,13 +1575,15 @@ mime_view_parse(const char *msg, size_t len, const struct classifier_limits *lim
             r = -ENOMEM;
             goto out;
         }
-        /* Wrap the caller's bytes without copying; the stream only reads
-         * them. Setting the array rewinds the stream; re-initialising the
-         * parser drops all its per-message state (buffers, headers,
+        /* Else wrap the caller's bytes without copying; the stream only
+         * reads them. Setting the array rewinds the stream; re-initialising
+         * the parser drops all its per-message state (buffers, headers,
          * boundaries, offsets) but keeps the format, so set that too. */
-        ctx->arr->data = (guint8 *)(uintptr_t)msg;
-        ctx->arr->len = (guint)len;
-        parse_top(ctx, &ps);
+        if (!parse_split(ctx, msg, len, &of, &split_buf, &ps)) {
+            ctx->arr->data = (guint8 *)(uintptr_t)msg;
+            ctx->arr->len = (guint)len;
+            parse_top(ctx, &ps);
+        }
     }
 
     if (ps.top == NULL && ps.message == NULL) {
@@ -1443,7 +1591,7 @@ mime_view_parse(const char *msg, size_t len, const struct classifier_limits *lim
         r = view_add_raw(&w, msg ? msg : "", len);
         goto out;
     }
-    r = view_add_headers(v, &ps, limits);
+    r = view_add_headers(v, &ps, split_buf != NULL ? &of : NULL, limits);
     if (r < 0)
         goto out;
     r = walk(&w, ps.top, 0);
@@ -1465,6 +1613,7 @@ mime_view_parse(const char *msg, size_t len, const struct classifier_limits *lim
     }
 out:
     parsed_release(&ps);
+    free(split_buf);
     if (ctx != NULL) {
         ctx->arr->data = NULL;
         ctx->arr->len = 0;

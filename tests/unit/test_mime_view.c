@@ -919,6 +919,76 @@ test_from_line_first(void **state)
     mime_view_free(v);
 }
 
+static void
+assert_views_equal(const struct mime_view *a, const struct mime_view *b)
+{
+    assert_int_equal(a->n_headers, b->n_headers);
+    for (size_t i = 0; i < a->n_headers; i++) {
+        assert_string_equal(a->headers[i].name, b->headers[i].name);
+        assert_string_equal(a->headers[i].value, b->headers[i].value);
+    }
+    assert_int_equal(a->n_parts, b->n_parts);
+    for (size_t i = 0; i < a->n_parts; i++) {
+        assert_int_equal(a->parts[i].role, b->parts[i].role);
+        assert_string_equal(a->parts[i].content_type, b->parts[i].content_type);
+        assert_int_equal(a->parts[i].len, b->parts[i].len);
+        if (a->parts[i].text != NULL)
+            assert_memory_equal(a->parts[i].text, b->parts[i].text, a->parts[i].len);
+    }
+    assert_int_equal(a->truncated, b->truncated);
+    assert_int_equal(a->malformed, b->malformed);
+}
+
+/* A plain header block is read without GMime (header_block.h), which
+ * then sees only the Content-* fields. The same message after a quoted
+ * mbox From line is GMime's alone (test_from_line_first()): both views
+ * must be the same, field for field, with encoded words, 8-bit values,
+ * folding, CR LF, identifiers and the field cap. */
+static void
+test_split_matches_gmime(void **state)
+{
+    static const char *const cases[] = {
+        "From: =?UTF-8?Q?J=C3=B6rg?= <j@example.org>\n"
+        "Subject: =?UTF-8?B?w6TDtsO8?= and\n =?ISO-8859-1?Q?caf=E9?= more\n"
+        "Message-ID: <=?UTF-8?Q?a?=@example.org>\n"
+        "References: <a@example.org>\n\t<b@example.org>\n"
+        "Content-Type: text/plain; charset=utf-8\n"
+        "\nbody\n",
+        "Subject: caf\xc3\xa9 \xff raw\nTo: b@example.org\nX-Empty:\nX-Odd-(1): a: b\n\nbody\n",
+        "Subject: s\r\nContent-Type: multipart/mixed;\r\n\tboundary=\"zz\"\r\nFrom: a@b\r\n\r\n"
+        "--zz\r\nContent-Type: text/plain\r\n\r\none\r\n"
+        "--zz\r\nContent-Type: text/x-patch; name=a.patch\r\n\r\n+b\r\n--zz--\r\n",
+        "Content-Type: text/plain; charset=iso-8859-1\nSubject: s\n"
+        "Content-Transfer-Encoding: quoted-printable\nCONTENT-ID: <c@d>\n\ncaf=E9\n",
+        "Subject: only fields\nFrom: a@b\n\n",
+        "Subject: =?x-unknown?Q?abc?= =?UTF-8?B?@@@?= a =? b ?=\n\nbody\n",
+    };
+    struct classifier_limits saved = limits;
+
+    (void)state;
+    for (unsigned cap = 0; cap < 2; cap++) {
+        limits.max_headers = cap ? 3 : saved.max_headers;
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+            size_t len = strlen(cases[i]);
+            char *quoted = malloc(len + 8);
+            struct mime_view *a, *b;
+
+            print_message("case %zu cap %u\n", i, cap);
+            assert_non_null(quoted);
+            memcpy(quoted, ">From x\n", 8);
+            memcpy(quoted + 8, cases[i], len);
+            a = parse(cases[i], len);
+            b = parse(quoted, len + 8);
+            assert_true(a->n_headers > 0);
+            assert_views_equal(a, b);
+            mime_view_free(a);
+            mime_view_free(b);
+            free(quoted);
+        }
+    }
+    limits = saved;
+}
+
 /* Content types in lower case, with GMime's defaults. */
 static void
 test_content_types(void **state)
@@ -1481,6 +1551,7 @@ main(void)
         cmocka_unit_test(test_parser_reuse),
         cmocka_unit_test(test_header_order),
         cmocka_unit_test(test_from_line_first),
+        cmocka_unit_test(test_split_matches_gmime),
         cmocka_unit_test(test_parse_threads),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
