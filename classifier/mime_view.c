@@ -883,6 +883,40 @@ part_release(struct mime_part *p)
     memset(p, 0, sizeof(*p));
 }
 
+/* Set p's text from the decoded content raw[0..n) in charset cs (NULL:
+ * none given), as UTF-8, and from HTML when p is. */
+static int
+part_set_text(struct walker *w, struct mime_part *p, const char *raw, size_t n, const char *cs)
+{
+    struct textbuf out = {0};
+    int r;
+
+    if (p->is_html) {
+        struct textbuf utf = {0};
+
+        r = convert_text(raw, n, cs, w->limits->max_part_bytes, &utf);
+        if (r >= 0) {
+            p->truncated = r == 1;
+            r = html_to_text(utf.p ? utf.p : "", utf.len, &out);
+        }
+        free(utf.p);
+    } else {
+        r = convert_text(raw, n, cs, w->limits->max_part_bytes, &out);
+        if (r == 1)
+            p->truncated = true;
+    }
+    if (r < 0) {
+        free(out.p);
+        return r;
+    }
+    p->text = textbuf_steal(&out, &p->len);
+    if (p->text == NULL)
+        return -ENOMEM;
+    if (p->truncated)
+        w->v->truncated = true;
+    return 0;
+}
+
 static int
 walk_leaf(struct walker *w, GMimePart *gp)
 {
@@ -932,7 +966,6 @@ walk_leaf(struct walker *w, GMimePart *gp)
         const char *cs = ct ? g_mime_content_type_get_parameter(ct, "charset") : NULL;
         const char *raw;
         size_t n;
-        struct textbuf out = {0};
 
         if (!part_content_in_place(gp, &raw, &n)) {
             r = part_decode_direct(gp, &decoded, &n);
@@ -946,34 +979,12 @@ walk_leaf(struct walker *w, GMimePart *gp)
                 n = arr->len;
             }
         }
-        if (p.is_html) {
-            struct textbuf utf = {0};
-
-            r = convert_text(raw, n, cs, w->limits->max_part_bytes, &utf);
-            if (r >= 0) {
-                p.truncated = r == 1;
-                r = html_to_text(utf.p ? utf.p : "", utf.len, &out);
-            }
-            free(utf.p);
-        } else {
-            r = convert_text(raw, n, cs, w->limits->max_part_bytes, &out);
-            if (r == 1)
-                p.truncated = true;
-        }
+        r = part_set_text(w, &p, raw, n, cs);
         if (arr != NULL)
             g_byte_array_free(arr, TRUE);
         free(decoded);
-        if (r < 0) {
-            free(out.p);
+        if (r < 0)
             goto out;
-        }
-        p.text = textbuf_steal(&out, &p.len);
-        if (p.text == NULL) {
-            r = -ENOMEM;
-            goto out;
-        }
-        if (p.truncated)
-            w->v->truncated = true;
     } else {
         p.len = part_decoded_size(gp);
     }
@@ -1186,17 +1197,17 @@ fields_gather(struct mime_view *v, GMimeHeaderList *hl, bool content, struct fie
     }
 }
 
-/* fields_gather() for the fields of a plain header block that are not
- * Content-* fields, read from the message. */
+/* fields_gather() for the fields of a plain header block, read from the
+ * message. */
 static void
-own_fields_gather(struct mime_view *v, const struct own_fields *of, struct field *f, size_t *n,
-                  size_t max)
+own_fields_gather(struct mime_view *v, const struct own_fields *of, bool content, struct field *f,
+                  size_t *n, size_t max)
 {
     for (size_t i = 0; i < of->n; i++) {
         const struct header_field *hf = &of->f[i];
         struct field *fd;
 
-        if (header_block_is_content(of->msg + hf->start, hf->nlen))
+        if (header_block_is_content(of->msg + hf->start, hf->nlen) != content)
             continue;
         if (*n >= max) {
             view_note_limit(v, "max_headers", max);
@@ -1365,6 +1376,106 @@ parse_top(struct parse_ctx *ctx, struct parsed *ps)
     ps->content = g_mime_object_get_header_list(ps->top);
 }
 
+/* The raw value of field hf of of: what follows its ':'. */
+static const char *
+own_value(const struct own_fields *of, const struct header_field *hf, size_t *ret_len)
+{
+    *ret_len = hf->end - hf->start - hf->nlen - 1;
+    return of->msg + hf->start + hf->nlen + 1;
+}
+
+static bool
+own_name_is(const struct own_fields *of, const struct header_field *hf, const char *name)
+{
+    size_t n = strlen(name);
+
+    return hf->nlen == n && g_ascii_strncasecmp(of->msg + hf->start, name, n) == 0;
+}
+
+/*
+ * Whether the Content-* fields of of leave the message one text/plain
+ * part whose content is its body as it stands: one Content-Type at most,
+ * of text/plain and with no file name, one Content-Transfer-Encoding at
+ * most, that leaves the bytes alone, and no other Content-* field (a
+ * Content-Disposition could make it an attachment). GMime would build
+ * just that part, from the bytes after the blank line to the end, so the
+ * view is made without it. *ret_ct is the content type as GMime parses
+ * it for the part, or NULL when there is none; the caller unrefs it.
+ */
+static bool
+plain_body(const struct own_fields *of, GMimeContentType **ret_ct)
+{
+    const struct header_field *type = NULL, *cte = NULL;
+    GMimeContentType *ct = NULL;
+    const char *raw;
+    size_t rlen;
+    char *value;
+
+    for (size_t i = 0; i < of->n; i++) {
+        const struct header_field *hf = &of->f[i];
+
+        if (!header_block_is_content(of->msg + hf->start, hf->nlen))
+            continue;
+        if (type == NULL && own_name_is(of, hf, "Content-Type"))
+            type = hf;
+        else if (cte == NULL && own_name_is(of, hf, "Content-Transfer-Encoding"))
+            cte = hf;
+        else
+            return false;
+    }
+    if (cte != NULL) {
+        GMimeContentEncoding enc;
+
+        raw = own_value(of, cte, &rlen);
+        value = field_decode_own(raw, rlen);
+        enc = g_mime_content_encoding_from_string(value != NULL ? value : "");
+        g_free(value);
+        if (!encoding_is_identity(enc))
+            return false;
+    }
+    if (type != NULL) {
+        /* GMime's parser picks a leaf or a multipart from the raw value,
+         * the part takes its type from the decoded one: the same text
+         * only without encoded words and 8-bit bytes. */
+        raw = own_value(of, type, &rlen);
+        if (memmem(raw, rlen, "=?", 2) != NULL || ascii_prefix(raw, rlen) < rlen)
+            return false;
+        value = field_decode_own(raw, rlen);
+        ct = value != NULL ? g_mime_content_type_parse(NULL, value) : NULL;
+        g_free(value);
+        if (ct == NULL || !g_mime_content_type_is_type(ct, "text", "plain") ||
+            g_mime_content_type_get_parameter(ct, "name") != NULL) {
+            if (ct != NULL)
+                g_object_unref(ct);
+            return false;
+        }
+    }
+    *ret_ct = ct;
+    return true;
+}
+
+/* The one body part of a plain_body() message: body[0..n) in ct's
+ * charset, as walk_leaf() makes it of GMime's part. */
+static int
+view_add_plain(struct walker *w, const char *body, size_t n, GMimeContentType *ct)
+{
+    struct mime_part p = {0};
+    int r;
+
+    w->visited++;
+    p.role = MIME_PART_BODY;
+    p.content_type = content_type_dup(ct);
+    if (p.content_type == NULL)
+        return -ENOMEM;
+    r = part_set_text(w, &p, body, n, ct ? g_mime_content_type_get_parameter(ct, "charset") : NULL);
+    if (r == 0)
+        r = view_add_part(w, &p);
+    if (r == 0)
+        memset(&p, 0, sizeof(p));
+    part_release(&p);
+    return r;
+}
+
 /*
  * Parse msg[0..len) with its header block read here when it is plain
  * (header_block.h): GMime then gets, in a copy, the Content-* fields, the
@@ -1375,15 +1486,12 @@ parse_top(struct parse_ctx *ctx, struct parsed *ps)
  * when the message is to be parsed whole (parse_top()).
  */
 static bool
-parse_split(struct parse_ctx *ctx, const char *msg, size_t len, struct own_fields *of,
+parse_split(struct parse_ctx *ctx, const char *msg, size_t len, const struct own_fields *of,
             char **ret_buf, struct parsed *ps)
 {
     size_t need, at = 0;
     char *buf;
 
-    if (header_block_split(msg, len, of->f, MIME_VIEW_OWN_FIELDS, &of->n, &of->blank) < 0)
-        return false;
-    of->msg = msg;
     need = len - of->blank;
     for (size_t i = 0; i < of->n; i++)
         if (header_block_is_content(msg + of->f[i].start, of->f[i].nlen))
@@ -1445,10 +1553,14 @@ view_add_headers(struct mime_view *v, const struct parsed *ps, const struct own_
     if (f == NULL)
         return -ENOMEM;
     if (of != NULL)
-        own_fields_gather(v, of, f, &n, total);
+        own_fields_gather(v, of, false, f, &n, total);
     else
         fields_gather(v, own, false, f, &n, total);
-    fields_gather(v, content, true, f, &n, total);
+    /* Without a GMime parse, the Content-* fields are the message's too. */
+    if (of != NULL && content == NULL)
+        own_fields_gather(v, of, true, f, &n, total);
+    else
+        fields_gather(v, content, true, f, &n, total);
     if (n == 0)
         goto out;
     for (size_t i = 0; i < n; i++)
@@ -1547,7 +1659,9 @@ mime_view_parse(const char *msg, size_t len, const struct classifier_limits *lim
     struct parse_ctx *ctx = NULL;
     struct parsed ps = {0};
     struct own_fields of;
+    GMimeContentType *plain_ct = NULL;
     char *split_buf = NULL;
+    bool own = false, plain = false; /* plain_body() */
     int r = 0;
 
     mime_view_global_init();
@@ -1579,27 +1693,38 @@ mime_view_parse(const char *msg, size_t len, const struct classifier_limits *lim
          * reads them. Setting the array rewinds the stream; re-initialising
          * the parser drops all its per-message state (buffers, headers,
          * boundaries, offsets) but keeps the format, so set that too. */
-        if (!parse_split(ctx, msg, len, &of, &split_buf, &ps)) {
+        own = header_block_split(msg, len, of.f, MIME_VIEW_OWN_FIELDS, &of.n, &of.blank) == 0;
+        of.msg = msg;
+        if (own && plain_body(&of, &plain_ct)) {
+            plain = true;
+        } else if (!own || !parse_split(ctx, msg, len, &of, &split_buf, &ps)) {
+            own = false;
             ctx->arr->data = (guint8 *)(uintptr_t)msg;
             ctx->arr->len = (guint)len;
             parse_top(ctx, &ps);
         }
     }
 
-    if (ps.top == NULL && ps.message == NULL) {
+    if (!plain && ps.top == NULL && ps.message == NULL) {
         v->malformed = len > 0;
         r = view_add_raw(&w, msg ? msg : "", len);
         goto out;
     }
-    r = view_add_headers(v, &ps, split_buf != NULL ? &of : NULL, limits);
+    r = view_add_headers(v, &ps, own ? &of : NULL, limits);
     if (r < 0)
         goto out;
-    r = walk(&w, ps.top, 0);
+    if (plain) {
+        size_t body = of.blank + (msg[of.blank] == '\r' ? 2 : 1);
+
+        r = view_add_plain(&w, msg + body, len - body, plain_ct);
+    } else {
+        r = walk(&w, ps.top, 0);
+    }
     if (r < 0)
         goto out;
 
     {
-        bool plain = false, html = false;
+        bool text = false, html = false;
 
         for (size_t i = 0; i < v->n_parts; i++) {
             if (v->parts[i].role != MIME_PART_BODY)
@@ -1607,12 +1732,14 @@ mime_view_parse(const char *msg, size_t len, const struct classifier_limits *lim
             if (v->parts[i].is_html)
                 html = true;
             else
-                plain = true;
+                text = true;
         }
-        v->has_html_only = html && !plain;
+        v->has_html_only = html && !text;
     }
 out:
     parsed_release(&ps);
+    if (plain_ct != NULL)
+        g_object_unref(plain_ct);
     free(split_buf);
     if (ctx != NULL) {
         ctx->arr->data = NULL;

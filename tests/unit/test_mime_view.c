@@ -962,6 +962,19 @@ test_split_matches_gmime(void **state)
         "Content-Transfer-Encoding: quoted-printable\nCONTENT-ID: <c@d>\n\ncaf=E9\n",
         "Subject: only fields\nFrom: a@b\n\n",
         "Subject: =?x-unknown?Q?abc?= =?UTF-8?B?@@@?= a =? b ?=\n\nbody\n",
+        /* One text/plain part, which the view makes without GMime's part. */
+        "Subject: s\nContent-Type: TEXT/PLAIN; CHARSET=ISO-8859-1\n"
+        "Content-Transfer-Encoding: 8BIT\n\ncaf\xe9\n",
+        "Subject: s\nContent-Type: text/plain;\n\tcharset=\"windows-1252\"; format=flowed\n\n"
+        "\x93q\x94\n",
+        "Subject: s\nContent-Type: text/plain; charset*=utf-8''%E2%82%AC\n\n\xe2\x82\xac\n",
+        "Subject: s\r\nContent-Type: text/plain\r\n\r\nline\r\n",
+        "Subject: s\n\n\n\nbody\n\n",
+        "Subject: s\n\n",
+        /* Not one: a file name, an encoding to undo, a second field. */
+        "Subject: s\nContent-Type: text/plain; name=fix.patch\n\n+x\n",
+        "Subject: s\nContent-Transfer-Encoding: =?utf-8?q?base64?=\n\nY2Fmw6kK\n",
+        "Subject: s\nContent-Type: text/plain\nContent-Type: text/html\n\n<b>x</b>\n",
     };
     struct classifier_limits saved = limits;
 
@@ -980,6 +993,7 @@ test_split_matches_gmime(void **state)
             a = parse(cases[i], len);
             b = parse(quoted, len + 8);
             assert_true(a->n_headers > 0);
+            assert_true(a->n_parts > 0);
             assert_views_equal(a, b);
             mime_view_free(a);
             mime_view_free(b);
