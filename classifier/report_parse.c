@@ -143,6 +143,9 @@ static struct {
     uint64_t ffff;      /* "ffff" */
     uint64_t digit;
     uint64_t cvss; /* "CVSS" in either case */
+    uint64_t dash; /* "-" */
+    /* The words after which a hex id is a commit (after_commit_word()). */
+    uint64_t commit_words[7];
 } need;
 
 static bool
@@ -490,6 +493,17 @@ report_tables_init(void)
     need.ffff = bytes_of("f");
     need.digit = bytes_of("0");
     need.cvss = bytes_of("cvss");
+    need.dash = bytes_of("-");
+    {
+        static const char *const words[] = {"commit", "head", "master", "main",
+                                            "tree",   "rev",  "sha1"};
+
+        _Static_assert(sizeof(words) / sizeof(words[0]) ==
+                           sizeof(need.commit_words) / sizeof(need.commit_words[0]),
+                       "a class set for every word");
+        for (size_t k = 0; k < sizeof(words) / sizeof(words[0]); k++)
+            need.commit_words[k] = bytes_of(words[k]);
+    }
 }
 
 /* Whether a line holding the classes has may hold a trace marker. */
@@ -1636,6 +1650,37 @@ extract_product_versions(struct message *m, const char *s, size_t n, size_t firs
     return 0;
 }
 
+/* Whether s[0..n) holds a digit, a '.' and a digit in a row. */
+static bool
+has_dotted_number(const char *s, size_t n)
+{
+    for (const char *p = memchr(s, '.', n); p != NULL;
+         p = memchr(p + 1, '.', (size_t)(s + n - p - 1)))
+        if (p > s && p + 1 < s + n && is_digit(p[-1]) && is_digit(p[1]))
+            return true;
+    return false;
+}
+
+/*
+ * Whether a line with the classes has, s[0..n), may give a version to
+ * extract_versions() or extract_product_versions(). Every one they take
+ * has a digit, a '.' and a digit in a row (the numbers, "v6.9",
+ * "curl/8.7.0"), or a '-' ("next-20240101", describe strings, "curl-
+ * 8_5_0"), or is a hex id after a word that introduces a commit
+ * (after_commit_word(), whose "commit" also covers "commit <id>"). Most
+ * lines of a trace have none, and both scans stop at every digit.
+ */
+static bool
+may_hold_version(const char *s, size_t n, uint64_t has)
+{
+    if (holds(has, need.dash))
+        return true;
+    for (size_t k = 0; k < sizeof(need.commit_words) / sizeof(need.commit_words[0]); k++)
+        if (holds(has, need.commit_words[k]))
+            return true;
+    return holds(has, need.digit) && has_dotted_number(s, n);
+}
+
 /* has holds the line's classes: each list is looked for only in a line
  * that holds the bytes its entries need. */
 static int
@@ -1659,8 +1704,9 @@ extract_facts(struct message *m, const char *line, size_t n, uint64_t has, char 
         r = extract_functions(m, scratch, n);
     if (r >= 0 && holds(has, need.slash) && (has & need.dot_or_k) != 0)
         r = extract_paths(m, scratch, n);
-    if (r >= 0)
-        r = extract_versions(m, scratch, n, first_digit, has);
+    if (r < 0 || !may_hold_version(scratch, n, has))
+        return r;
+    r = extract_versions(m, scratch, n, first_digit, has);
     if (r >= 0 && first_digit < n)
         r = extract_product_versions(m, scratch, n, first_digit, has);
     return r;
