@@ -1650,22 +1650,31 @@ extract_product_versions(struct message *m, const char *s, size_t n, size_t firs
     return 0;
 }
 
-/* Whether s[0..n) holds a digit, a '.' and a digit in a row. */
+/* Whether s[0..n) holds a '.' between two runs of one to three digits:
+ * the components of every version either scan takes are that short, so
+ * a timestamp's "[ 1234.567890]" holds none. */
 static bool
 has_dotted_number(const char *s, size_t n)
 {
     for (const char *p = memchr(s, '.', n); p != NULL;
-         p = memchr(p + 1, '.', (size_t)(s + n - p - 1)))
-        if (p > s && p + 1 < s + n && is_digit(p[-1]) && is_digit(p[1]))
+         p = memchr(p + 1, '.', (size_t)(s + n - p - 1))) {
+        size_t i = (size_t)(p - s), before = 0, after = 0;
+
+        while (before < 4 && before < i && is_digit(s[i - 1 - before]))
+            before++;
+        while (after < 4 && i + 1 + after < n && is_digit(s[i + 1 + after]))
+            after++;
+        if (before >= 1 && before <= 3 && after >= 1 && after <= 3)
             return true;
+    }
     return false;
 }
 
 /*
  * Whether a line with the classes has, s[0..n), may give a version to
  * extract_versions() or extract_product_versions(). Every one they take
- * has a digit, a '.' and a digit in a row (the numbers, "v6.9",
- * "curl/8.7.0"), or a '-' ("next-20240101", describe strings, "curl-
+ * has a dotted number (the numbers, "v6.9", "curl/8.7.0"; each component
+ * is one whole run of digits), or a '-' ("next-20240101", describe strings, "curl-
  * 8_5_0"), or is a hex id after a word that introduces a commit
  * (after_commit_word(), whose "commit" also covers "commit <id>"). Most
  * lines of a trace have none, and both scans stop at every digit.
