@@ -1337,17 +1337,19 @@ out:
 }
 
 struct pf_entry {
-    /* The first four bytes (fewer when shorter, then zero-padded), the
+    /* The first eight bytes (fewer when shorter, then zero-padded), the
      * first one highest: one compare rejects most entries of a bucket,
-     * which share their first three bytes ("con" starts dozens). */
-    uint32_t head;
-    /* head_mask() of its length: the bytes of a text's head it must
-     * equal. Kept, as the probe tests it at every entry it walks. */
-    uint32_t mask;
+     * which share their first three bytes ("con" starts dozens), and
+     * most literals that share four ("comment that", "comments with")
+     * without reading the literal itself, which lies elsewhere. */
+    uint64_t head;
     uint32_t pattern : 21;
     uint32_t tests : 4; /* PF_WB_*, PF_WS_*: what to test around the literal */
     uint32_t len : 7;   /* at most PF_LIT_MAX */
-    const char *lit;    /* borrowed from the pattern */
+    /* head_shift() of its length: the bits of a text's head that lie
+     * past the literal, which the probe shifts out before comparing. */
+    uint8_t shift;
+    const char *lit; /* borrowed from the pattern */
 };
 
 #define PF_PATTERN_MAX (1u << 21)
@@ -1483,19 +1485,20 @@ bucket(uint16_t key)
     return (unsigned)((key * 40503u) >> 4) & (PF_BUCKETS - 1);
 }
 
-/* The bits of a head that an entry of len bytes sets. */
-static uint32_t
-head_mask(unsigned len)
+/* How far a head of len bytes (two at least) is shifted right to drop
+ * the bytes past it: less than 64, as shifts must be. */
+static uint8_t
+head_shift(unsigned len)
 {
-    return len >= 4 ? UINT32_MAX : UINT32_MAX << (8 * (4 - len));
+    return (uint8_t)(len >= 8 ? 0 : 8 * (8 - len));
 }
 
-static uint32_t
+static uint64_t
 head_of(const char *lit, size_t len)
 {
-    uint32_t h = 0;
+    uint64_t h = 0;
 
-    for (size_t i = 0; i < 4; i++)
+    for (size_t i = 0; i < 8; i++)
         h = h << 8 | (i < len ? (unsigned char)lower(lit[i]) : 0u);
     return h;
 }
@@ -1506,8 +1509,8 @@ static unsigned
 entry_bucket(const struct pf_entry *e)
 {
     if (e->len == 2)
-        return PF_BUCKETS + bucket((uint16_t)(e->head >> 16));
-    return hash24(e->head >> 8) >> 6;
+        return PF_BUCKETS + bucket((uint16_t)(e->head >> 48));
+    return hash24((uint32_t)(e->head >> 40)) >> 6;
 }
 
 _Static_assert(sizeof(((struct rule_pattern *)0)->pf_and) / sizeof(uint32_t) == RULE_PF_SETS - 1,
@@ -1614,7 +1617,7 @@ add_entry(struct pf_region *rg, const char *lit, unsigned flags, uint32_t id)
     e->lit = lit;
     e->len = strlen(e->lit) & 127u;
     e->head = head_of(e->lit, e->len);
-    e->mask = head_mask(e->len);
+    e->shift = head_shift(e->len);
     e->pattern = id;
     e->tests = flags & 15u;
     if (e->len == 2) {
@@ -2595,10 +2598,10 @@ wb_ok(const struct pf_entry *e, const char *s, size_t len, size_t i)
 }
 
 /* Mark the patterns of the entries in rg's bucket h that occur at s[i];
- * w4 is the head of s[i..], zero-padded past its end (no literal holds a
- * NUL). Returns true once every pattern of rg is marked. */
+ * w8 is the head of s[i..] (head_at()). Returns true once every pattern
+ * of rg is marked. */
 static inline bool
-probe(const struct pf_region *rg, unsigned h, const char *s, size_t len, size_t i, uint32_t w4,
+probe(const struct pf_region *rg, unsigned h, const char *s, size_t len, size_t i, uint64_t w8,
       bool wb, uint8_t *possible, uint32_t *left)
 {
     /* Read once: a store to possible[] (bytes) may alias anything, and
@@ -2607,13 +2610,13 @@ probe(const struct pf_region *rg, unsigned h, const char *s, size_t len, size_t 
 
     for (; e < end; e++) {
 
-        /* A bucket is sorted by head, and a head that fits is w4 or w4
-         * with its last bytes zeroed: none past w4 fits. */
-        if (e->head > w4)
+        /* A bucket is sorted by head, and a head that fits is w8 or w8
+         * with its last bytes zeroed: none past w8 fits. */
+        if (e->head > w8)
             break;
-        if ((w4 & e->mask) != e->head || possible[e->pattern])
+        if (((w8 ^ e->head) >> e->shift) != 0 || possible[e->pattern])
             continue;
-        if (e->len > 4 && (e->len > len - i || !eq_ci(s + i + 4, e->lit + 4, e->len - 4u)))
+        if (e->len > 8 && (e->len > len - i || !eq_ci(s + i + 8, e->lit + 8, e->len - 8u)))
             continue;
         if (wb && !wb_ok(e, s, len, i))
             continue;
@@ -2622,6 +2625,32 @@ probe(const struct pf_region *rg, unsigned h, const char *s, size_t len, size_t 
             return true;
     }
     return false;
+}
+
+/* The eight bytes from s[i] as a big-endian number, lowered, zero-padded
+ * past len (no literal holds a NUL, so padding never fits a byte of
+ * one). Only candidate positions need it, a tenth of a text's or fewer. */
+static inline uint64_t
+head_at(const char *s, size_t len, size_t i)
+{
+    const uint64_t high = UINT64_C(0x8080808080808080);
+    uint64_t x = 0, t, upper;
+
+    if (len - i < 8) {
+        for (size_t k = 0; k < 8; k++)
+            x = x << 8 | (i + k < len ? low[(unsigned char)s[i + k]] : 0u);
+        return x;
+    }
+    memcpy(&x, s + i, sizeof(x));
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    x = __builtin_bswap64(x);
+#endif
+    /* Bytes 'A'..'Z' gain 0x20, as low[] gives, eight at once: in the
+     * low seven bits of each byte, t + 0x3f carries into bit 7 from 'A'
+     * on and t + 0x25 from '[' on; bytes with bit 7 set stay. */
+    t = x & ~high;
+    upper = (t + UINT64_C(0x3f3f3f3f3f3f3f3f)) & ~(t + UINT64_C(0x2525252525252525)) & ~x & high;
+    return x | upper >> 2;
 }
 
 /* The first position from i on, before end, whose three bytes pass the
@@ -2683,21 +2712,22 @@ scan_text(const struct pf_region *rg, const char *s, size_t len, bool wb, uint8_
         return;
     w = (uint32_t)low[(unsigned char)s[0]] << 8 | low[(unsigned char)s[1]];
     for (i = 0; (i = next_candidate(rg->bits3, s, i, len - 2, &w)) < len - 2; i++) {
-        uint32_t h3 = hash24(w & 0xffffffu), w4;
+        uint32_t h3 = hash24(w & 0xffffffu);
+        uint64_t w8 = head_at(s, len, i);
         uint16_t k;
 
-        w4 = w << 8 | (i + 3 < len ? low[(unsigned char)s[i + 3]] : 0u);
-        if (probe(rg, h3 >> 6, s, len, i, w4, wb, possible, &left))
+        if (probe(rg, h3 >> 6, s, len, i, w8, wb, possible, &left))
             return;
         k = (uint16_t)(w >> 8);
         if ((rg->bits[k >> 3] & (1u << (k & 7))) != 0 &&
-            probe(rg, PF_BUCKETS + bucket(k), s, len, i, w4, wb, possible, &left))
+            probe(rg, PF_BUCKETS + bucket(k), s, len, i, w8, wb, possible, &left))
             return;
     }
     /* The last two bytes can only hold a two-byte literal. */
     w &= 0xffffu;
     if ((rg->bits[w >> 3] & (1u << (w & 7))) != 0)
-        probe(rg, PF_BUCKETS + bucket((uint16_t)w), s, len, i, w << 16, wb, possible, &left);
+        probe(rg, PF_BUCKETS + bucket((uint16_t)w), s, len, i, (uint64_t)w << 48, wb, possible,
+              &left);
 }
 
 static void

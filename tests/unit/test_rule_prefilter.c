@@ -363,11 +363,43 @@ static const struct {
      * are not. */
     {"\\blet me know if you (?:need|have) (?:more|further)\\b|let me kno(?:w|t)", "i"},
     {"\\bperformance is better|performance was (?:better|worse)\\s", "i"},
+    /* Literals that share their first four or eight bytes, and ones of
+     * exactly eight: an entry's head holds eight bytes, lowered eight at
+     * a time, which must lower 'A'..'Z' and nothing around them ('@',
+     * '[', '`', '{') or with its top bit set, as the bytewise lowering
+     * does. */
+    {"comment (?:that|with)|comments\\b|commentary|\\bcommit\\b", "i"},
+    {"namespac|namespaced\\b", ""},
+    {"\\[z@\\]|`\\{z|z@@z", "i"},
 };
 
 #define N_PATTERNS (sizeof(patterns) / sizeof(patterns[0]))
 
 static const char *const tokens[] = {
+    "comment that",
+    "COMMENT WITH",
+    "Comment tha",
+    "comments",
+    "commentsx",
+    "Commentary",
+    "commentar",
+    "commit",
+    "COMMITS",
+    "comm\xc3\xa9nt",
+    "COMMENT@",
+    "comment[",
+    "comment`{",
+    "namespac",
+    "Namespaced",
+    "namespaced",
+    "namespa",
+    "[Z@]",
+    "{z@]",
+    "[z`]",
+    "`{Z",
+    "@{z",
+    "Z@@Z",
+    "z`@z",
     "let me know if you ",
     "Let Me Know If You Need More",
     "let me know if you needed more",
