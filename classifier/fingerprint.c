@@ -212,20 +212,52 @@ bit_counts_add(uint64_t planes[FINGERPRINT_COUNT_BITS], int k, uint64_t x)
     }
 }
 
-/* Adds four hashes at once: summed bitwise first (a carry-save adder),
- * the counters then take three short ripples instead of four. Per bit
- * a + b + c + d = ones + 2 * twos + 4 * fours, where of the three
- * weight-2 carries a & b, c & d and (a ^ b) & (c ^ d) at most two are
- * set, and two only when all four bits are. */
-static void
-bit_counts_add4(uint64_t planes[FINGERPRINT_COUNT_BITS], uint64_t a, uint64_t b, uint64_t c,
-                uint64_t d)
+/* A carry-save adder: per bit, a + b + c = *low + 2 * *high. */
+static inline void
+csa(uint64_t *high, uint64_t *low, uint64_t a, uint64_t b, uint64_t c)
 {
-    uint64_t ab = a ^ b, cd = c ^ d;
+    uint64_t u = a ^ b;
 
-    bit_counts_add(planes, 0, ab ^ cd);
-    bit_counts_add(planes, 1, (a & b) ^ (c & d) ^ (ab & cd));
-    bit_counts_add(planes, 2, a & b & c & d);
+    *high = (a & b) | (u & c);
+    *low = u ^ c;
+}
+
+/* Adds four hashes x[0..4) into the ones and twos planes[0..2) of a
+ * Harley-Seal adder tree; returns their carries of weight 4. */
+static inline uint64_t
+add_four(uint64_t planes[FINGERPRINT_COUNT_BITS], const uint64_t *x)
+{
+    uint64_t twos_a, twos_b, fours;
+
+    csa(&twos_a, &planes[0], planes[0], x[0], x[1]);
+    csa(&twos_b, &planes[0], planes[0], x[2], x[3]);
+    csa(&fours, &planes[1], planes[1], twos_a, twos_b);
+    return fours;
+}
+
+/* The same for eight hashes, through the fours planes[2] as well;
+ * returns their carries of weight 8. */
+static inline uint64_t
+add_eight(uint64_t planes[FINGERPRINT_COUNT_BITS], const uint64_t *x)
+{
+    uint64_t fours_a = add_four(planes, x), fours_b = add_four(planes, x + 4), eights;
+
+    csa(&eights, &planes[2], planes[2], fours_a, fours_b);
+    return eights;
+}
+
+/* Adds sixteen hashes: planes[0..4) are the ones, twos, fours and eights
+ * of a Harley-Seal adder tree, which takes each hash in a few logical
+ * operations without a branch; only the carries of weight 16, one word
+ * per sixteen hashes, ripple up into the planes above. The counters are
+ * the same as sixteen bit_counts_add() calls leave them. */
+static void
+bit_counts_add16(uint64_t planes[FINGERPRINT_COUNT_BITS], const uint64_t x[16])
+{
+    uint64_t eights_a = add_eight(planes, x), eights_b = add_eight(planes, x + 8), sixteens;
+
+    csa(&sixteens, &planes[3], planes[3], eights_a, eights_b);
+    bit_counts_add(planes, 4, sixteens);
 }
 
 /* The positions whose count is at least t, as a mask: the counters
@@ -282,26 +314,34 @@ shingle_hash(const uint64_t *w)
 /* Counts the n shingles of words w[0 .. n + 2). Each shingle is a chain
  * of 24 dependent multiplies, but different shingles' chains are not
  * dependent: four of them hashed in one loop keep the multiplier busy
- * where one chain would leave it waiting on its own last result. */
+ * where one chain would leave it waiting on its own last result. The
+ * hashes are counted sixteen at a time. */
 static void
 shingles_count(uint64_t planes[FINGERPRINT_COUNT_BITS], const uint64_t *w, size_t n)
 {
     const unsigned char *p = (const unsigned char *)w;
     const size_t stride = sizeof(*w);
+    uint64_t x[16];
     size_t j = 0;
 
-    for (; j + 4 <= n; j += 4) {
-        const unsigned char *q = p + j * stride;
-        uint64_t h0 = FINGERPRINT_FNV_INIT, h1 = FINGERPRINT_FNV_INIT;
-        uint64_t h2 = FINGERPRINT_FNV_INIT, h3 = FINGERPRINT_FNV_INIT;
+    for (; j + 16 <= n; j += 16) {
+        for (size_t b = 0; b < 16; b += 4) {
+            const unsigned char *q = p + (j + b) * stride;
+            uint64_t h0 = FINGERPRINT_FNV_INIT, h1 = FINGERPRINT_FNV_INIT;
+            uint64_t h2 = FINGERPRINT_FNV_INIT, h3 = FINGERPRINT_FNV_INIT;
 
-        for (size_t k = 0; k < 3 * stride; k++) {
-            h0 = fnv_byte(h0, q[k]);
-            h1 = fnv_byte(h1, q[k + stride]);
-            h2 = fnv_byte(h2, q[k + 2 * stride]);
-            h3 = fnv_byte(h3, q[k + 3 * stride]);
+            for (size_t k = 0; k < 3 * stride; k++) {
+                h0 = fnv_byte(h0, q[k]);
+                h1 = fnv_byte(h1, q[k + stride]);
+                h2 = fnv_byte(h2, q[k + 2 * stride]);
+                h3 = fnv_byte(h3, q[k + 3 * stride]);
+            }
+            x[b] = mix64(h0);
+            x[b + 1] = mix64(h1);
+            x[b + 2] = mix64(h2);
+            x[b + 3] = mix64(h3);
         }
-        bit_counts_add4(planes, mix64(h0), mix64(h1), mix64(h2), mix64(h3));
+        bit_counts_add16(planes, x);
     }
     for (; j < n; j++)
         bit_counts_add(planes, 0, shingle_hash(w + j));
