@@ -1,9 +1,12 @@
 /*
- * ascii.c - the table behind ascii.h, and the scan for the first byte
- * that is not ASCII.
+ * ascii.c - the table behind ascii.h, the scan for the first byte that
+ * is not ASCII, and the byte searches.
  */
 #include <stdint.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "ascii.h"
 
@@ -124,6 +127,95 @@ ascii_find_pair(const char *s, size_t n, char a, char b)
         if (q[1] == b)
             return q;
         q++;
+    }
+    return NULL;
+}
+
+const char *
+ascii_find_letter(const char *p, const char *end, unsigned char c)
+{
+#ifdef __SSE2__
+    const __m128i want = _mm_set1_epi8((char)c), fold = _mm_set1_epi8(0x20);
+
+    for (; end - p >= 16; p += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        unsigned hit = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_or_si128(x, fold), want));
+
+        if (hit != 0)
+            return p + __builtin_ctz(hit);
+    }
+#endif
+    for (; p < end; p++)
+        if (((unsigned char)*p | 0x20u) == c)
+            return p;
+    return NULL;
+}
+
+size_t
+ascii_find_pair_ci(const char *s, size_t from, size_t to, unsigned char a, unsigned char b)
+{
+    unsigned char fa = a >= 'a' && a <= 'z' ? 0x20 : 0, fb = b >= 'a' && b <= 'z' ? 0x20 : 0;
+    size_t i = from;
+
+#ifdef __SSE2__
+    const __m128i va = _mm_set1_epi8((char)a), vb = _mm_set1_epi8((char)b);
+    const __m128i ma = _mm_set1_epi8((char)fa), mb = _mm_set1_epi8((char)fb);
+
+    for (; i < to && to - i >= 16; i += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 1));
+        unsigned hit = (unsigned)_mm_movemask_epi8(_mm_and_si128(
+            _mm_cmpeq_epi8(_mm_or_si128(x, ma), va), _mm_cmpeq_epi8(_mm_or_si128(y, mb), vb)));
+
+        if (hit != 0)
+            return i + (size_t)__builtin_ctz(hit);
+    }
+#endif
+    for (; i < to; i++)
+        if (((unsigned char)s[i] | fa) == a && ((unsigned char)s[i + 1] | fb) == b)
+            return i;
+    return to;
+}
+
+static bool
+eq_ci(const char *text, const char *lower, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)text[i];
+
+        if ((c >= 'A' && c <= 'Z' ? c | 0x20u : c) != (unsigned char)lower[i])
+            return false;
+    }
+    return true;
+}
+
+const char *
+ascii_find_ci_at(const char *s, size_t n, const char *needle, size_t k, size_t at)
+{
+    unsigned char c = (unsigned char)needle[at];
+    bool letter = c >= 'a' && c <= 'z';
+    const char *p, *end;
+
+    if (k == 0 || n < k)
+        return k == 0 ? s : NULL;
+    if (at + 1 < k) {
+        size_t to = n - k + at + 1, i = at;
+
+        /* s[to] is readable: to + 1 <= n as at + 2 <= k. */
+        for (; (i = ascii_find_pair_ci(s, i, to, c, (unsigned char)needle[at + 1])) < to; i++)
+            if (eq_ci(s + i - at, needle, k))
+                return s + i - at;
+        return NULL;
+    }
+    p = s + at;
+    end = s + (n - k) + at + 1;
+    while (p < end) {
+        p = letter ? ascii_find_letter(p, end, c) : memchr(p, c, (size_t)(end - p));
+        if (p == NULL)
+            return NULL;
+        if (eq_ci(p - at, needle, k))
+            return p - at;
+        p++;
     }
     return NULL;
 }

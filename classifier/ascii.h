@@ -37,6 +37,23 @@ const char *ascii_find(const char *s, size_t n, const char *needle);
 /* The first "ab" in s[0..n), or NULL. */
 const char *ascii_find_pair(const char *s, size_t n, char a, char b);
 
+/* The first byte of p[0..end - p) that is the lower-case letter c in
+ * either case, or NULL; sixteen bytes at a time where SSE2 is there. */
+const char *ascii_find_letter(const char *p, const char *end, unsigned char c);
+
+/* The first i in [from, to) where s[i] is a and s[i + 1] is b, or to; a
+ * lower-case letter stands for both its cases, any other byte for itself.
+ * s[to] must be readable. Sixteen positions at a time where SSE2 is
+ * there: a pair of bytes stops far less often than one, and a literal of
+ * two common letters ("ai") is otherwise a stop every few bytes. */
+size_t ascii_find_pair_ci(const char *s, size_t from, size_t to, unsigned char a, unsigned char b);
+
+/* The first needle[0..k) in s[0..n), ASCII case ignored (needle is in
+ * lower case), or NULL; found as ascii_find_at() finds, by the bytes
+ * needle[at] and needle[at + 1] (by needle[at] alone when at is its last
+ * byte) in either case, then a compare. */
+const char *ascii_find_ci_at(const char *s, size_t n, const char *needle, size_t k, size_t at);
+
 static inline bool
 ascii_is_digit(unsigned char c)
 {

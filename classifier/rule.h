@@ -59,19 +59,22 @@ enum rule_cond_type {
     RULE_COND_NONE_OF,
 };
 
+struct rule_prefix;
+
 struct rule_pattern {
     char *source; /* as written, with "\/" turned into "/" */
     size_t len;
-    uint32_t options;         /* PCRE2 option bits from the flags */
-    pcre2_code *code;         /* NULL until compiled */
-    uint32_t captures;        /* capture groups in the compiled pattern */
-    uint32_t pf_id;           /* index in the prefilter, UINT32_MAX: always run */
-    uint32_t pf_and[2];       /* further literal sets, all needed too; UINT32_MAX: none */
-    enum region_id pf_region; /* the region the prefilter scans for it */
-    uint8_t pf_groups;        /* its tables: bit per kind, then the on-demand one */
-    uint32_t pf_split;        /* its alternatives in the prefilter, UINT32_MAX: none */
-    uint32_t pf_check;        /* a set too short for the tables, looked for before it
-                                 runs; UINT32_MAX: none */
+    uint32_t options;           /* PCRE2 option bits from the flags */
+    pcre2_code *code;           /* NULL until compiled */
+    uint32_t captures;          /* capture groups in the compiled pattern */
+    uint32_t pf_id;             /* index in the prefilter, UINT32_MAX: always run */
+    uint32_t pf_and[2];         /* further literal sets, all needed too; UINT32_MAX: none */
+    enum region_id pf_region;   /* the region the prefilter scans for it */
+    uint8_t pf_groups;          /* its tables: bit per kind, then the on-demand one */
+    uint32_t pf_split;          /* its alternatives in the prefilter, UINT32_MAX: none */
+    uint32_t pf_check;          /* a set too short for the tables, looked for before it
+                                   runs; UINT32_MAX: none */
+    struct rule_prefix *prefix; /* the literals its matches start with; NULL: none */
 };
 
 /* How rule_set.c compiles every pattern (and rule_prefilter.c the

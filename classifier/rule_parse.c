@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "rule.h"
+#include "rule_prefix.h"
 
 struct parser {
     struct rule_set *set;
@@ -107,6 +108,7 @@ cond_release(struct rule_cond *c)
     for (size_t i = 0; i < 2; i++) {
         free(c->pat[i].source);
         pcre2_code_free(c->pat[i].code);
+        rule_prefix_free(c->pat[i].prefix);
     }
     for (size_t i = 0; i < c->n_names; i++)
         free(c->names[i]);

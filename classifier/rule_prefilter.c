@@ -65,8 +65,10 @@
 #include <emmintrin.h>
 #endif
 
+#include "ascii.h"
 #include "message.h"
 #include "rule.h"
+#include "rule_prefix.h"
 
 #define PF_SET_MAX 64u   /* strings in an exact set */
 #define PF_REQ_MAX 256u  /* strings in a required set */
@@ -2078,6 +2080,10 @@ add_split(struct rule_prefilter *pf, struct rule_pattern *pat, enum region_id re
         (void)pcre2_jit_compile(b->code, PCRE2_JIT_COMPLETE);
         if (pcre2_pattern_info(b->code, PCRE2_INFO_CAPTURECOUNT, &b->captures) != 0)
             b->captures = 0;
+        r = rule_prefix_build(b->code, b->source, b->len, RULE_PCRE2_OPTIONS | b->options,
+                              &b->prefix);
+        if (r < 0)
+            goto out;
         r = add_pattern(pf, b, region, groups);
         if (r < 0)
             goto out;
@@ -2384,6 +2390,7 @@ rule_prefilter_free(struct rule_prefilter *pf)
         for (size_t k = 0; k < pf->splits[i].n; k++) {
             free(pf->splits[i].v[k].source);
             pcre2_code_free(pf->splits[i].v[k].code);
+            rule_prefix_free(pf->splits[i].v[k].prefix);
         }
         free(pf->splits[i].v);
     }
@@ -2443,86 +2450,22 @@ has_fold_chars(const char *s, size_t len)
 
 static bool wb_ok(const struct pf_entry *e, const char *s, size_t len, size_t i);
 
-/* The first byte in [p, end) that is the lower-case letter c in either
- * case, or NULL: one pass, sixteen bytes at a time where SSE2 is there
- * (every x86-64), as a letter's two cases would otherwise cost memchr()
- * two. */
-static const char *
-find_letter(const char *p, const char *end, unsigned char c)
-{
-#ifdef __SSE2__
-    const __m128i want = _mm_set1_epi8((char)c), fold = _mm_set1_epi8(0x20);
-
-    for (; end - p >= 16; p += 16) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
-        unsigned hit = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_or_si128(x, fold), want));
-
-        if (hit != 0)
-            return p + __builtin_ctz(hit);
-    }
-#endif
-    for (; p < end; p++)
-        if (((unsigned char)*p | 0x20u) == c)
-            return p;
-    return NULL;
-}
-
 /* True when the head nd[0..n) occurs in s[0..len), ASCII case ignored:
  * a search for each nd[at], then a compare. */
 static bool
 needle_in(const char *s, size_t len, const char *nd, size_t n, size_t at, unsigned tests)
 {
     const struct pf_entry e = {.tests = tests & 15u, .len = n & 127u};
+    const char *p = s, *q;
 
-    unsigned char c = (unsigned char)nd[at];
-    bool letter = c >= 'a' && c <= 'z';
-    const char *p, *end;
-
-    if (len < n)
+    if (s == NULL || len < n)
         return false;
-    p = s + at;
-    end = s + (len - n) + at + 1;
-    while (p < end) {
-        p = letter ? find_letter(p, end, c) : memchr(p, c, (size_t)(end - p));
-        if (p == NULL)
-            return false;
-        if (eq_ci(p - at, nd, n) && wb_ok(&e, s, len, (size_t)(p - at - s)))
+    while ((q = ascii_find_ci_at(p, len - (size_t)(p - s), nd, n, at)) != NULL) {
+        if (wb_ok(&e, s, len, (size_t)(q - s)))
             return true;
-        p++;
+        p = q + 1;
     }
     return false;
-}
-
-/* The first i in [from, to) where s[i] is a and s[i + 1] is b, or to; a
- * lower-case letter stands for both its cases, any other byte for itself
- * (as eq_ci() compares). s[to] must be readable. Sixteen positions at a
- * time where SSE2 is there: a pair of bytes stops far less often than
- * one, and a literal of two common letters ("ai") is otherwise a stop
- * every few bytes. */
-static size_t
-find_pair(const char *s, size_t from, size_t to, unsigned char a, unsigned char b)
-{
-    unsigned char fa = a >= 'a' && a <= 'z' ? 0x20 : 0, fb = b >= 'a' && b <= 'z' ? 0x20 : 0;
-    size_t i = from;
-
-#ifdef __SSE2__
-    const __m128i va = _mm_set1_epi8((char)a), vb = _mm_set1_epi8((char)b);
-    const __m128i ma = _mm_set1_epi8((char)fa), mb = _mm_set1_epi8((char)fb);
-
-    for (; i < to && to - i >= 16; i += 16) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-        __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 1));
-        unsigned hit = (unsigned)_mm_movemask_epi8(_mm_and_si128(
-            _mm_cmpeq_epi8(_mm_or_si128(x, ma), va), _mm_cmpeq_epi8(_mm_or_si128(y, mb), vb)));
-
-        if (hit != 0)
-            return i + (size_t)__builtin_ctz(hit);
-    }
-#endif
-    for (; i < to; i++)
-        if (((unsigned char)s[i] | fa) == a && ((unsigned char)s[i + 1] | fb) == b)
-            return i;
-    return to;
 }
 
 /* True when a literal of the check nd occurs in s[0..len) with its tests. */
@@ -2539,8 +2482,8 @@ check_found(const char *s, size_t len, const struct pf_needles *nd)
             continue;
         /* The pair sits at at, at + 1 of the literal: its last place. */
         to = len - n + at + 1;
-        for (i = at; (i = find_pair(s, i, to, (unsigned char)nd->s[k][at],
-                                    (unsigned char)nd->s[k][at + 1])) < to;
+        for (i = at; (i = ascii_find_pair_ci(s, i, to, (unsigned char)nd->s[k][at],
+                                             (unsigned char)nd->s[k][at + 1])) < to;
              i++) {
             if (eq_ci(s + i - at, nd->s[k], n) && wb_ok(&e, s, len, i - at))
                 return true;

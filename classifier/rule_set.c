@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "rule.h"
+#include "rule_prefix.h"
 
 /* Diagnostics about the directory itself carry this file index. */
 #define RULE_SET_DIR_FILE ((size_t)-1)
@@ -320,6 +321,31 @@ jit_patterns(const struct rule_set *set)
     }
 }
 
+/* The literals each pattern's matches start with, so that rule_eval.c
+ * starts a search at the first of them (rule_prefix.h). */
+static int
+prefix_patterns(struct rule_set *set)
+{
+    for (size_t i = 0; i < set->n_rules; i++) {
+        struct rule *rule = &set->rules[i];
+
+        for (size_t c = 0; c < rule->n_conds; c++) {
+            for (size_t k = 0; k < 2; k++) {
+                struct rule_pattern *pat = &rule->conds[c].pat[k];
+                int r;
+
+                if (pat->code == NULL)
+                    continue;
+                r = rule_prefix_build(pat->code, pat->source, pat->len,
+                                      RULE_PCRE2_OPTIONS | pat->options, &pat->prefix);
+                if (r < 0)
+                    return r;
+            }
+        }
+    }
+    return 0;
+}
+
 static int
 diag_cmp(const void *a, const void *b)
 {
@@ -455,6 +481,8 @@ rule_set_load_scored(const char *dir, const char *profile, const char *extra_sco
         goto out;
     compile_patterns(set, &d);
     r = rule_prefilter_build(set);
+    if (r == 0)
+        r = prefix_patterns(set);
     if (r < 0)
         goto out;
     jit_patterns(set);
