@@ -1962,17 +1962,18 @@ rule_prefilter_alternatives(const char *src, size_t len, uint32_t options, struc
             /* Back references, \K, \G, and \Q...\E which hides a '|'. */
             if (is_digit(c) || c == 'g' || c == 'k' || c == 'K' || c == 'G' || c == 'Q' || c == 'E')
                 goto none;
+            /* \c takes the byte after it, even a '|', ')' or ']'. */
+            if (c == 'c' && ++p >= end)
+                goto none;
             continue;
         }
         if (in_class) {
             if (c == '[' && p + 1 < end && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
-                const char *q = p + 2;
+                const char *q = rule_prefix_posix_end(p, end);
 
-                while (q + 1 < end && !(q[0] == p[1] && q[1] == ']'))
-                    q++;
-                if (q + 1 >= end)
-                    goto none;
-                p = q + 1;
+                /* On its last byte, the ']': the loop steps past it. */
+                if (q != NULL)
+                    p = q - 1;
             } else if (c == ']') {
                 in_class = false;
             }

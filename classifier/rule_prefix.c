@@ -48,6 +48,35 @@ lower(char c)
     return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
 }
 
+/* An escape at p: "\\c" takes the byte after it (even ']', '|' or ')'),
+ * any other one byte. Its end, end at most. */
+static const char *
+skip_escape(const char *p, const char *end)
+{
+    size_t n = end - p > 1 && p[1] == 'c' ? 3 : 2;
+
+    return (size_t)(end - p) < n ? end : p + n;
+}
+
+const char *
+rule_prefix_posix_end(const char *p, const char *end)
+{
+    char t;
+
+    if (end - p < 2)
+        return NULL;
+    t = p[1];
+    for (const char *q = p + 2; end - q >= 2; q++) {
+        if (q[0] == '\\' && (q[1] == ']' || q[1] == '\\'))
+            q++;
+        else if ((q[0] == '[' && q[1] == t) || q[0] == ']')
+            return NULL;
+        else if (q[0] == t && q[1] == ']')
+            return q + 2;
+    }
+    return NULL;
+}
+
 /* The end of the class that starts at p ('['), or NULL. */
 static const char *
 skip_class(const char *p, const char *end)
@@ -55,19 +84,22 @@ skip_class(const char *p, const char *end)
     p++;
     if (p < end && *p == '^')
         p++;
+    /* PCRE2 reads past a \E or \Q\E here before it takes a ']' as a
+     * literal: not followed. */
+    if (end - p >= 2 && p[0] == '\\' && (p[1] == 'E' || p[1] == 'Q'))
+        return NULL;
     if (p < end && *p == ']')
         p++;
     while (p < end) {
         if (*p == '\\') {
-            p += 2;
-        } else if (*p == '[' && p + 1 < end && strchr(":.=", p[1]) != NULL) {
-            const char *q = p + 2;
-
-            while (q + 1 < end && !(q[0] == p[1] && q[1] == ']'))
-                q++;
-            if (q + 1 >= end)
+            /* \Q may quote a ']'. */
+            if (p + 1 < end && p[1] == 'Q')
                 return NULL;
-            p = q + 2;
+            p = skip_escape(p, end);
+        } else if (*p == '[' && p + 1 < end && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
+            const char *q = rule_prefix_posix_end(p, end);
+
+            p = q != NULL ? q : p + 1;
         } else if (*p == ']') {
             return p + 1;
         } else {
@@ -77,8 +109,22 @@ skip_class(const char *p, const char *end)
     return NULL;
 }
 
+/* A comment "(?#...)" at p: its end, the first ')' (PCRE2 nests none and
+ * escapes nothing there); NULL when p holds none, or it has no end. */
+static const char *
+skip_comment(const char *p, const char *end)
+{
+    const char *q;
+
+    if (end - p < 3 || p[0] != '(' || p[1] != '?' || p[2] != '#')
+        return NULL;
+    q = memchr(p + 3, ')', (size_t)(end - p - 3));
+    return q != NULL ? q + 1 : NULL;
+}
+
 /* Past the items of the current alternative, to its '|' or ')' or the
- * end; fails on \Q, whose quoted text the skip would misread. */
+ * end; fails on \Q, whose quoted text the skip would misread, and on a
+ * comment without its end. */
 static void
 skip_rest(struct reader *rd)
 {
@@ -92,9 +138,16 @@ skip_rest(struct reader *rd)
                 rd->fail = true;
                 return;
             }
-            rd->p += 2;
+            rd->p = skip_escape(rd->p, rd->end);
         } else if (c == '[') {
             rd->p = skip_class(rd->p, rd->end);
+            if (rd->p == NULL) {
+                rd->p = rd->end;
+                rd->fail = true;
+                return;
+            }
+        } else if (c == '(' && rd->p + 2 < rd->end && rd->p[1] == '?' && rd->p[2] == '#') {
+            rd->p = skip_comment(rd->p, rd->end);
             if (rd->p == NULL) {
                 rd->p = rd->end;
                 rd->fail = true;
@@ -112,8 +165,6 @@ skip_rest(struct reader *rd)
             rd->p++;
         }
     }
-    if (rd->p > rd->end)
-        rd->p = rd->end;
 }
 
 /* Skips a group that starts at rd->p, whatever it holds. */
@@ -173,6 +224,20 @@ option_setting(const char *p, const char *end, size_t *len, bool *x)
     return true;
 }
 
+/* True when p holds an item PCRE2 reads past to find the quantifier of
+ * the item before it: a comment, an option setting such as (?i), or a
+ * \E without its \Q. */
+static bool
+invisible(const char *p, const char *end)
+{
+    size_t n;
+    bool x;
+
+    if (end - p >= 2 && p[0] == '\\' && p[1] == 'E')
+        return true;
+    return skip_comment(p, end) != NULL || (option_setting(p, end, &n, &x) && p[n] == ')');
+}
+
 /* Past the zero-width items at rd->p. */
 static void
 skip_zero_width(struct reader *rd)
@@ -184,10 +249,15 @@ skip_zero_width(struct reader *rd)
 
         if (*p == '^') {
             rd->p++;
-        } else if (*p == '\\' && p + 1 < end && strchr("bBA", p[1]) != NULL) {
+        } else if (*p == '\\' && p + 1 < end && (p[1] == 'b' || p[1] == 'B' || p[1] == 'A')) {
             rd->p += 2;
+        } else if (end - p >= 3 && p[0] == '(' && p[1] == '?' && p[2] == '#') {
+            rd->p = skip_comment(p, end);
+            rd->fail = rd->p == NULL || (rd->p < end && is_quantifier(*rd->p));
+            if (rd->p == NULL)
+                rd->p = end;
         } else if (end - p >= 3 && p[0] == '(' && p[1] == '?' &&
-                   (p[2] == '=' || p[2] == '!' || p[2] == '#' ||
+                   (p[2] == '=' || p[2] == '!' ||
                     (p[2] == '<' && end - p >= 4 && (p[3] == '=' || p[3] == '!')))) {
             skip_group(rd);
             if (rd->p < rd->end && is_quantifier(*rd->p))
@@ -271,6 +341,9 @@ read_run(struct reader *rd)
         if (rd->p < rd->end && is_quantifier(*rd->p))
             break;
     }
+    /* "ab(?#c)?" makes the b optional: a quantifier may come after. */
+    if (len > 0 && rd->p < rd->end && invisible(rd->p, rd->end))
+        len--;
     if (len < RULE_PREFIX_MIN) {
         rd->fail = true;
         return;
@@ -306,7 +379,7 @@ read_seq(struct reader *rd)
             return;
         }
         rd->p++;
-        if (may_skip(rd->p, rd->end)) {
+        if (may_skip(rd->p, rd->end) || invisible(rd->p, rd->end)) {
             rd->fail = true;
             return;
         }
@@ -341,6 +414,15 @@ rule_prefix_literals(const char *src, size_t len, uint32_t options, struct strv 
      * with either, a later start could change the answer. */
     if (ascii_find(src, len, "\\G") != NULL || ascii_find(src, len, "(*") != NULL)
         return 0;
+    /* x set inside the pattern makes white space and # comments vanish
+     * from there on, which the reader does not follow. */
+    for (const char *p = src; (p = ascii_find(p, len - (size_t)(p - src), "(?")) != NULL; p++) {
+        size_t n;
+        bool x;
+
+        if (option_setting(p, src + len, &n, &x) && x)
+            return 0;
+    }
     read_alt(&rd);
     /* A ')' left over closes no group: not a pattern the reader knows. */
     if (rd.fail || rd.p != rd.end)

@@ -25,6 +25,12 @@
 
 #ifndef PCRE2_CODE_UNIT_WIDTH
 #define PCRE2_CODE_UNIT_WIDTH 8
+/* Inside a class, where the POSIX item that opens at p ("[:", "[." or
+ * "[=") ends, past its closing ":]" (".]", "=]"), as PCRE2 reads it: NULL
+ * when PCRE2 takes the '[' as a literal (a ']', or another '[' with the
+ * same mark, comes first; a "\]" or "\\" is skipped over). */
+const char *rule_prefix_posix_end(const char *p, const char *end);
+
 #endif
 #include <pcre2.h>
 
@@ -59,5 +65,11 @@ void rule_prefix_free(struct rule_prefix *px);
  * as it is. A match or depth limit applies to each try. */
 int rule_prefix_match(const struct rule_prefix *px, const pcre2_code *whole, const char *s,
                       size_t len, size_t from, pcre2_match_data *md, pcre2_match_context *mctx);
+
+/* Inside a class, where the POSIX item that opens at p ("[:", "[." or
+ * "[=") ends, past its closing ":]" (".]", "=]"), as PCRE2 reads it: NULL
+ * when PCRE2 takes the '[' as a literal (a ']', or another '[' with the
+ * same mark, comes first; a "\]" or "\\" is skipped over). */
+const char *rule_prefix_posix_end(const char *p, const char *end);
 
 #endif

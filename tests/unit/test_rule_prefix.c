@@ -68,6 +68,11 @@ test_literals(void **state)
         {"abcd+e", 0, {"abcd"}},
         {"abcd{2}e", 0, {"abcd"}},
         {"foo|bar", 0, {"foo", "bar"}},
+        /* A quantifier after a comment, an option setting or a lone \E
+         * is the item's before them. */
+        {"abcd(?#x)?e", 0, {"abc"}},
+        {"abcd(?i)?e", 0, {"abc"}},
+        {"abcd\\E?e", 0, {"abc"}},
         /* No set: a first atom that may be absent or is no literal, a
          * literal too short, \G and verbs (a later start could change
          * the answer), x mode, unknown or broken syntax. */
@@ -97,6 +102,11 @@ test_literals(void **state)
         {"\\x{3010}abc", 0, {NULL}},
         {"\xc3\xa9t\xc3\xa9", 0, {NULL}},
         {"\\1abc", 0, {NULL}},
+        {"(?:abc)(?#x)?def", 0, {NULL}},
+        {"abc(?#s(e)|$", 0, {NULL}},
+        {"(?#a)(?#b(c)|xyz", 0, {NULL}},
+        {"abc(?x) d", 0, {NULL}},
+        {"abcd[[.]|xy.]", 0, {NULL}},
     };
     (void)state;
 
