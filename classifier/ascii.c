@@ -177,6 +177,27 @@ ascii_find_pair_ci(const char *s, size_t from, size_t to, unsigned char a, unsig
     return to;
 }
 
+bool
+ascii_has_fold_chars(const char *s, size_t len)
+{
+    const char *p = s, *end = s + len;
+
+    if (len == 0)
+        return false;
+    while ((p = memchr(p, 0xe2, (size_t)(end - p))) != NULL) {
+        if (end - p >= 3 && (unsigned char)p[1] == 0x84 && (unsigned char)p[2] == 0xaa)
+            return true;
+        p++;
+    }
+    p = s;
+    while ((p = memchr(p, 0xc5, (size_t)(end - p))) != NULL) {
+        if (end - p >= 2 && (unsigned char)p[1] == 0xbf)
+            return true;
+        p++;
+    }
+    return false;
+}
+
 static bool
 eq_ci(const char *text, const char *lower, size_t n)
 {

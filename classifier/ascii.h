@@ -48,6 +48,11 @@ const char *ascii_find_letter(const char *p, const char *end, unsigned char c);
  * two common letters ("ai") is otherwise a stop every few bytes. */
 size_t ascii_find_pair_ci(const char *s, size_t from, size_t to, unsigned char a, unsigned char b);
 
+/* True when s[0..len) holds U+212A (KELVIN SIGN) or U+017F (LONG S) in
+ * UTF-8: the characters PCRE2 matches with k and s under caseless
+ * matching, which a byte search for ASCII literals would miss. */
+bool ascii_has_fold_chars(const char *s, size_t len);
+
 /* The first needle[0..k) in s[0..n), ASCII case ignored (needle is in
  * lower case), or NULL; found as ascii_find_at() finds, by the bytes
  * needle[at] and needle[at + 1] (by needle[at] alone when at is its last

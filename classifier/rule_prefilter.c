@@ -2425,30 +2425,6 @@ static const unsigned char low[256] = {
 #undef L4
 };
 
-/* PCRE2 folds k and s to U+212A (KELVIN SIGN, e2 84 aa) and U+017F (LONG
- * S, c5 bf) under caseless matching. memchr() for the lead bytes is far
- * faster than memmem(). */
-static bool
-has_fold_chars(const char *s, size_t len)
-{
-    const char *p = s, *end = s + len;
-
-    if (len == 0)
-        return false;
-    while ((p = memchr(p, 0xe2, (size_t)(end - p))) != NULL) {
-        if (end - p >= 3 && (unsigned char)p[1] == 0x84 && (unsigned char)p[2] == 0xaa)
-            return true;
-        p++;
-    }
-    p = s;
-    while ((p = memchr(p, 0xc5, (size_t)(end - p))) != NULL) {
-        if (end - p >= 2 && (unsigned char)p[1] == 0xbf)
-            return true;
-        p++;
-    }
-    return false;
-}
-
 static bool wb_ok(const struct pf_entry *e, const char *s, size_t len, size_t i);
 
 /* True when the head nd[0..n) occurs in s[0..len), ASCII case ignored:
@@ -2473,23 +2449,10 @@ needle_in(const char *s, size_t len, const char *nd, size_t n, size_t at, unsign
 static bool
 check_found(const char *s, size_t len, const struct pf_needles *nd)
 {
-    if (s == NULL)
-        return false;
-    for (size_t k = 0; k < nd->n; k++) {
-        const struct pf_entry e = {.tests = nd->tests[k] & 15u, .len = nd->len[k] & 127u};
-        size_t n = nd->len[k], at = nd->at[k], to, i;
-
-        if (len < n)
-            continue;
-        /* The pair sits at at, at + 1 of the literal: its last place. */
-        to = len - n + at + 1;
-        for (i = at; (i = ascii_find_pair_ci(s, i, to, (unsigned char)nd->s[k][at],
-                                             (unsigned char)nd->s[k][at + 1])) < to;
-             i++) {
-            if (eq_ci(s + i - at, nd->s[k], n) && wb_ok(&e, s, len, i - at))
-                return true;
-        }
-    }
+    /* A check's byte at is never its last: the search takes the pair. */
+    for (size_t k = 0; k < nd->n; k++)
+        if (needle_in(s, len, nd->s[k], nd->len[k], nd->at[k], nd->tests[k]))
+            return true;
     return false;
 }
 
@@ -2681,7 +2644,7 @@ scan_region(const struct pf_region *rg, const struct region *r, uint8_t *possibl
     size_t len = r->text != NULL ? r->len : 0, n;
     char *copy;
 
-    if (!has_fold_chars(s, len)) {
+    if (!ascii_has_fold_chars(s, len)) {
         scan_text(rg, s, len, true, possible);
         return;
     }
@@ -2783,7 +2746,7 @@ region_folds(struct rule_prefilter_state *st, const struct message *m, enum regi
 
     if ((st->fold_known & (1u << rid)) == 0) {
         st->fold_known |= 1u << rid;
-        if (has_fold_chars(r->text, r->text != NULL ? r->len : 0))
+        if (ascii_has_fold_chars(r->text, r->text != NULL ? r->len : 0))
             st->fold |= 1u << rid;
     }
     return (st->fold & (1u << rid)) != 0;

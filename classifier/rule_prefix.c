@@ -1,6 +1,6 @@
 /*
  * rule_prefix.c - the literals that begin every match of a pattern, and
- * the search for the first of them in a text (see rule_prefix.h).
+ * the anchored tries at their places in a text (see rule_prefix.h).
  *
  * The reader follows one alternative at a time: it passes over zero-width
  * items (\b, \B, \A, ^, lookarounds, comments, option settings), then
@@ -529,15 +529,6 @@ rule_prefix_free(struct rule_prefix *px)
     free(px);
 }
 
-/* True when s[0..n) holds U+212A or U+017F in UTF-8. */
-static bool
-has_folds(const char *s, size_t n)
-{
-    static const char kelvin[] = "\xe2\x84\xaa", long_s[] = "\xc5\xbf";
-
-    return ascii_find(s, n, kelvin) != NULL || ascii_find(s, n, long_s) != NULL;
-}
-
 /* The first place from `from` on where literal i occurs, or SIZE_MAX. */
 static size_t
 next_at(const struct rule_prefix *px, size_t i, const char *s, size_t len, size_t from)
@@ -556,7 +547,7 @@ rule_prefix_match(const struct rule_prefix *px, const pcre2_code *whole, const c
 {
     size_t next[RULE_PREFIX_MAX];
 
-    if (from > len || (px->folds && has_folds(s + from, len - from)))
+    if (from > len || (px->folds && ascii_has_fold_chars(s + from, len - from)))
         return pcre2_match(whole, (PCRE2_SPTR)s, len, from, 0, md, mctx);
     for (size_t i = 0; i < px->n; i++)
         next[i] = next_at(px, i, s, len, from);

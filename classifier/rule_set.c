@@ -292,50 +292,32 @@ compile_patterns(struct rule_set *set, struct rule_diag *d)
     }
 }
 
-/* JIT-compile every pattern that rule_eval.c runs whole. A match or
+/* JIT-compile every pattern that rule_eval.c runs whole, and find the
+ * literals its matches start with (rule_prefix.h). A match or
  * nomatch pattern the prefilter split into alternatives is only ever run
  * one alternative at a time (run_whole()), and JIT-compiling it would be
  * a large share of loading for code that never runs. Without JIT
  * (unsupported platform, no executable memory) the interpreter runs the
  * same pattern with the same limits. */
-static void
-jit_patterns(const struct rule_set *set)
-{
-    for (size_t i = 0; i < set->n_rules; i++) {
-        const struct rule *rule = &set->rules[i];
-
-        for (size_t c = 0; c < rule->n_conds; c++) {
-            const struct rule_cond *cond = &rule->conds[c];
-            bool may_split = cond->type == RULE_COND_MATCH || cond->type == RULE_COND_NOMATCH;
-
-            for (size_t k = 0; k < 2; k++) {
-                const struct rule_pattern *pat = &cond->pat[k];
-                size_t n;
-
-                if (pat->code == NULL ||
-                    (k == 0 && may_split && rule_prefilter_alternatives_of(set, pat, &n) != NULL))
-                    continue;
-                (void)pcre2_jit_compile(pat->code, PCRE2_JIT_COMPLETE);
-            }
-        }
-    }
-}
-
-/* The literals each pattern's matches start with, so that rule_eval.c
- * starts a search at the first of them (rule_prefix.h). */
 static int
-prefix_patterns(struct rule_set *set)
+finish_patterns(struct rule_set *set)
 {
     for (size_t i = 0; i < set->n_rules; i++) {
         struct rule *rule = &set->rules[i];
 
         for (size_t c = 0; c < rule->n_conds; c++) {
+            struct rule_cond *cond = &rule->conds[c];
+            bool may_split = cond->type == RULE_COND_MATCH || cond->type == RULE_COND_NOMATCH;
+
             for (size_t k = 0; k < 2; k++) {
-                struct rule_pattern *pat = &rule->conds[c].pat[k];
+                struct rule_pattern *pat = &cond->pat[k];
+                size_t n;
                 int r;
 
-                if (pat->code == NULL)
+                if (pat->code == NULL ||
+                    (k == 0 && may_split && rule_prefilter_alternatives_of(set, pat, &n) != NULL))
                     continue;
+                (void)pcre2_jit_compile(pat->code, PCRE2_JIT_COMPLETE);
                 r = rule_prefix_build(pat->code, pat->source, pat->len,
                                       RULE_PCRE2_OPTIONS | pat->options, &pat->prefix);
                 if (r < 0)
@@ -482,10 +464,9 @@ rule_set_load_scored(const char *dir, const char *profile, const char *extra_sco
     compile_patterns(set, &d);
     r = rule_prefilter_build(set);
     if (r == 0)
-        r = prefix_patterns(set);
+        r = finish_patterns(set);
     if (r < 0)
         goto out;
-    jit_patterns(set);
 
     set->mctx = pcre2_match_context_create(NULL);
     if (set->mctx == NULL) {
