@@ -283,6 +283,29 @@ static const struct split_case {
      "The tool reads past the buffer.\n",
      {"==4242==ERROR", "#0 0x4f5a3c"},
      {"The tool reads past the buffer."}},
+    {"kernel log as syslog wrote it",
+     "It hung during a balance:\n"
+     "Jan  7 03:12:09 nas kernel: INFO: task btrfs:812 blocked for more than 120 seconds.\n"
+     "Jan  7 03:12:09 nas kernel: Call Trace:\n"
+     "Jan  7 03:12:09 nas kernel:  schedule+0x4e/0xb0\n"
+     "Jan  7 03:12:09 nas kernel:  wait_for_commit+0x58/0x90 [btrfs]\n"
+     "Nothing was written after that.\n",
+     {"kernel: Call Trace:", "kernel:  schedule+0x4e/0xb0", "wait_for_commit+0x58/0x90"},
+     {"It hung during a balance:", "Nothing was written after that."}},
+    {"kernel log from journalctl -o short-iso",
+     "From the journal:\n"
+     "2026-11-30T08:01:02.345678+01:00 box kernel: BUG: kernel NULL pointer dereference\n"
+     "2026-11-30T08:01:02.345700+01:00 box kernel:  ext4_readdir+0x1c/0x2a0\n"
+     "The disk is fine.\n",
+     {"kernel: BUG: kernel NULL", "kernel:  ext4_readdir+0x1c/0x2a0"},
+     {"From the journal:", "The disk is fine."}},
+    {"syslog lines of other programs",
+     "The login itself works:\n"
+     "Jan  7 03:12:09 nas sshd[901]:  Accepted publickey for root\n"
+     "Jan  7 03:12:10 nas kernel:\n"
+     "Then at 03:12 the kernel: it stops.\n",
+     {NULL},
+     {"sshd[901]:  Accepted publickey", "Then at 03:12 the kernel: it stops."}},
     {"config lines",
      "My config:\nCONFIG_KASAN=y\n# CONFIG_SLUB_DEBUG is not set\nthat is all\n",
      {"CONFIG_KASAN=y", "# CONFIG_SLUB_DEBUG is not set"},
