@@ -128,6 +128,7 @@ static struct {
     uint64_t call;      /* "()" */
     uint64_t slash;     /* a tree path's '/' ... */
     uint64_t dot_or_k;  /* ... and its extension's '.' or the 'k' of Kconfig, Makefile, Kbuild */
+    uint64_t named;     /* the 'k' and a capital of Kconfig, Makefile, Kbuild */
     uint64_t next;      /* "next-" and digits */
     uint64_t commit;    /* "commit " in either case */
     uint64_t colon;     /* a register line's "RAX:" */
@@ -478,6 +479,7 @@ report_tables_init(void)
     need.call = bytes_of("()");
     need.slash = bytes_of("/");
     need.dot_or_k = bytes_of(".k");
+    need.named = bytes_of("K");
     need.next = bytes_of("next-0");
     need.commit = bytes_of("commit ");
     need.colon = bytes_of(":");
@@ -1196,7 +1198,8 @@ static const char *const numbering_words[] = {
  * "commit <12+ hex>", stored as "commit <sha>". s[n] must be a NUL.
  */
 static int
-extract_versions(struct message *m, const char *s, size_t n, size_t first_digit, uint64_t has)
+extract_versions(struct message *m, const char *s, size_t n, size_t first_digit, uint64_t has,
+                 bool dotted)
 {
     static const char *const context[] = {
         "linux",  "kernel",  "version", "mainline",   "stable",  "upstream",
@@ -1252,6 +1255,12 @@ extract_versions(struct message *m, const char *s, size_t n, size_t first_digit,
             return r;
     }
 
+    /* Each number the loop below takes has two or three components of
+     * one to three digits (a wider one is no kernel's, shaped is false):
+     * a line without such a dotted number (has_dotted_number()), most
+     * of a trace, has none to give. */
+    if (!dotted)
+        i = n;
     while (i < n) {
         size_t start, j, comps = 0, rc = 0;
         unsigned long major = 0, minor = 0;
@@ -1768,14 +1777,41 @@ has_dotted_number(const char *s, size_t n)
  * lines of a trace have none, and both scans stop at every digit.
  */
 static bool
-may_hold_version(const char *s, size_t n, uint64_t has)
+may_hold_version(bool dotted, uint64_t has)
 {
-    if (holds(has, need.dash))
+    if (dotted || holds(has, need.dash))
         return true;
     for (size_t k = 0; k < sizeof(need.commit_words) / sizeof(need.commit_words[0]); k++)
         if (holds(has, need.commit_words[k]))
             return true;
-    return holds(has, need.digit) && has_dotted_number(s, n);
+    return false;
+}
+
+/*
+ * Whether a line with the classes has, s[0..n), may hold a path that
+ * is_tree_path() takes: one whose name ends in an extension it knows (a
+ * '.' before the extension's first letter) or is Kconfig..., Makefile or
+ * Kbuild. Trace lines hold '/' ("kworker/1:2", "+0x1a/0x30") and '.'
+ * ("[  12.345678]"), but seldom either.
+ */
+static bool
+may_hold_path(const char *s, size_t n, uint64_t has)
+{
+    /* The first letters of is_tree_path()'s extensions. */
+    static const bool ext_first[256] = {
+        ['c'] = true, ['h'] = true, ['r'] = true, ['S'] = true, ['s'] = true,
+        ['p'] = true, ['d'] = true, ['y'] = true, ['l'] = true};
+    const char *e = s + n;
+
+    if ((has & need.dot_or_k) == 0)
+        return false;
+    for (const char *p = memchr(s, '.', n); p != NULL && p + 1 < e;
+         p = memchr(p + 1, '.', (size_t)(e - p - 1)))
+        if (ext_first[(unsigned char)p[1]])
+            return true;
+    return holds(has, need.named) &&
+           (ascii_find(s, n, "Kconfig") != NULL || ascii_find(s, n, "Kbuild") != NULL ||
+            ascii_find(s, n, "Makefile") != NULL);
 }
 
 /* has holds the line's classes: each list is looked for only in a line
@@ -1784,6 +1820,7 @@ static int
 extract_facts(struct message *m, const char *line, size_t n, uint64_t has, char *scratch)
 {
     size_t first_digit = n;
+    bool dotted;
     int r = 0;
 
     memcpy(scratch, line, n);
@@ -1799,11 +1836,14 @@ extract_facts(struct message *m, const char *line, size_t n, uint64_t has, char 
         r = extract_configs(m, scratch, n);
     if (r >= 0 && holds(has, need.call))
         r = extract_functions(m, scratch, n);
-    if (r >= 0 && holds(has, need.slash) && (has & need.dot_or_k) != 0)
+    if (r >= 0 && holds(has, need.slash) && may_hold_path(scratch, n, has))
         r = extract_paths(m, scratch, n);
-    if (r < 0 || !may_hold_version(scratch, n, has))
+    if (r < 0)
         return r;
-    r = extract_versions(m, scratch, n, first_digit, has);
+    dotted = holds(has, need.digit) && has_dotted_number(scratch, n);
+    if (!may_hold_version(dotted, has))
+        return r;
+    r = extract_versions(m, scratch, n, first_digit, has, dotted);
     if (r >= 0 && first_digit < n)
         r = extract_product_versions(m, scratch, n, first_digit, has);
     return r;

@@ -143,6 +143,28 @@ static const struct fact_case {
      PATHS,
      {"drivers/usb/core/hub.c", "include/linux/usb.h", "fs/Kconfig", "net/Makefile"},
      {"/usr/bin/foo.c"}},
+    /* Each kind of name a path may end in, one to a line: a line is
+     * read for paths only when it may hold one (may_hold_path()). */
+    {"arch/arm64/boot/dts/qcom/sm8550.dtsi\nDocumentation/devicetree/bindings/usb/x.yaml\n"
+     "arch/x86/kernel/vmlinux.lds\nrust/kernel/sync.rs\n",
+     PATHS,
+     {"arch/arm64/boot/dts/qcom/sm8550.dtsi", "Documentation/devicetree/bindings/usb/x.yaml",
+      "arch/x86/kernel/vmlinux.lds", "rust/kernel/sync.rs"},
+     {NULL}},
+    {"tools/testing/selftests/run.sh\nscripts/checkpatch.py\narch/x86/entry/entry_64.S\n"
+     "Documentation/process/index.rst\n",
+     PATHS,
+     {"tools/testing/selftests/run.sh", "scripts/checkpatch.py", "arch/x86/entry/entry_64.S",
+      "Documentation/process/index.rst"},
+     {NULL}},
+    {"drivers/usb/Kbuild\nnet/Makefile\nfs/Kconfig.binfmt\ninclude/linux/usb.h\n",
+     PATHS,
+     {"drivers/usb/Kbuild", "net/Makefile", "fs/Kconfig.binfmt", "include/linux/usb.h"},
+     {NULL}},
+    {"[  12.345678] kworker/0:1 +0x1a/0x30 in drivers/usb/core/hub.c\n",
+     PATHS,
+     {"drivers/usb/core/hub.c"},
+     {"kworker/0:1", "0x1a/0x30"}},
     {"diff touches a/mm/slub.c; /etc/passwd.c and and/or are not paths.\n",
      PATHS,
      {"mm/slub.c"},
