@@ -930,26 +930,29 @@ static int url_version(struct message *m, const char *u, size_t n);
 static int
 extract_urls(struct message *m, char *s, size_t n)
 {
-    size_t i = 0;
+    /* from: where the next URL may start, after the last one taken */
+    size_t i = 0, from = 0;
     int r;
 
-    /* Every URL taken has "://": most lines have no ':' at all. */
-    if (memchr(s, ':', n) == NULL)
-        return 0;
+    /* Every URL taken has "://", found by its ':': most lines have none,
+     * and a line of a trace has few ("RIP: 0010:", "kworker/0:1") where
+     * it has many an 'h'. */
     while (i < n) {
-        size_t start, end;
+        const char *c = memchr(s + i, ':', n - i);
+        size_t k, start, end;
 
-        /* strcspn() skips to the next 'h' many bytes at a time, so
-         * strncasecmp() sees few bytes; it stops at a NUL too, at s[n]
-         * the latest. */
-        i += strcspn(s + i, "hH");
-        if (i < n && ((n - i >= 7 && strncasecmp(s + i, "http://", 7) == 0) ||
-                      (n - i >= 8 && strncasecmp(s + i, "https://", 8) == 0))) {
-            start = i;
-        } else {
-            i++;
+        if (c == NULL)
+            break;
+        k = (size_t)(c - s);
+        i = k + 1;
+        if (n - k < 3 || c[1] != '/' || c[2] != '/')
             continue;
-        }
+        if (k >= from + 5 && strncasecmp(s + k - 5, "https", 5) == 0)
+            start = k - 5;
+        else if (k >= from + 4 && strncasecmp(s + k - 4, "http", 4) == 0)
+            start = k - 4;
+        else
+            continue;
         end = start;
         while (end < n && !is_url_end(s[end]))
             end++;
@@ -962,7 +965,9 @@ extract_urls(struct message *m, char *s, size_t n)
             return r;
         /* Blank the URL so nothing in it is taken for a path or version. */
         memset(s + start, ' ', end - start);
-        i = end > start ? end : start + 1;
+        from = end > start ? end : start + 1;
+        if (i < from)
+            i = from;
     }
     return 0;
 }

@@ -178,6 +178,10 @@ static const struct fact_case {
      URLS,
      {"https://docs.kernel.org/process/threat-model.html", "http://example.com/a/b/c.c?x=1"},
      {NULL}},
+    {"see:hhttp://a.example/x HTTPS://b.example/y; ftp://c.example/ https:/d.example http://\n",
+     URLS,
+     {"http://a.example/x", "HTTPS://b.example/y", "http://"},
+     {"ftp://c.example/", "https:/d.example"}},
     /* Nothing is taken from inside a URL. */
     {"https://lore.kernel.org/r/v6.9-foo/drivers/net/x.c/open()/CONFIG_X\n",
      PATHS,
