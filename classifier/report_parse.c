@@ -1773,7 +1773,8 @@ has_dotted_number(const char *s, size_t n)
 }
 
 /*
- * Whether a line with the classes has, s[0..n), may give a version to
+ * Whether a line with the classes has, dotted when it holds a dotted
+ * number (has_dotted_number()), may give a version to
  * extract_versions() or extract_product_versions(). Every one they take
  * has a dotted number (the numbers, "v6.9", "curl/8.7.0"; each component
  * is one whole run of digits), or a '-' ("next-20240101", describe strings, "curl-

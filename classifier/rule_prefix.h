@@ -25,12 +25,6 @@
 
 #ifndef PCRE2_CODE_UNIT_WIDTH
 #define PCRE2_CODE_UNIT_WIDTH 8
-/* Inside a class, where the POSIX item that opens at p ("[:", "[." or
- * "[=") ends, past its closing ":]" (".]", "=]"), as PCRE2 reads it: NULL
- * when PCRE2 takes the '[' as a literal (a ']', or another '[' with the
- * same mark, comes first; a "\]" or "\\" is skipped over). */
-const char *rule_prefix_posix_end(const char *p, const char *end);
-
 #endif
 #include <pcre2.h>
 
