@@ -945,8 +945,9 @@ line_discloses(struct span s)
  * "co-authored-by:", "co-developed-by:" or "i used " (any case) in its
  * line, so only lines holding one are read in full: most mail has none,
  * and "generated" alone is common in patches. Each of those words has
- * "ed" at a known offset, and memchr() finds the d's (both cases) much
- * faster than a walk over every word would find the words.
+ * "ed" at a known offset: one pass finds each "ed" (any case), sixteen
+ * bytes a compare (ascii_find_pair_ci()), where a memchr() per 'd' or
+ * 'D' stopped every twenty-odd bytes of English.
  */
 static bool
 has_disclosure(const char *text, size_t len)
@@ -959,34 +960,31 @@ has_disclosure(const char *text, size_t len)
         {"co-developed-by:", 11}, {"i used ", 5},
     };
     const char *e = text + len;
+    size_t i = 0;
 
-    for (const char *d = "dD"; *d != '\0'; d++) {
-        for (const char *p = memchr(text, *d, len); p != NULL;
-             p = p + 1 < e ? memchr(p + 1, *d, (size_t)(e - p - 1)) : NULL) {
-            const char *start = p, *nl;
-            bool found = false;
+    /* A pair at i ends at text[i + 1]: the last starts at len - 2. */
+    while (len >= 2 && (i = ascii_find_pair_ci(text, i, len - 1, 'e', 'd')) < len - 1) {
+        const char *p = text + i + 1, *start = p, *nl;
+        bool found = false;
 
-            if (p == text || (p[-1] | 0x20) != 'e')
-                continue;
-            for (size_t k = 0; k < sizeof(words) / sizeof(words[0]) && !found; k++) {
-                const char *w = p - words[k].d;
+        i++;
+        for (size_t k = 0; k < sizeof(words) / sizeof(words[0]) && !found; k++) {
+            const char *w = p - words[k].d;
 
-                found = (size_t)(p - text) >= words[k].d && (*w | 0x20) == words[k].word[0] &&
-                        starts_ci(w, (size_t)(e - w), words[k].word);
-            }
-            if (!found)
-                continue;
-            while (start > text && start[-1] != '\n')
-                start--;
-            nl = memchr(p, '\n', (size_t)(e - p));
-            if (line_discloses(
-                    (struct span){start, nl ? (size_t)(nl - start) : (size_t)(e - start)}))
-                return true;
-            if (nl == NULL)
-                break;
-            /* The rest of this line was just read. */
-            p = nl;
+            found = (size_t)(p - text) >= words[k].d && (*w | 0x20) == words[k].word[0] &&
+                    starts_ci(w, (size_t)(e - w), words[k].word);
         }
+        if (!found)
+            continue;
+        while (start > text && start[-1] != '\n')
+            start--;
+        nl = memchr(p, '\n', (size_t)(e - p));
+        if (line_discloses((struct span){start, nl ? (size_t)(nl - start) : (size_t)(e - start)}))
+            return true;
+        if (nl == NULL)
+            break;
+        /* The rest of this line was just read. */
+        i = (size_t)(nl - text);
     }
     return false;
 }
