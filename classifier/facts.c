@@ -458,27 +458,41 @@ out:
 }
 
 /* "BUG: KASAN: slab-use-after-free in foo_bar+0x1a/0x30": the function a
- * sanitizer names in its first line. */
+ * sanitizer names in its first line, for each line holding "BUG: " or
+ * "WARNING: " (the first " in " of the line names it). The markers are
+ * looked for over the whole region, each found once: a search per line
+ * cost a trace-heavy report more than the rest of this file. */
 static void
 trace_functions(const struct message *m, char names[][FACTS_NAME_MAX], size_t *n)
 {
     const struct region *code = &m->regions[REGION_CODE];
-    const char *p = code->text, *end;
+    const char *p = code->text, *end, *bug = NULL, *warn = NULL;
 
     *n = 0;
     if (p == NULL)
         return;
     end = p + code->len;
+    /* p is a line's start; bug and warn, when not NULL, the first of
+     * their marker at or after it. */
     while (p < end && *n < FACTS_MAX_TRACE_FUNCS) {
-        const char *e = memchr(p, '\n', (size_t)(end - p)), *in;
-        size_t len = e ? (size_t)(e - p) : (size_t)(end - p);
+        const char *mark, *ls, *le, *in;
 
-        /* ascii_find(): memmem()'s set-up costs more on one line. */
-        if ((ascii_find(p, len, "BUG: ") || ascii_find(p, len, "WARNING: ")) &&
-            (in = ascii_find(p, len, " in ")) != NULL) {
+        if (bug == NULL || bug < p)
+            bug = memmem(p, (size_t)(end - p), "BUG: ", 5);
+        if (warn == NULL || warn < p)
+            warn = memmem(p, (size_t)(end - p), "WARNING: ", 9);
+        mark = bug == NULL || (warn != NULL && warn < bug) ? warn : bug;
+        if (mark == NULL)
+            return;
+        ls = memrchr(p, '\n', (size_t)(mark - p));
+        ls = ls != NULL ? ls + 1 : p;
+        le = memchr(mark, '\n', (size_t)(end - mark));
+        if (le == NULL)
+            le = end;
+        if ((in = ascii_find(ls, (size_t)(le - ls), " in ")) != NULL) {
             const char *b = in + 4, *q = b;
 
-            while (q < p + len && is_ident_char(*q))
+            while (q < le && is_ident_char(*q))
                 q++;
             if (q > b && (size_t)(q - b) < FACTS_NAME_MAX) {
                 memcpy(names[*n], b, (size_t)(q - b));
@@ -486,7 +500,7 @@ trace_functions(const struct message *m, char names[][FACTS_NAME_MAX], size_t *n
                 (*n)++;
             }
         }
-        p += len + 1;
+        p = le + 1;
     }
 }
 

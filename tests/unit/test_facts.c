@@ -840,21 +840,48 @@ ref_traced(const char *p, size_t len, char *name, size_t size)
     return true;
 }
 
-/* Trace lines built from the pieces the search looks for, cut at every
- * byte: the report key must name the function the reference finds. */
+/* The functions the lines of text[0..len) name, at most eight, each as
+ * ref_traced() finds it in its line, into names. */
+static void
+ref_traced_lines(const char *text, size_t len, struct strv *names)
+{
+    const char *p = text, *end = text + len;
+
+    while (p < end && names->n < 8) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        char name[128];
+
+        if (ref_traced(p, n, name, sizeof(name)))
+            assert_int_equal(strv_add(names, name, strlen(name), 64), 0);
+        p += n + 1;
+    }
+}
+
+/* Trace text built from the pieces the search looks for, line breaks
+ * among them, cut at every byte: the report key must name the functions
+ * the reference finds, line by line. */
 static void
 test_traced_function_reference(void **state)
 {
-    static const char *const pieces[] = {"BUG: ", "WARNING: ", " in ", "foo_bar", "B",      "W",
-                                         " ",     "i",         "n",    "BUG:",    "WARNING"};
+    static const char *const pieces[] = {"BUG: ", "WARNING: ", " in ", "foo_bar", "B",  "W",  " ",
+                                         "i",     "n",         "BUG:", "WARNING", "\n", "x\n"};
     uint32_t seed = 11;
 
     (void)state;
-    for (int round = 0; round < 400; round++) {
-        char line[128];
+    for (int round = 0; round < 601; round++) {
+        char line[512];
         size_t n = 0;
+        /* Most texts one line, as before; some of 30 pieces; the last
+         * eleven named lines, past the cap of eight. */
+        int pieces_n = round % 4 == 3 ? 30 : 6;
 
-        for (int k = 0; k < 6; k++) {
+        if (round == 600) {
+            for (int k = 0; k < 11; k++)
+                n += (size_t)snprintf(line + n, sizeof(line) - n, "BUG: x in f%d\n", k);
+            pieces_n = 0;
+        }
+        for (int k = 0; k < pieces_n; k++) {
             const char *piece = pieces[test_rand(&seed) % (sizeof(pieces) / sizeof(pieces[0]))];
 
             memcpy(line + n, piece, strlen(piece));
@@ -864,7 +891,6 @@ test_traced_function_reference(void **state)
             struct message *m = calloc(1, sizeof(*m));
             struct classifier_result res = {0};
             struct strv names = {0}, none = {0};
-            char name[128];
             uint64_t want = 0;
 
             assert_non_null(m);
@@ -874,11 +900,17 @@ test_traced_function_reference(void **state)
             m->regions[REGION_CODE].len = cut;
             assert_non_null(m->regions[REGION_REPORT].text);
             assert_non_null(m->regions[REGION_CODE].text);
-            if (ref_traced(line, cut, name, sizeof(name))) {
-                assert_int_equal(strv_add(&names, name, strlen(name), 8), 0);
-                want = fingerprint_report_key(&names, &none,
+            ref_traced_lines(line, cut, &names);
+            if (names.n > 0) {
+                struct strv unique = {0};
+
+                for (size_t i = 0; i < names.n; i++)
+                    assert_int_equal(strv_add_unique(&unique, names.v[i], strlen(names.v[i]), 64),
+                                     0);
+                want = fingerprint_report_key(&unique, &none,
                                               classifier_bug_classes("", 0) |
                                                   classifier_bug_classes(line, cut));
+                strv_release(&unique);
             }
             assert_int_equal(facts_apply(m, NULL, &res), 0);
             if ((res.n_fingerprints ? res.fingerprints[0] : 0) != want) {
