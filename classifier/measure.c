@@ -1286,16 +1286,23 @@ count_nonblank(const struct region *r)
     return n;
 }
 
-static size_t
-count_trace(const struct region *r)
+/* The code region's lines that are not blank, and of them those of a
+ * trace, in one pass: a trace-heavy report's code region is most of it. */
+static void
+count_code(const struct region *r, size_t *nonblank, size_t *trace)
 {
     struct text t = region_text(r);
     const char *line;
-    size_t len, n = 0;
+    size_t len;
 
-    while (next_line(&t, &line, &len))
-        n += !blank(line, len) && is_trace_line(line, len);
-    return n;
+    *nonblank = 0;
+    *trace = 0;
+    while (next_line(&t, &line, &len)) {
+        if (blank(line, len))
+            continue;
+        (*nonblank)++;
+        *trace += is_trace_line(line, len);
+    }
 }
 
 void
@@ -1305,7 +1312,7 @@ measure_compute(struct message *m)
     struct prose_stats ps = {0};
     struct diff_stats ds = {0};
     struct log_stats lg = {0};
-    size_t added = 0, removed = 0, quoted, own, log_words;
+    size_t added = 0, removed = 0, quoted, own, code, trace, log_words;
     const struct region *prose = prose_region(m);
     bool prose_is_log = prose == &m->regions[REGION_CHANGELOG];
 
@@ -1362,8 +1369,9 @@ measure_compute(struct message *m)
     ms[MEASURE_QUOTED_LINES] = (double)quoted;
     if (quoted + own > 0)
         ms[MEASURE_QUOTED_RATIO] = (double)quoted / (double)(quoted + own);
-    ms[MEASURE_TRACE_LINES] = (double)count_trace(&m->regions[REGION_CODE]);
-    ms[MEASURE_CODE_LINES] = (double)count_nonblank(&m->regions[REGION_CODE]);
+    count_code(&m->regions[REGION_CODE], &code, &trace);
+    ms[MEASURE_TRACE_LINES] = (double)trace;
+    ms[MEASURE_CODE_LINES] = (double)code;
 
     ms[MEASURE_VERSIONS] = (double)m->versions.n;
     ms[MEASURE_IDENTIFIERS] = (double)(m->functions.n + m->paths.n + m->configs.n);

@@ -293,6 +293,11 @@ static const struct text_case text_cases[] = {
     {"code lines", CLASSIFIER_KIND_REPORT, REGION_CODE, "int main(void)\n\n{\n}\n",
      MEASURE_CODE_LINES, 3},
     {"no code lines", CLASSIFIER_KIND_REPORT, REGION_REPORT, "text\n", MEASURE_CODE_LINES, 0},
+    /* Both from one pass: white-space lines count as neither. */
+    {"code lines of a trace", CLASSIFIER_KIND_REPORT, REGION_CODE,
+     "BUG: x\n \t\n\nCall Trace:\nint x;\n\r\n RIP: 0010:f+0x1/0x2", MEASURE_CODE_LINES, 4},
+    {"trace lines among code", CLASSIFIER_KIND_REPORT, REGION_CODE,
+     "BUG: x\n \t\n\nCall Trace:\nint x;\n\r\n RIP: 0010:f+0x1/0x2", MEASURE_TRACE_LINES, 3},
     /* Table rows count once a rule is seen, before or after them. */
     {"table rows around the rule", CLASSIFIER_KIND_REPORT, REGION_REPORT,
      "| a | b |\n|---|---|\n| 1 | 2 |\n", MEASURE_MARKDOWN_LINES, 3},
