@@ -457,38 +457,45 @@ out:
     return r;
 }
 
+/* Whether the "G:" at s[i], inside s[0..n), ends "BUG: " or "WARNING: ". */
+static bool
+ends_trace_marker(const char *s, size_t n, size_t i)
+{
+    return i + 2 < n && s[i + 2] == ' ' &&
+           ((i >= 2 && memcmp(s + i - 2, "BU", 2) == 0) ||
+            (i >= 6 && memcmp(s + i - 6, "WARNIN", 6) == 0));
+}
+
 /* "BUG: KASAN: slab-use-after-free in foo_bar+0x1a/0x30": the function a
  * sanitizer names in its first line, for each line holding "BUG: " or
- * "WARNING: " (the first " in " of the line names it). The markers are
- * looked for over the whole region, each found once: a search per line
- * cost a trace-heavy report more than the rest of this file. */
+ * "WARNING: " (the first " in " of the line names it). Both markers end
+ * in "G: ", a pair rare in any text: one pass over the whole region finds
+ * each "G:", where a search per line cost a trace-heavy report more than
+ * the rest of this file, and memmem() per marker nearly as much. */
 static void
 trace_functions(const struct message *m, char names[][FACTS_NAME_MAX], size_t *n)
 {
     const struct region *code = &m->regions[REGION_CODE];
-    const char *p = code->text, *end, *bug = NULL, *warn = NULL;
+    const char *s = code->text;
+    size_t len, i = 0;
 
     *n = 0;
-    if (p == NULL)
+    if (s == NULL || code->len < 2)
         return;
-    end = p + code->len;
-    /* p is a line's start; bug and warn, when not NULL, the first of
-     * their marker at or after it. */
-    while (p < end && *n < FACTS_MAX_TRACE_FUNCS) {
-        const char *mark, *ls, *le, *in;
+    len = code->len;
+    while (*n < FACTS_MAX_TRACE_FUNCS &&
+           (i = ascii_find_pair_ci(s, i, len - 1, 'G', ':')) < len - 1) {
+        const char *ls, *le, *in;
 
-        if (bug == NULL || bug < p)
-            bug = memmem(p, (size_t)(end - p), "BUG: ", 5);
-        if (warn == NULL || warn < p)
-            warn = memmem(p, (size_t)(end - p), "WARNING: ", 9);
-        mark = bug == NULL || (warn != NULL && warn < bug) ? warn : bug;
-        if (mark == NULL)
-            return;
-        ls = memrchr(p, '\n', (size_t)(mark - p));
-        ls = ls != NULL ? ls + 1 : p;
-        le = memchr(mark, '\n', (size_t)(end - mark));
+        if (!ends_trace_marker(s, len, i)) {
+            i++;
+            continue;
+        }
+        ls = memrchr(s, '\n', i);
+        ls = ls != NULL ? ls + 1 : s;
+        le = memchr(s + i, '\n', len - i);
         if (le == NULL)
-            le = end;
+            le = s + len;
         if ((in = ascii_find(ls, (size_t)(le - ls), " in ")) != NULL) {
             const char *b = in + 4, *q = b;
 
@@ -500,7 +507,10 @@ trace_functions(const struct message *m, char names[][FACTS_NAME_MAX], size_t *n
                 (*n)++;
             }
         }
-        p = le + 1;
+        /* The rest of the line was just read. */
+        if (le == s + len)
+            return;
+        i = (size_t)(le - s) + 1;
     }
 }
 

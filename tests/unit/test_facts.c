@@ -864,8 +864,9 @@ ref_traced_lines(const char *text, size_t len, struct strv *names)
 static void
 test_traced_function_reference(void **state)
 {
-    static const char *const pieces[] = {"BUG: ", "WARNING: ", " in ", "foo_bar", "B",  "W",  " ",
-                                         "i",     "n",         "BUG:", "WARNING", "\n", "x\n"};
+    static const char *const pieces[] = {
+        "BUG: ", "WARNING: ", " in ",    "foo_bar", "B",   "W",     " ",   "i",
+        "n",     "BUG:",      "WARNING", "\n",      "x\n", "LOG: ", "NG: "};
     uint32_t seed = 11;
 
     (void)state;
