@@ -462,8 +462,8 @@ static bool
 ends_trace_marker(const char *s, size_t n, size_t i)
 {
     return i + 2 < n && s[i + 2] == ' ' &&
-           ((i >= 2 && memcmp(s + i - 2, "BU", 2) == 0) ||
-            (i >= 6 && memcmp(s + i - 6, "WARNIN", 6) == 0));
+           ((i >= 2 && memcmp(s + i - 2, "BUG", 3) == 0) ||
+            (i >= 6 && memcmp(s + i - 6, "WARNING", 7) == 0));
 }
 
 /* "BUG: KASAN: slab-use-after-free in foo_bar+0x1a/0x30": the function a

@@ -1238,14 +1238,17 @@ extract_versions(struct message *m, const char *s, size_t n, size_t first_digit,
                 return r;
         }
     }
+    /* "mmit ", then the "co" or "Co" before it: a needle of "ommit "
+     * would be a spelling error in the binary to lintian. */
     for (p = s; p < s + n && holds(has, need.commit) &&
-                (p = ascii_find_at(p, n - (size_t)(p - s), "ommit ", 1)) != NULL;
-         p += 6) {
-        const char *h = p + 6;
+                (p = ascii_find_at(p, n - (size_t)(p - s), "mmit ", 0)) != NULL;
+         p += 5) {
+        const char *h = p + 5;
         size_t k;
         char tmp[48];
 
-        if (p == s || (p[-1] != 'c' && p[-1] != 'C') || (p - 1 > s && is_alnum(p[-2])))
+        if (p - s < 2 || p[-1] != 'o' || (p[-2] != 'c' && p[-2] != 'C') ||
+            (p - 2 > s && is_alnum(p[-3])))
             continue;
         while (h < s + n && *h == ' ')
             h++;

@@ -129,6 +129,12 @@ static const struct fact_case {
      {"commit 3f2a9c1", "commit abc1234", "commit 9e8d7c6b5a4f"},
      {NULL}},
     {"Fails at commit 1a2b3c4 too.\n", VERSIONS, {"commit 1a2b3c4"}, {NULL}},
+    /* "commit" or "Commit" as a word, first in the line or not. */
+    {"Commit 1a2b3c4d5e6f broke it.\n", VERSIONS, {"commit 1a2b3c4d5e6f"}, {NULL}},
+    {"A recommit 1a2b3c4d5e6f, a summit 0a1b2c3d4e5f, ommit 9a8b7c6d5e4f.\n",
+     VERSIONS,
+     {NULL},
+     {"commit 1a2b3c4d5e6f", "commit 0a1b2c3d4e5f", "commit 9a8b7c6d5e4f"}},
     {"See https://github.com/curl/curl/blob/curl-8_3_0/lib/socks.c#L573 and "
      "https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git/tree/fs/namei.c?h=v6.9 "
      "and https://example.org/proj/-/commit/9e8d7c6b5a4f.\n",
