@@ -535,14 +535,32 @@ is_signature(const struct span *s)
 }
 
 /* Outlook-style separators: everything after them is the quoted mail. */
+/* Outlook's "-----Original Message-----", or a line of 32 or more '_';
+ * may_original: the body holds the former somewhere (forward_marked()). */
 static bool
-is_forward_separator(const struct span *s)
+is_forward_separator(const struct span *s, bool may_original)
 {
     struct span t = *s;
 
     span_trim(&t);
-    return find_ci(t.p, t.n, "-----Original Message-----") != NULL ||
+    return (may_original && find_ci(t.p, t.n, "-----Original Message-----") != NULL) ||
            (t.n >= 32 && t.p[0] == '_' && strspn(t.p, "_") == t.n);
+}
+
+/* Whether the lines of l, which share one text, hold "-----Original
+ * Message-----" (any case) anywhere: one search for its "-o" pair over
+ * the whole text, where a search per line cost more on a long report. */
+static bool
+forward_marked(const struct lines *l)
+{
+    static const char marker[] = "-----original message-----";
+    const char *b, *e;
+
+    if (l->n == 0)
+        return false;
+    b = l->v[0].p;
+    e = l->v[l->n - 1].p + l->v[l->n - 1].n;
+    return ascii_find_ci_at(b, (size_t)(e - b), marker, sizeof(marker) - 1, 4) != NULL;
 }
 
 static bool
@@ -600,6 +618,7 @@ static int
 body_split(const struct lines *l, struct body_split *bs)
 {
     bool in_diff = false, after_sig = false, rest_quoted = false;
+    bool may_original = forward_marked(l);
     size_t last_own_start = SIZE_MAX;
     bool last_own_on = false;
     int r = 0;
@@ -631,7 +650,7 @@ body_split(const struct lines *l, struct body_split *bs)
             bs->quoted_lines++;
             continue;
         }
-        if (is_forward_separator(s)) {
+        if (is_forward_separator(s, may_original)) {
             rest_quoted = true;
             continue;
         }
