@@ -534,9 +534,9 @@ is_signature(const struct span *s)
     return (s->n == 3 && memcmp(s->p, "-- ", 3) == 0) || (s->n == 2 && memcmp(s->p, "--", 2) == 0);
 }
 
-/* Outlook-style separators: everything after them is the quoted mail. */
-/* Outlook's "-----Original Message-----", or a line of 32 or more '_';
- * may_original: the body holds the former somewhere (forward_marked()). */
+/* Outlook-style separators, after which everything is the quoted mail:
+ * "-----Original Message-----" or a line of 32 or more '_'. may_original:
+ * the body holds the former somewhere (forward_marked()). */
 static bool
 is_forward_separator(const struct span *s, bool may_original)
 {

@@ -873,7 +873,7 @@ test_traced_function_reference(void **state)
     for (int round = 0; round < 601; round++) {
         char line[512];
         size_t n = 0;
-        /* Most texts one line, as before; some of 30 pieces; the last
+        /* Most texts of six pieces, as before; some of 30; the last
          * eleven named lines, past the cap of eight. */
         int pieces_n = round % 4 == 3 ? 30 : 6;
 
