@@ -284,7 +284,6 @@ bit_counts_at_least(const uint64_t planes[FINGERPRINT_COUNT_BITS], uint32_t t)
  * else 0; '_' continues a word but cannot start one. One lookup replaces
  * the range tests and the lowering on every byte of the prose. */
 static unsigned char word_lower[256];
-static pthread_once_t word_lower_once = PTHREAD_ONCE_INIT;
 
 static void
 word_lower_init(void)
@@ -311,44 +310,102 @@ shingle_hash(const uint64_t *w)
     return mix64(h);
 }
 
-/* Counts the n shingles of words w[0 .. n + 2). Each shingle is a chain
- * of 24 dependent multiplies, but different shingles' chains are not
- * dependent: four of them hashed in one loop keep the multiplier busy
- * where one chain would leave it waiting on its own last result. The
- * hashes are counted sixteen at a time. */
+/* Sixteen shingle hashes into x: shingle b of words w[b..b + 3). Each
+ * shingle is a chain of 24 dependent multiplies, but different shingles'
+ * chains are not dependent: four of them hashed in one loop keep the
+ * multiplier busy where one chain would leave it waiting on its own last
+ * result. */
 static void
-shingles_count(uint64_t planes[FINGERPRINT_COUNT_BITS], const uint64_t *w, size_t n)
+shingles16_portable(const uint64_t *w, uint64_t x[16])
 {
     const unsigned char *p = (const unsigned char *)w;
     const size_t stride = sizeof(*w);
+
+    for (size_t b = 0; b < 16; b += 4) {
+        const unsigned char *q = p + b * stride;
+        uint64_t h0 = FINGERPRINT_FNV_INIT, h1 = FINGERPRINT_FNV_INIT;
+        uint64_t h2 = FINGERPRINT_FNV_INIT, h3 = FINGERPRINT_FNV_INIT;
+
+        for (size_t k = 0; k < 3 * stride; k++) {
+            h0 = fnv_byte(h0, q[k]);
+            h1 = fnv_byte(h1, q[k + stride]);
+            h2 = fnv_byte(h2, q[k + 2 * stride]);
+            h3 = fnv_byte(h3, q[k + 3 * stride]);
+        }
+        x[b] = mix64(h0);
+        x[b + 1] = mix64(h1);
+        x[b + 2] = mix64(h2);
+        x[b + 3] = mix64(h3);
+    }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define FINGERPRINT_VECTOR 1
+/* Eight shingles in the eight lanes of one AVX-512 register: the scalar
+ * multiplier takes one 64-bit product at a time, AVX-512DQ's vpmullq
+ * eight, and hashing the shingles is most of a simhash. GCC and clang
+ * both turn the vector operators below into those instructions. */
+typedef uint64_t fp_u64x8 __attribute__((vector_size(64)));
+
+/* shingles16_portable() eight lanes at a time: lane b hashes words
+ * w[b..b + 3) a byte at a time, as they lie in memory on this
+ * little-endian machine (byte t of a word is bits 8t..8t + 7). */
+__attribute__((target("avx512f,avx512dq"))) static void
+shingles16_avx512(const uint64_t *w, uint64_t x[16])
+{
+    for (size_t b = 0; b < 16; b += 8) {
+        fp_u64x8 h, v;
+
+        h = (fp_u64x8){0} + FINGERPRINT_FNV_INIT;
+        for (size_t k = 0; k < 3; k++) {
+            memcpy(&v, w + b + k, sizeof(v));
+            for (unsigned t = 0; t < 64; t += 8)
+                h = (h ^ ((v >> t) & 0xffu)) * FINGERPRINT_FNV_PRIME;
+        }
+        h ^= h >> 30;
+        h *= UINT64_C(0xbf58476d1ce4e5b9);
+        h ^= h >> 27;
+        h *= UINT64_C(0x94d049bb133111eb);
+        h ^= h >> 31;
+        memcpy(x + b, &h, sizeof(h));
+    }
+}
+#endif
+
+/* Chosen once (simhash_init()), for this machine. */
+static void (*shingles16)(const uint64_t *w, uint64_t x[16]) = shingles16_portable;
+static pthread_once_t simhash_once = PTHREAD_ONCE_INIT;
+
+static void
+simhash_init(void)
+{
+    word_lower_init();
+#ifdef FINGERPRINT_VECTOR
+    /* libgcc also checks that the kernel saves the AVX-512 registers. */
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"))
+        shingles16 = shingles16_avx512;
+#endif
+}
+
+/* Counts the n shingles of words w[0 .. n + 2), sixteen hashes at a time. */
+static void
+shingles_count(uint64_t planes[FINGERPRINT_COUNT_BITS], const uint64_t *w, size_t n,
+               void (*hash16)(const uint64_t *w, uint64_t x[16]))
+{
     uint64_t x[16];
     size_t j = 0;
 
     for (; j + 16 <= n; j += 16) {
-        for (size_t b = 0; b < 16; b += 4) {
-            const unsigned char *q = p + (j + b) * stride;
-            uint64_t h0 = FINGERPRINT_FNV_INIT, h1 = FINGERPRINT_FNV_INIT;
-            uint64_t h2 = FINGERPRINT_FNV_INIT, h3 = FINGERPRINT_FNV_INIT;
-
-            for (size_t k = 0; k < 3 * stride; k++) {
-                h0 = fnv_byte(h0, q[k]);
-                h1 = fnv_byte(h1, q[k + stride]);
-                h2 = fnv_byte(h2, q[k + 2 * stride]);
-                h3 = fnv_byte(h3, q[k + 3 * stride]);
-            }
-            x[b] = mix64(h0);
-            x[b + 1] = mix64(h1);
-            x[b + 2] = mix64(h2);
-            x[b + 3] = mix64(h3);
-        }
+        hash16(w + j, x);
         bit_counts_add16(planes, x);
     }
     for (; j < n; j++)
         bit_counts_add(planes, 0, shingle_hash(w + j));
 }
 
-uint64_t
-fingerprint_simhash(const char *text, size_t len)
+static uint64_t
+simhash(const char *text, size_t len, void (*hash16)(const uint64_t *w, uint64_t x[16]))
 {
     const unsigned char *t = (const unsigned char *)text;
     uint64_t planes[FINGERPRINT_COUNT_BITS] = {0};
@@ -357,7 +414,6 @@ fingerprint_simhash(const char *text, size_t len)
     uint64_t w[FINGERPRINT_WORD_BATCH + 2], out = 0;
     size_t words = 0, n_w = 0, shingles, i = 0;
 
-    pthread_once(&word_lower_once, word_lower_init);
     while (i < len && words < FINGERPRINT_MAX_WORDS) {
         /* A word's first FINGERPRINT_WORD_MAX bytes, lowered, hashed as
          * they are read rather than copied first; the rest is skipped. */
@@ -380,14 +436,14 @@ fingerprint_simhash(const char *text, size_t len)
         w[n_w++] = h;
         words++;
         if (n_w == FINGERPRINT_WORD_BATCH + 2) {
-            shingles_count(planes, w, FINGERPRINT_WORD_BATCH);
+            shingles_count(planes, w, FINGERPRINT_WORD_BATCH, hash16);
             w[0] = w[FINGERPRINT_WORD_BATCH];
             w[1] = w[FINGERPRINT_WORD_BATCH + 1];
             n_w = 2;
         }
     }
     if (n_w >= 3)
-        shingles_count(planes, w, n_w - 2);
+        shingles_count(planes, w, n_w - 2, hash16);
     if (words < FINGERPRINT_SIMHASH_MIN_WORDS)
         return 0;
     shingles = words - 2;
@@ -395,6 +451,20 @@ fingerprint_simhash(const char *text, size_t len)
      * count is more than half of them. */
     out = bit_counts_at_least(planes, (uint32_t)(shingles / 2 + 1));
     return out ? out : 1;
+}
+
+uint64_t
+fingerprint_simhash(const char *text, size_t len)
+{
+    pthread_once(&simhash_once, simhash_init);
+    return simhash(text, len, shingles16);
+}
+
+uint64_t
+fingerprint_simhash_portable(const char *text, size_t len)
+{
+    pthread_once(&simhash_once, simhash_init);
+    return simhash(text, len, shingles16_portable);
 }
 
 int

@@ -49,7 +49,11 @@ uint64_t fingerprint_patch(uint64_t *fps, size_t n);
 uint64_t fingerprint_report_key(const struct strv *functions, const struct strv *paths,
                                 unsigned bug_classes);
 
-/* Simhash of the words of text[0..len); 0 when it has too few words. */
+/* Simhash of the words of text[0..len); 0 when it has too few words.
+ * It hashes eight shingles at once where the CPU has AVX-512DQ; the
+ * portable path gives the same value everywhere, and tests compare the
+ * two. */
 uint64_t fingerprint_simhash(const char *text, size_t len);
+uint64_t fingerprint_simhash_portable(const char *text, size_t len);
 
 #endif
