@@ -706,6 +706,43 @@ test_simhash_reference(void **state)
     free(text);
 }
 
+/* Words longer than the 64 bytes hashed, up to thousands of bytes,
+ * underscores before and inside words, and a word that runs to the end
+ * of the text. */
+static void
+test_simhash_long_words(void **state)
+{
+    size_t cap = 64 * 1024, lens[] = {1, 2, 63, 64, 65, 130, 700, 2047, 2049, 5000};
+    char *text = malloc(cap);
+    uint32_t seed = 11;
+
+    (void)state;
+    assert_non_null(text);
+    for (size_t round = 0; round < 200; round++) {
+        size_t len = 0;
+
+        while (len + 5100 < cap && len < 3000 + 90 * round) {
+            size_t n = lens[test_rand(&seed) % (sizeof(lens) / sizeof(lens[0]))];
+
+            if (test_rand(&seed) % 4 == 0)
+                for (size_t u = test_rand(&seed) % 3 + 1; u > 0; u--)
+                    text[len++] = '_';
+            for (size_t k = 0; k < n; k++)
+                text[len++] = "aB_c9dE"[(test_rand(&seed) + k) % 7];
+            text[len++] = " .\n-:"[test_rand(&seed) % 5];
+        }
+        for (size_t cut = len - 3; cut <= len; cut++) {
+            uint64_t slow = ref_simhash(text, cut);
+
+            if (fingerprint_simhash(text, cut) != slow ||
+                fingerprint_simhash_portable(text, cut) != slow)
+                fail_msg("round %zu cut %zu: not the reference %#llx", round, cut,
+                         (unsigned long long)slow);
+        }
+    }
+    free(text);
+}
+
 /* The bug classes as first written: a plain search per phrase. */
 static unsigned
 ref_bug_classes(const char *text, size_t len)
@@ -1245,6 +1282,7 @@ main(void)
         cmocka_unit_test(test_hunk_fingerprint_reference),
         cmocka_unit_test(test_hunk_fingerprint_edges),
         cmocka_unit_test(test_simhash_reference),
+        cmocka_unit_test(test_simhash_long_words),
         cmocka_unit_test(test_bug_classes_reference),
         cmocka_unit_test(test_traced_function_reference),
     };
