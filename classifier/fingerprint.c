@@ -347,33 +347,96 @@ shingles16_portable(const uint64_t *w, uint64_t x[16])
  * both turn the vector operators below into those instructions. */
 typedef uint64_t fp_u64x8 __attribute__((vector_size(64)));
 
-/* shingles16_portable() eight lanes at a time: lane b hashes words
- * w[b..b + 3) a byte at a time, as they lie in memory on this
- * little-endian machine (byte t of a word is bits 8t..8t + 7). */
-__attribute__((target("avx512f,avx512dq"))) static void
-shingles16_avx512(const uint64_t *w, uint64_t x[16])
+/* One FNV-1a step of each lane of h by byte t of each lane of v. */
+__attribute__((target("avx512f,avx512dq"), always_inline)) static inline fp_u64x8
+lanes_step(fp_u64x8 h, fp_u64x8 v, unsigned t)
 {
-    for (size_t b = 0; b < 16; b += 8) {
-        fp_u64x8 h, v;
+    return (h ^ ((v >> t) & 0xffu)) * FINGERPRINT_FNV_PRIME;
+}
 
-        h = (fp_u64x8){0} + FINGERPRINT_FNV_INIT;
-        for (size_t k = 0; k < 3; k++) {
-            memcpy(&v, w + b + k, sizeof(v));
-            for (unsigned t = 0; t < 64; t += 8)
-                h = (h ^ ((v >> t) & 0xffu)) * FINGERPRINT_FNV_PRIME;
+__attribute__((target("avx512f,avx512dq"), always_inline)) static inline void
+lanes_finish(fp_u64x8 h, uint64_t *x)
+{
+    h ^= h >> 30;
+    h *= UINT64_C(0xbf58476d1ce4e5b9);
+    h ^= h >> 27;
+    h *= UINT64_C(0x94d049bb133111eb);
+    h ^= h >> 31;
+    memcpy(x, &h, sizeof(h));
+}
+
+/* Eight shingles per register, four registers at once: lane b of
+ * register s hashes words w[8s + b .. 8s + b + 3) a byte at a time, as
+ * they lie in memory on this little-endian machine (byte t of a word is
+ * bits 8t..8t + 7). Each register's chain of 24 multiplies waits on
+ * itself, as a scalar one does; four keep the vector multiplier busy. */
+__attribute__((target("avx512f,avx512dq"))) static void
+lanes_hash32(const uint64_t *w, uint64_t *x)
+{
+    fp_u64x8 h0 = (fp_u64x8){0} + FINGERPRINT_FNV_INIT, h1 = h0, h2 = h0, h3 = h0;
+
+    for (size_t k = 0; k < 3; k++) {
+        fp_u64x8 v0, v1, v2, v3;
+
+        memcpy(&v0, w + k, sizeof(v0));
+        memcpy(&v1, w + 8 + k, sizeof(v1));
+        memcpy(&v2, w + 16 + k, sizeof(v2));
+        memcpy(&v3, w + 24 + k, sizeof(v3));
+        for (unsigned t = 0; t < 64; t += 8) {
+            h0 = lanes_step(h0, v0, t);
+            h1 = lanes_step(h1, v1, t);
+            h2 = lanes_step(h2, v2, t);
+            h3 = lanes_step(h3, v3, t);
         }
-        h ^= h >> 30;
-        h *= UINT64_C(0xbf58476d1ce4e5b9);
-        h ^= h >> 27;
-        h *= UINT64_C(0x94d049bb133111eb);
-        h ^= h >> 31;
-        memcpy(x + b, &h, sizeof(h));
     }
+    lanes_finish(h0, x);
+    lanes_finish(h1, x + 8);
+    lanes_finish(h2, x + 16);
+    lanes_finish(h3, x + 24);
+}
+
+/* The same for sixteen shingles, two registers. */
+__attribute__((target("avx512f,avx512dq"))) static void
+lanes_hash16(const uint64_t *w, uint64_t *x)
+{
+    fp_u64x8 h0 = (fp_u64x8){0} + FINGERPRINT_FNV_INIT, h1 = h0;
+
+    for (size_t k = 0; k < 3; k++) {
+        fp_u64x8 v0, v1;
+
+        memcpy(&v0, w + k, sizeof(v0));
+        memcpy(&v1, w + 8 + k, sizeof(v1));
+        for (unsigned t = 0; t < 64; t += 8) {
+            h0 = lanes_step(h0, v0, t);
+            h1 = lanes_step(h1, v1, t);
+        }
+    }
+    lanes_finish(h0, x);
+    lanes_finish(h1, x + 8);
+}
+
+/* shingles16_portable() for n shingles, n a multiple of 16. */
+__attribute__((target("avx512f,avx512dq"))) static void
+shingles_avx512(const uint64_t *w, size_t n, uint64_t *x)
+{
+    size_t b = 0;
+
+    for (; b + 32 <= n; b += 32)
+        lanes_hash32(w + b, x + b);
+    for (; b < n; b += 16)
+        lanes_hash16(w + b, x + b);
 }
 #endif
 
+static void
+shingles_portable(const uint64_t *w, size_t n, uint64_t *x)
+{
+    for (size_t b = 0; b < n; b += 16)
+        shingles16_portable(w + b, x + b);
+}
+
 /* Chosen once (simhash_init()), for this machine. */
-static void (*shingles16)(const uint64_t *w, uint64_t x[16]) = shingles16_portable;
+static void (*shingles_hash)(const uint64_t *w, size_t n, uint64_t *x) = shingles_portable;
 static pthread_once_t simhash_once = PTHREAD_ONCE_INIT;
 
 static void
@@ -384,28 +447,29 @@ simhash_init(void)
     /* libgcc also checks that the kernel saves the AVX-512 registers. */
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"))
-        shingles16 = shingles16_avx512;
+        shingles_hash = shingles_avx512;
 #endif
 }
 
-/* Counts the n shingles of words w[0 .. n + 2), sixteen hashes at a time. */
+/* Counts the n shingles of words w[0 .. n + 2) (n at most
+ * FINGERPRINT_WORD_BATCH): their hashes sixteen at a time, the rest one
+ * by one. */
 static void
 shingles_count(uint64_t planes[FINGERPRINT_COUNT_BITS], const uint64_t *w, size_t n,
-               void (*hash16)(const uint64_t *w, uint64_t x[16]))
+               void (*hash)(const uint64_t *w, size_t n, uint64_t *x))
 {
-    uint64_t x[16];
-    size_t j = 0;
+    uint64_t x[FINGERPRINT_WORD_BATCH];
+    size_t blocks = n / 16 * 16, j;
 
-    for (; j + 16 <= n; j += 16) {
-        hash16(w + j, x);
-        bit_counts_add16(planes, x);
-    }
+    hash(w, blocks, x);
+    for (j = 0; j < blocks; j += 16)
+        bit_counts_add16(planes, x + j);
     for (; j < n; j++)
         bit_counts_add(planes, 0, shingle_hash(w + j));
 }
 
 static uint64_t
-simhash(const char *text, size_t len, void (*hash16)(const uint64_t *w, uint64_t x[16]))
+simhash(const char *text, size_t len, void (*hash)(const uint64_t *w, size_t n, uint64_t *x))
 {
     const unsigned char *t = (const unsigned char *)text;
     uint64_t planes[FINGERPRINT_COUNT_BITS] = {0};
@@ -436,14 +500,14 @@ simhash(const char *text, size_t len, void (*hash16)(const uint64_t *w, uint64_t
         w[n_w++] = h;
         words++;
         if (n_w == FINGERPRINT_WORD_BATCH + 2) {
-            shingles_count(planes, w, FINGERPRINT_WORD_BATCH, hash16);
+            shingles_count(planes, w, FINGERPRINT_WORD_BATCH, hash);
             w[0] = w[FINGERPRINT_WORD_BATCH];
             w[1] = w[FINGERPRINT_WORD_BATCH + 1];
             n_w = 2;
         }
     }
     if (n_w >= 3)
-        shingles_count(planes, w, n_w - 2, hash16);
+        shingles_count(planes, w, n_w - 2, hash);
     if (words < FINGERPRINT_SIMHASH_MIN_WORDS)
         return 0;
     shingles = words - 2;
@@ -457,14 +521,14 @@ uint64_t
 fingerprint_simhash(const char *text, size_t len)
 {
     pthread_once(&simhash_once, simhash_init);
-    return simhash(text, len, shingles16);
+    return simhash(text, len, shingles_hash);
 }
 
 uint64_t
 fingerprint_simhash_portable(const char *text, size_t len)
 {
     pthread_once(&simhash_once, simhash_init);
-    return simhash(text, len, shingles16_portable);
+    return simhash(text, len, shingles_portable);
 }
 
 int
