@@ -827,6 +827,10 @@ test_bug_classes_reference(void **state)
         "divide-by-zero",
         "div by zero",
         "the leakage current; a race: a UAF, oob",
+        /* A short word inside longer ones first, then whole. */
+        "Call Trace: traced, raced, then a race",
+        "leaked; leaky; LEAKS",
+        "oobs xoob uafs ouaf",
         "\xc3\xa9uaf\xc3\xa9 le\xff\x61k r\0ace",
         "u",
         "ua",
