@@ -29,6 +29,9 @@ struct classifier {
     char **report_rcpt; /* owned copies of opts.report_recipients */
     size_t n_report_rcpt;
     struct rule_set *rules;
+    /* A rule reads the headers region: the view keeps every field for
+     * it, not only those message_build() reads. */
+    bool all_fields;
 };
 
 static const char *const kind_names[] = {
@@ -151,6 +154,7 @@ classifier_new(const char *rules_dir, const struct classifier_options *opts,
                              diag_ctx, NULL, &c->rules);
     if (r < 0)
         goto out;
+    c->all_fields = rule_set_reads_region(c->rules, REGION_HEADERS);
 
     *ret = c;
     c = NULL;
@@ -295,7 +299,8 @@ scan_build(const struct classifier *c, const char *msg, size_t len,
         len = c->opts.limits.max_message_bytes;
         cut = true;
     }
-    r = mime_view_parse(msg ? msg : "", len, &c->opts.limits, ret_view);
+    r = mime_view_parse_fields(msg ? msg : "", len, &c->opts.limits,
+                               c->all_fields ? NULL : message_field_used, ret_view);
     if (r < 0)
         return r;
     r = message_build_routed(*ret_view, &c->opts.limits, &route, ret_m);

@@ -401,6 +401,18 @@ kept_header(const char *name, size_t n)
     }
 }
 
+bool
+message_field_used(const char *name, size_t nlen)
+{
+    static const char *const used[] = {"Subject",    "From",        "To",        "Cc",
+                                       "Message-ID", "In-Reply-To", "References"};
+
+    for (size_t i = 0; i < sizeof(used) / sizeof(used[0]); i++)
+        if (nlen == strlen(used[i]) && strncasecmp(name, used[i], nlen) == 0)
+            return true;
+    return false;
+}
+
 /* Append "name: value\n" with one size check. */
 static int
 add_header_line(struct textbuf *b, const char *name, size_t nn, const char *value, size_t vn)

@@ -119,6 +119,15 @@ struct message {
 };
 
 /*
+ * Whether message_build() reads the header field named name[0..nlen)
+ * (case ignored) for more than the headers region: Subject, From, To,
+ * Cc, Message-ID, In-Reply-To, and References for a series. A view of
+ * only these fields (mime_view_parse_fields()) builds the same message
+ * but for that region.
+ */
+bool message_field_used(const char *name, size_t nlen);
+
+/*
  * Build the model of v. On success *ret owns a message to free with
  * message_free(); measures are computed. Returns -ENOMEM on allocation
  * failure; bad input is never an error.

@@ -1163,66 +1163,100 @@ field_set_value(struct field *f, GMimeHeader *h, const char *raw, size_t rlen)
     }
 }
 
-/* Append the fields of hl whose is_content_field() is content to
- * f[*n..max), in GMime's order; past max, note the cap. Values are
- * decoded where they need it. */
+/*
+ * The fields gathered for a view: f[0..kept) of the n seen so far, max
+ * at most. A field want (when not NULL) leaves out is seen but not kept:
+ * it is neither decoded nor unfolded. Only a field of at most
+ * MIME_VIEW_SKIP_BYTES is left out: decoded, or with bytes that are not
+ * UTF-8 replaced, a value grows at most fourfold, so a left-out field
+ * could never have been cut at MIME_VIEW_MAX_HEADER_BYTES, and the view
+ * notes a cut exactly as with every field kept.
+ */
+#define MIME_VIEW_SKIP_BYTES 8192u
+
+_Static_assert(4 * MIME_VIEW_SKIP_BYTES < MIME_VIEW_MAX_HEADER_BYTES,
+               "a left-out field is never cut");
+
+struct gather {
+    struct field *f;
+    size_t n, kept, max;
+    mime_view_field_fn *want;
+};
+
+/* Whether field name[0..nlen), with a raw value of vlen bytes, is kept. */
+static bool
+gather_keeps(const struct gather *g, const char *name, size_t nlen, size_t vlen)
+{
+    return g->want == NULL || vlen > MIME_VIEW_SKIP_BYTES || nlen > 1024 || g->want(name, nlen);
+}
+
+/* Append the fields of hl whose is_content_field() is content to g, in
+ * GMime's order; past g->max, note the cap. Values are decoded where they
+ * need it. */
 static void
-fields_gather(struct mime_view *v, GMimeHeaderList *hl, bool content, struct field *f, size_t *n,
-              size_t max)
+fields_gather(struct mime_view *v, GMimeHeaderList *hl, bool content, struct gather *g)
 {
     int count = hl ? g_mime_header_list_get_count(hl) : 0;
 
     for (int i = 0; i < count; i++) {
         GMimeHeader *h = g_mime_header_list_get_header_at(hl, i);
         struct field *fd;
-        const char *value;
+        const char *value, *name;
+        size_t vlen;
 
         if (h == NULL || is_content_field(g_mime_header_get_name(h)) != content)
             continue;
-        if (*n >= max) {
-            view_note_limit(v, "max_headers", max);
+        if (g->n >= g->max) {
+            view_note_limit(v, "max_headers", g->max);
             return;
         }
-        fd = &f[*n];
-        fd->name = g_mime_header_get_name(h);
-        if (fd->name == NULL)
-            fd->name = "";
-        fd->nlen = strlen(fd->name);
+        g->n++;
+        name = g_mime_header_get_name(h);
+        if (name == NULL)
+            name = "";
         value = g_mime_header_get_raw_value(h);
-        field_set_value(fd, h, value, value != NULL ? strlen(value) : 0);
+        vlen = value != NULL ? strlen(value) : 0;
+        if (!gather_keeps(g, name, strlen(name), vlen))
+            continue;
+        fd = &g->f[g->kept++];
+        fd->name = name;
+        fd->nlen = strlen(name);
+        field_set_value(fd, h, value, vlen);
         if (fd->value == NULL) {
             fd->value = "";
             fd->vlen = 0;
         }
-        (*n)++;
     }
 }
 
 /* fields_gather() for the fields of a plain header block, read from the
  * message. */
 static void
-own_fields_gather(struct mime_view *v, const struct own_fields *of, bool content, struct field *f,
-                  size_t *n, size_t max)
+own_fields_gather(struct mime_view *v, const struct own_fields *of, bool content, struct gather *g)
 {
     for (size_t i = 0; i < of->n; i++) {
         const struct header_field *hf = &of->f[i];
+        const char *name = of->msg + hf->start;
+        size_t vlen = hf->end - hf->start - hf->nlen - 1;
         struct field *fd;
 
-        if (header_block_is_content(of->msg + hf->start, hf->nlen) != content)
+        if (header_block_is_content(name, hf->nlen) != content)
             continue;
-        if (*n >= max) {
-            view_note_limit(v, "max_headers", max);
+        if (g->n >= g->max) {
+            view_note_limit(v, "max_headers", g->max);
             return;
         }
-        fd = &f[*n];
-        fd->name = of->msg + hf->start;
+        g->n++;
+        if (!gather_keeps(g, name, hf->nlen, vlen))
+            continue;
+        fd = &g->f[g->kept++];
+        fd->name = name;
         fd->nlen = hf->nlen;
-        field_set_value(fd, NULL, fd->name + hf->nlen + 1, hf->end - hf->start - hf->nlen - 1);
+        field_set_value(fd, NULL, name + hf->nlen + 1, vlen);
         if (fd->value == NULL) {
             fd->value = "";
             fd->vlen = 0;
         }
-        (*n)++;
     }
 }
 
@@ -1534,11 +1568,12 @@ parse_split(struct parse_ctx *ctx, const char *msg, size_t len, const struct own
  */
 static int
 view_add_headers(struct mime_view *v, const struct parsed *ps, const struct own_fields *of,
-                 const struct classifier_limits *limits)
+                 const struct classifier_limits *limits, mime_view_field_fn *want)
 {
     GMimeHeaderList *own = ps->own, *content = ps->content;
     struct textbuf b = {0};
     struct field *f = NULL;
+    struct gather g = {.want = want};
     size_t total = 0, n = 0, bytes = 0;
     int r = 0;
 
@@ -1553,15 +1588,18 @@ view_add_headers(struct mime_view *v, const struct parsed *ps, const struct own_
     f = malloc((total ? total : 1) * sizeof(*f));
     if (f == NULL)
         return -ENOMEM;
+    g.f = f;
+    g.max = total;
     if (of != NULL)
-        own_fields_gather(v, of, false, f, &n, total);
+        own_fields_gather(v, of, false, &g);
     else
-        fields_gather(v, own, false, f, &n, total);
+        fields_gather(v, own, false, &g);
     /* Without a GMime parse, the Content-* fields are the message's too. */
     if (of != NULL && content == NULL)
-        own_fields_gather(v, of, true, f, &n, total);
+        own_fields_gather(v, of, true, &g);
     else
-        fields_gather(v, content, true, f, &n, total);
+        fields_gather(v, content, true, &g);
+    n = g.kept;
     if (n == 0)
         goto out;
     for (size_t i = 0; i < n; i++)
@@ -1655,6 +1693,13 @@ int
 mime_view_parse(const char *msg, size_t len, const struct classifier_limits *limits,
                 struct mime_view **ret)
 {
+    return mime_view_parse_fields(msg, len, limits, NULL, ret);
+}
+
+int
+mime_view_parse_fields(const char *msg, size_t len, const struct classifier_limits *limits,
+                       mime_view_field_fn *want, struct mime_view **ret)
+{
     struct mime_view *v;
     struct walker w = {0};
     struct parse_ctx *ctx = NULL;
@@ -1711,7 +1756,7 @@ mime_view_parse(const char *msg, size_t len, const struct classifier_limits *lim
         r = view_add_raw(&w, msg ? msg : "", len);
         goto out;
     }
-    r = view_add_headers(v, &ps, own ? &of : NULL, limits);
+    r = view_add_headers(v, &ps, own ? &of : NULL, limits, want);
     if (r < 0)
         goto out;
     if (plain) {

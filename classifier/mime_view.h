@@ -67,6 +67,20 @@ size_t mime_view_header_start(const char *msg, size_t len);
 int mime_view_parse(const char *msg, size_t len, const struct classifier_limits *limits,
                     struct mime_view **ret);
 
+/* Whether the header field named name[0..nlen) is wanted in a view. */
+typedef bool mime_view_field_fn(const char *name, size_t nlen);
+
+/*
+ * mime_view_parse() with only the header fields want() asks for in
+ * headers (every field when want is NULL), in their order. Decoding and
+ * unfolding every Received: and DKIM-Signature: costs a scan more than
+ * most of its rules. A field left out still counts toward max_headers,
+ * and one long enough to be cut (over 8 KB raw) is kept, so the view
+ * notes the same limits and the same cut as with every field.
+ */
+int mime_view_parse_fields(const char *msg, size_t len, const struct classifier_limits *limits,
+                           mime_view_field_fn *want, struct mime_view **ret);
+
 struct mime_view *mime_view_free(struct mime_view *v);
 
 /* First header named name (case-insensitive), or NULL. Borrowed from v. */

@@ -515,6 +515,22 @@ rule_set_free(struct rule_set *set)
     return NULL;
 }
 
+bool
+rule_set_reads_region(const struct rule_set *set, enum region_id id)
+{
+    for (size_t i = 0; set != NULL && i < set->n_rules; i++) {
+        for (size_t c = 0; c < set->rules[i].n_conds; c++) {
+            const struct rule_cond *cond = &set->rules[i].conds[c];
+
+            if ((cond->type == RULE_COND_MATCH || cond->type == RULE_COND_NOMATCH ||
+                 cond->type == RULE_COND_COUNT) &&
+                cond->region == id)
+                return true;
+        }
+    }
+    return false;
+}
+
 size_t
 rule_set_count(const struct rule_set *set)
 {

@@ -9,9 +9,11 @@
 #ifndef SLOP_RULE_SET_H
 #define SLOP_RULE_SET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "classifier.h"
+#include "region.h"
 
 struct message;
 struct rule_set;
@@ -40,6 +42,10 @@ int rule_set_load_scored(const char *dir, const char *profile, const char *extra
 struct rule_set *rule_set_free(struct rule_set *set);
 
 size_t rule_set_count(const struct rule_set *set);
+
+/* Whether a rule of set matches or counts a pattern in region id (a pair
+ * reads the diff's added and removed lines only). */
+bool rule_set_reads_region(const struct rule_set *set, enum region_id id);
 
 /* Rule i of set into *ret (strings borrowed from set). 0 or -EINVAL. */
 int rule_set_info(const struct rule_set *set, size_t i, struct classifier_rule_info *ret);

@@ -582,6 +582,88 @@ test_report_routing(void **state)
     }
 }
 
+/* A scan of raw mail with the rules in dir, loaded for it alone. */
+static struct classifier_result *
+scan_with(const char *dir, const char *msg)
+{
+    struct classifier *c = NULL;
+    struct classifier_result *res = NULL;
+
+    assert_int_equal(classifier_new(dir, NULL, NULL, NULL, &c), 0);
+    assert_int_equal(classifier_scan(c, msg, strlen(msg), NULL, &res), 0);
+    classifier_free(c);
+    return res;
+}
+
+/* The headers region holds every field when a rule reads it; a scan of
+ * the same mail with no such rule gives the same result for the rest. */
+static void
+test_headers_region(void **state)
+{
+    static const char msg[] = "Received: from a.example.org by b.example.org;\n"
+                              "\tMon, 1 Jan 2024 00:00:00 +0000\n"
+                              "From: Alice Example <alice@example.org>\n"
+                              "X-Mailer: mutt 2.2\n"
+                              "To: security@example.org\n"
+                              "Subject: foo\n"
+                              "\nbar\n";
+    struct fixture *fx = *state;
+    struct classifier_result *res;
+    char path[160];
+
+    snprintf(path, sizeof(path), "%s/20-headers.rules", fx->dir);
+    write_file(path,
+               "rule MAILER\n"
+               "    describe the mailer\n"
+               "    score 1\n"
+               "    match headers /^X-Mailer: mutt\\b/\n"
+               "rule FOLDED\n"
+               "    describe a folded field, unfolded\n"
+               "    score 1\n"
+               "    match headers /^Received: from a\\.example\\.org by b\\.example\\.org; Mon/\n");
+    res = scan_with(fx->dir, msg);
+    assert_float_equal(res->score, 3 + 4.5 + 1 + 1, 0.001);
+    assert_int_equal(res->n_hits, 4);
+    classifier_result_free(res);
+    assert_int_equal(unlink(path), 0);
+
+    res = scan_with(fx->dir, msg);
+    assert_float_equal(res->score, 3 + 4.5, 0.001);
+    assert_int_equal(res->n_hits, 2);
+    classifier_result_free(res);
+}
+
+/* A series' root is the first id of References:, a field the scan reads
+ * whether or not a rule reads the headers region. */
+static void
+test_series_root(void **state)
+{
+    static const char msg[] = "From: Alice Example <alice@example.org>\n"
+                              "To: linux-input@example.org\n"
+                              "Subject: [PATCH 2/3] hid: check the length\n"
+                              "Message-ID: <p2@example.org>\n"
+                              "In-Reply-To: <p1@example.org>\n"
+                              "References: <cover@example.org>\n <p1@example.org>\n"
+                              "\n"
+                              "Check the report length first.\n\n"
+                              "Signed-off-by: Alice Example <alice@example.org>\n"
+                              "---\n"
+                              "diff --git a/a.c b/a.c\n"
+                              "--- a/a.c\n"
+                              "+++ b/a.c\n"
+                              "@@ -1,2 +1,3 @@\n"
+                              " int f(int n)\n"
+                              "+\tif (n < 8) return 0;\n"
+                              " \treturn n;\n";
+    struct fixture *fx = *state;
+    struct classifier_result *res = scan_with(fx->dir, msg);
+
+    assert_int_equal(res->kind, CLASSIFIER_KIND_PATCH);
+    assert_non_null(res->series_root);
+    assert_string_equal(res->series_root, "cover@example.org");
+    classifier_result_free(res);
+}
+
 static void
 test_names(void **state)
 {
@@ -614,6 +696,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_lint, setup, teardown),
         cmocka_unit_test_setup_teardown(test_profiles, setup, teardown),
         cmocka_unit_test_setup_teardown(test_report_routing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_headers_region, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_series_root, setup, teardown),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <cmocka.h>
 
@@ -889,6 +890,103 @@ test_header_order(void **state)
     mime_view_free(v);
 }
 
+static bool
+want_some(const char *name, size_t n)
+{
+    return (n == 4 && strncasecmp(name, "From", 4) == 0) ||
+           (n == 7 && strncasecmp(name, "Subject", 7) == 0) ||
+           (n == 2 && strncasecmp(name, "To", 2) == 0);
+}
+
+/* Whether a view of only some fields is the full view's fields that
+ * want_some() takes, or whose value is over 8 KB, in the same order with
+ * the same values, and notes the same cut. */
+static void
+check_fields_wanted(const char *raw, size_t len, size_t want_n)
+{
+    struct mime_view *all = parse(raw, len), *some = NULL;
+    size_t k = 0;
+
+    assert_int_equal(mime_view_parse_fields(raw, len, &limits, want_some, &some), 0);
+    assert_view_sane(some);
+    for (size_t i = 0; i < all->n_headers; i++) {
+        const struct mime_header *h = &all->headers[i];
+
+        if (!want_some(h->name, strlen(h->name)) && strlen(h->value) <= 8192)
+            continue;
+        assert_true(k < some->n_headers);
+        assert_string_equal(some->headers[k].name, h->name);
+        assert_string_equal(some->headers[k].value, h->value);
+        k++;
+    }
+    assert_int_equal(some->n_headers, k);
+    assert_int_equal(k, want_n);
+    assert_int_equal(some->truncated, all->truncated);
+    assert_int_equal(some->n_parts, all->n_parts);
+    mime_view_free(all);
+    mime_view_free(some);
+}
+
+/* Fields a view is not asked for are left out but counted toward the
+ * field cap; one too long to leave out (it could be cut) is kept. */
+static void
+test_fields_wanted(void **state)
+{
+    static const char head[] =
+        "Received: from a.example.org (a.example.org [192.0.2.1])\n"
+        "\tby b.example.org with ESMTP id 1; Mon, 1 Jan 2024 00:00:00 +0000\n"
+        "From: =?utf-8?q?J=C3=B6rg?= <j@example.org>\n"
+        "X-Mailer: m 1.0\n"
+        "Subject: =?iso-8859-1?q?caf=E9?= crash\n"
+        "DKIM-Signature: v=1; a=rsa-sha256;\n b=abc\n"
+        "To: s@example.org\n";
+    static const char multipart[] = "MIME-Version: 1.0\n"
+                                    "Content-Type: multipart/mixed; boundary=\"b\"\n\n"
+                                    "--b\nContent-Type: text/plain\n\nbody\n--b--\n";
+    struct classifier_limits saved = limits;
+    size_t big = 70000, n;
+    char *raw = malloc(sizeof(head) + big + sizeof(multipart) + 32);
+
+    (void)state;
+    assert_non_null(raw);
+    n = (size_t)sprintf(raw, "%s\nbody\n", head);
+    check_fields_wanted(raw, n, 3);
+    n = (size_t)sprintf(raw, "%s%s", head, multipart);
+    check_fields_wanted(raw, n, 3);
+
+    /* A field over 8 KB that is not asked for is kept, and cut, as in the
+     * full view; one under it is left out. */
+    for (size_t vlen = 8190; vlen <= 8194; vlen += 4) {
+        n = (size_t)sprintf(raw, "%sX-Pad: ", head);
+        memset(raw + n, 'p', vlen);
+        n += vlen;
+        n += (size_t)sprintf(raw + n, "\n\nbody\n");
+        check_fields_wanted(raw, n, vlen > 8192 ? 4 : 3);
+    }
+    n = (size_t)sprintf(raw, "X-Big: ");
+    memset(raw + n, 'x', big);
+    n += big;
+    n += (size_t)sprintf(raw + n, "\n%s\nbody\n", head);
+    check_fields_wanted(raw, n, 4);
+
+    /* Over the field cap the first fields count, asked for or not. */
+    limits.max_headers = 3;
+    n = (size_t)sprintf(raw, "%s\nbody\n", head);
+    check_fields_wanted(raw, n, 1);
+    limits = saved;
+
+    /* More fields than the view reads itself: GMime's list gives them. */
+    n = 0;
+    for (unsigned i = 0; i < 300; i++)
+        n += (size_t)sprintf(raw + n, "X-N%u: %u\n", i, i);
+    n += (size_t)sprintf(raw + n, "%s\nbody\n", head);
+    check_fields_wanted(raw, n, 3);
+    limits.max_headers = 302;
+    check_fields_wanted(raw, n, 1);
+    limits = saved;
+    free(raw);
+}
+
 /* A quoted mbox From line before the fields: a MIME entity cannot start
  * so, a message can (GMime skips it), so the message parse takes over and
  * the fields are all there. A line that is neither still makes the mail
@@ -1564,6 +1662,7 @@ main(void)
         cmocka_unit_test(test_header_8bit_offsets),
         cmocka_unit_test(test_parser_reuse),
         cmocka_unit_test(test_header_order),
+        cmocka_unit_test(test_fields_wanted),
         cmocka_unit_test(test_from_line_first),
         cmocka_unit_test(test_split_matches_gmime),
         cmocka_unit_test(test_parse_threads),
