@@ -5,7 +5,10 @@
  * same values in slopctl import fixes, in slopctl scan and in the daemon,
  * which is what lets stored fingerprints be compared across them. The
  * exported classifier_diff_*() and classifier_bug_*() functions are the
- * public face of this file (classifier.h). Threading: no shared state.
+ * public face of this file (classifier.h). The vector path where the CPU
+ * has one gives the same values as the portable one. Threading: the
+ * look-up tables and the choice of path are set once (pthread_once())
+ * and only read after.
  */
 #include <ctype.h>
 #include <errno.h>
