@@ -313,18 +313,18 @@ shingle_hash(const uint64_t *w)
     return mix64(h);
 }
 
-/* Sixteen shingle hashes into x: shingle b of words w[b..b + 3). Each
- * shingle is a chain of 24 dependent multiplies, but different shingles'
- * chains are not dependent: four of them hashed in one loop keep the
- * multiplier busy where one chain would leave it waiting on its own last
- * result. */
+/* The hashes of n shingles into x, n a multiple of four: shingle b of
+ * words w[b..b + 3). Each shingle is a chain of 24 dependent multiplies,
+ * but different shingles' chains are not dependent: four of them hashed
+ * in one loop keep the multiplier busy where one chain would leave it
+ * waiting on its own last result. */
 static void
-shingles16_portable(const uint64_t *w, uint64_t x[16])
+shingles_portable(const uint64_t *w, size_t n, uint64_t *x)
 {
     const unsigned char *p = (const unsigned char *)w;
     const size_t stride = sizeof(*w);
 
-    for (size_t b = 0; b < 16; b += 4) {
+    for (size_t b = 0; b < n; b += 4) {
         const unsigned char *q = p + b * stride;
         uint64_t h0 = FINGERPRINT_FNV_INIT, h1 = FINGERPRINT_FNV_INIT;
         uint64_t h2 = FINGERPRINT_FNV_INIT, h3 = FINGERPRINT_FNV_INIT;
@@ -418,7 +418,7 @@ lanes_hash16(const uint64_t *w, uint64_t *x)
     lanes_finish(h1, x + 8);
 }
 
-/* shingles16_portable() for n shingles, n a multiple of 16. */
+/* shingles_portable() for n shingles, n a multiple of 16. */
 __attribute__((target("avx512f,avx512dq"))) static void
 shingles_avx512(const uint64_t *w, size_t n, uint64_t *x)
 {
@@ -430,13 +430,6 @@ shingles_avx512(const uint64_t *w, size_t n, uint64_t *x)
         lanes_hash16(w + b, x + b);
 }
 #endif
-
-static void
-shingles_portable(const uint64_t *w, size_t n, uint64_t *x)
-{
-    for (size_t b = 0; b < n; b += 16)
-        shingles16_portable(w + b, x + b);
-}
 
 /* Chosen once (simhash_init()), for this machine. */
 static void (*shingles_hash)(const uint64_t *w, size_t n, uint64_t *x) = shingles_portable;

@@ -1202,7 +1202,7 @@ fields_gather(struct mime_view *v, GMimeHeaderList *hl, bool content, struct gat
         GMimeHeader *h = g_mime_header_list_get_header_at(hl, i);
         struct field *fd;
         const char *value, *name;
-        size_t vlen;
+        size_t nlen, vlen;
 
         if (h == NULL || is_content_field(g_mime_header_get_name(h)) != content)
             continue;
@@ -1214,13 +1214,14 @@ fields_gather(struct mime_view *v, GMimeHeaderList *hl, bool content, struct gat
         name = g_mime_header_get_name(h);
         if (name == NULL)
             name = "";
+        nlen = strlen(name);
         value = g_mime_header_get_raw_value(h);
         vlen = value != NULL ? strlen(value) : 0;
-        if (!gather_keeps(g, name, strlen(name), vlen))
+        if (!gather_keeps(g, name, nlen, vlen))
             continue;
         fd = &g->f[g->kept++];
         fd->name = name;
-        fd->nlen = strlen(name);
+        fd->nlen = nlen;
         field_set_value(fd, h, value, vlen);
         if (fd->value == NULL) {
             fd->value = "";
