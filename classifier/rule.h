@@ -204,6 +204,12 @@ const struct rule_pattern *rule_prefilter_alternatives_of(const struct rule_set 
                                                           size_t *n);
 void rule_prefilter_state_release(struct rule_prefilter_state *st);
 
+/* Whether the scans take the vector path of this machine (AVX-512 on
+ * x86-64), which finds the same candidates as the portable one: with
+ * want false, never again; with want true, when the machine has it. For
+ * tests, which compare the two; not while a scan runs. */
+bool rule_prefilter_vector(bool want);
+
 /* rule_parse.c: cut the next blank-separated word out of *p ("" at the
  * end of the line); parse a decimal number the locale cannot change.
  * rule_parse_number() returns 0 or -EINVAL. */

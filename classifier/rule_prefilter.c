@@ -55,14 +55,25 @@
  * a top-level option setting are not split. A match or depth limit then
  * applies to each alternative instead of the whole.
  *
+ * The three-byte filter is asked at every byte of a text. Where the CPU
+ * has AVX-512 (F, BW and VL), it is asked of sixteen positions at once,
+ * with their filter words gathered, and the positions that pass are then
+ * probed one by one as before: the same positions, so the same answers
+ * (rule_prefilter_vector()).
+ *
  * The tables belong to the rule set and are read-only after loading; the
  * per-message state (struct rule_prefilter_state) belongs to one call.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
+#endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define PF_VECTOR 1
 #endif
 
 #include "ascii.h"
@@ -2318,6 +2329,37 @@ groups_of(const struct rule *rule, bool asked)
     return groups;
 }
 
+/* Whether scan_text() takes the vector path: chosen once, for this
+ * machine, unless rule_prefilter_vector() turned it off. */
+static bool pf_vector;
+static pthread_once_t pf_vector_once = PTHREAD_ONCE_INIT;
+
+static void
+pf_vector_init(void)
+{
+#ifdef PF_VECTOR
+    /* libgcc also checks that the kernel saves the AVX-512 registers. */
+    __builtin_cpu_init();
+    pf_vector = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                __builtin_cpu_supports("avx512vl");
+#endif
+}
+
+bool
+rule_prefilter_vector(bool want)
+{
+    pthread_once(&pf_vector_once, pf_vector_init);
+#ifdef PF_VECTOR
+    if (!want)
+        pf_vector = false;
+    else
+        pf_vector_init();
+#else
+    (void)want;
+#endif
+    return pf_vector;
+}
+
 int
 rule_prefilter_build(struct rule_set *set)
 {
@@ -2325,6 +2367,7 @@ rule_prefilter_build(struct rule_set *set)
     bool *asked = NULL;
     int r;
 
+    pthread_once(&pf_vector_once, pf_vector_init);
     pf = calloc(1, sizeof(*pf));
     if (pf == NULL)
         return -ENOMEM;
@@ -2604,6 +2647,75 @@ out:
     return i;
 }
 
+/* Probe the buckets of position i, which holds three bytes; true once
+ * every pattern of rg is marked. */
+static inline bool
+probe_at(const struct pf_region *rg, const char *s, size_t len, size_t i, bool wb,
+         uint8_t *possible, uint32_t *left)
+{
+    uint64_t w8 = head_at(s, len, i);
+    uint16_t k = (uint16_t)(w8 >> 48);
+
+    if (probe(rg, hash24((uint32_t)(w8 >> 40)) >> 6, s, len, i, w8, wb, possible, left))
+        return true;
+    return (rg->bits[k >> 3] & (1u << (k & 7))) != 0 &&
+           probe(rg, PF_BUCKETS + bucket(k), s, len, i, w8, wb, possible, left);
+}
+
+#ifdef PF_VECTOR
+/* The sixteen bytes at p, lowered as low[] lowers them, one per lane. */
+__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) static inline __m512i
+lanes_lowered(const char *p)
+{
+    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __mmask16 upper =
+        _mm_cmp_epu8_mask(_mm_sub_epi8(b, _mm_set1_epi8('A')), _mm_set1_epi8(26), _MM_CMPINT_LT);
+
+    return _mm512_cvtepu8_epi32(_mm_mask_add_epi8(b, upper, b, _mm_set1_epi8(0x20)));
+}
+
+/* The positions i + k, k < 64, whose three bytes pass the filter bits3,
+ * as bit k of the mask returned; s[i..i + 66) lies in the text. Each
+ * lane makes a position's three bytes as next_candidate() does, and
+ * word3_of() and bit3_of() of them; the words are gathered. */
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static uint64_t
+candidates64(const uint32_t *bits3, const char *s, size_t i)
+{
+    const __m512i k3 = _mm512_set1_epi32((int)(2654435761u << 8));
+    uint64_t mask = 0;
+
+    for (unsigned k = 0; k < 64; k += 16) {
+        const char *p = s + i + k;
+        __m512i x = _mm512_or_si512(_mm512_or_si512(_mm512_slli_epi32(lanes_lowered(p), 16),
+                                                    _mm512_slli_epi32(lanes_lowered(p + 1), 8)),
+                                    lanes_lowered(p + 2));
+        __m512i word = _mm512_srli_epi32(_mm512_mullo_epi32(x, k3), 32 - PF_WORDS3_BITS);
+        __m512i words = _mm512_i32gather_epi32(word, (const void *)bits3, 4);
+        __m512i bit = _mm512_srlv_epi32(words, _mm512_and_si512(x, _mm512_set1_epi32(31)));
+
+        mask |= (uint64_t)_mm512_test_epi32_mask(bit, _mm512_set1_epi32(1)) << k;
+    }
+    return mask;
+}
+
+/* The vector path over the blocks of 64 positions whose bytes all lie in
+ * s[0..len). Returns where the scalar scan goes on, or len once every
+ * pattern is marked. A block's mask is built without a branch, and only
+ * the positions that pass cost one. */
+static size_t
+scan_blocks(const struct pf_region *rg, const char *s, size_t len, bool wb, uint8_t *possible,
+            uint32_t *left)
+{
+    size_t i = 0;
+
+    for (; len - i >= 66; i += 64)
+        for (uint64_t mask = candidates64(rg->bits3, s, i); mask != 0; mask &= mask - 1)
+            if (probe_at(rg, s, len, i + (size_t)__builtin_ctzll(mask), wb, possible, left))
+                return len;
+    return i;
+}
+#endif
+
 /* wb: test word boundaries; off for an unfolded copy, where a k or an s
  * stands for a character that is no word character. */
 static void
@@ -2613,23 +2725,22 @@ scan_text(const struct pf_region *rg, const char *s, size_t len, bool wb, uint8_
     /* The lowered bytes s[i..i + 3) in the low 24 bits, one more byte
      * shifted in per position; the bits above hold the byte before. */
     uint32_t w;
-    size_t i;
+    size_t i = 0;
 
     if (len < 2 || left == 0)
         return;
-    w = (uint32_t)low[(unsigned char)s[0]] << 8 | low[(unsigned char)s[1]];
-    for (i = 0; (i = next_candidate(rg->bits3, s, i, len - 2, &w)) < len - 2; i++) {
-        uint32_t h3 = hash24(w & 0xffffffu);
-        uint64_t w8 = head_at(s, len, i);
-        uint16_t k;
-
-        if (probe(rg, h3 >> 6, s, len, i, w8, wb, possible, &left))
-            return;
-        k = (uint16_t)(w >> 8);
-        if ((rg->bits[k >> 3] & (1u << (k & 7))) != 0 &&
-            probe(rg, PF_BUCKETS + bucket(k), s, len, i, w8, wb, possible, &left))
+#ifdef PF_VECTOR
+    if (pf_vector) {
+        i = scan_blocks(rg, s, len, wb, possible, &left);
+        if (i == len)
             return;
     }
+#endif
+    /* Here i + 2 <= len. */
+    w = (uint32_t)low[(unsigned char)s[i]] << 8 | low[(unsigned char)s[i + 1]];
+    for (; (i = next_candidate(rg->bits3, s, i, len - 2, &w)) < len - 2; i++)
+        if (probe_at(rg, s, len, i, wb, possible, &left))
+            return;
     /* The last two bytes can only hold a two-byte literal. */
     w &= 0xffffu;
     if ((rg->bits[w >> 3] & (1u << (w & 7))) != 0)
