@@ -3,13 +3,19 @@
  * every byte of a text (report_parse.c, message.c, measure.c): a table
  * look-up is cheaper than range tests, and one table keeps them agreeing.
  * Bytes of 0x80 and above belong to no class. Also the byte searches the
- * line scanners share. Read-only; thread-safe.
+ * line scanners share, and the AVX-512 lanes of lowered bytes that the
+ * prefilter and the bug classes ask their filters of. Read-only;
+ * thread-safe.
  */
 #ifndef SLOP_ASCII_H
 #define SLOP_ASCII_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define ASCII_VECTOR 1
+#endif
 
 enum {
     ASCII_DIGIT = 1,
@@ -84,5 +90,41 @@ ascii_is_word(unsigned char c)
 {
     return (ascii_class[c] & (ASCII_DIGIT | ASCII_ALPHA | ASCII_UNDER)) != 0;
 }
+
+#ifdef ASCII_VECTOR
+/* Whether this machine has what ascii_lanes_lower3() needs: AVX-512 F, BW
+ * and VL (libgcc also checks that the kernel saves their registers). The
+ * scans that use it keep a portable path, which tests compare with it. */
+static inline bool
+ascii_vector_ok(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl");
+}
+
+/* The sixteen bytes at p, ASCII letters lowered, one per 32-bit lane. */
+__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) static inline __m512i
+ascii_lanes_lowered(const char *p)
+{
+    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __mmask16 upper =
+        _mm_cmp_epu8_mask(_mm_sub_epi8(b, _mm_set1_epi8('A')), _mm_set1_epi8(26), _MM_CMPINT_LT);
+
+    return _mm512_cvtepu8_epi32(_mm_mask_add_epi8(b, upper, b, _mm_set1_epi8(0x20)));
+}
+
+/* For each of the sixteen positions p .. p + 15, its three bytes with
+ * ASCII letters lowered, b0 << 16 | b1 << 8 | b2, one per 32-bit lane:
+ * what a scalar scan that shifts one lowered byte in per position holds
+ * in its low 24 bits. p[0..18) must lie in the text. */
+__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) static inline __m512i
+ascii_lanes_lower3(const char *p)
+{
+    return _mm512_or_si512(_mm512_or_si512(_mm512_slli_epi32(ascii_lanes_lowered(p), 16),
+                                           _mm512_slli_epi32(ascii_lanes_lowered(p + 1), 8)),
+                           ascii_lanes_lowered(p + 2));
+}
+#endif
 
 #endif

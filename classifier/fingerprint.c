@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ascii.h"
 #include "classifier.h"
 #include "fingerprint.h"
 #include "message.h"
@@ -740,6 +741,10 @@ static struct {
      * 0 .. step - 1 of any pattern: exact bytes, so fewer false hits
      * than by slot, and no folding to compute per pair looked at. */
     unsigned char inside[256 * 256 / 8];
+    /* 512 bits, one register's worth (bug_classes_avx512()): bit
+     * tri_bit() set for each pattern's first three bytes. */
+    uint32_t first3[16];
+    bool vector; /* the machine has AVX-512 F, BW and VL */
 } bug_table;
 static pthread_once_t bug_table_once = PTHREAD_ONCE_INIT;
 
@@ -764,9 +769,20 @@ pair_mark(unsigned char a, unsigned char b)
     bug_table.inside[at / 8] |= (unsigned char)(1u << (at % 8));
 }
 
+/* The bit of first3 for three lowered bytes a << 16 | b << 8 | c: a
+ * multiplicative hash, as few as 38 patterns leave most bits clear. */
+static unsigned
+tri_bit(uint32_t x)
+{
+    return (x * 2654435761u) >> (32 - 9);
+}
+
 static void
 bug_table_init(void)
 {
+#ifdef ASCII_VECTOR
+    bug_table.vector = ascii_vector_ok();
+#endif
     bug_table.step = SIZE_MAX;
     /* Every pattern has two bytes at least. */
     for (size_t p = BUG_PATTERNS; p-- > 0;) {
@@ -779,6 +795,10 @@ bug_table_init(void)
             bug_table.step = bug_table.plen[p] - 1;
     }
     for (size_t p = 0; p < BUG_PATTERNS; p++) {
+        const unsigned char *t = (const unsigned char *)bug_patterns[p].text;
+        unsigned tb = tri_bit((uint32_t)t[0] << 16 | (uint32_t)t[1] << 8 | t[2]);
+
+        bug_table.first3[tb / 32] |= 1u << (tb % 32);
         for (size_t o = 0; o < bug_table.step; o++) {
             unsigned char a = (unsigned char)bug_patterns[p].text[o];
             unsigned char b = (unsigned char)bug_patterns[p].text[o + 1];
@@ -791,21 +811,31 @@ bug_table_init(void)
     }
 }
 
-unsigned
-classifier_bug_classes(const char *text, size_t len)
+/* The patterns that start at text[i], i + 1 < len, added to mask. */
+static unsigned
+bug_classes_at(const char *text, size_t len, size_t i, unsigned mask)
 {
-    const size_t *plen = bug_table.plen;
-    const unsigned char *head = bug_table.head, *next = bug_table.next;
+    for (unsigned k = bug_table.head[pair_slot(text[i], text[i + 1])]; k != 0;
+         k = bug_table.next[k - 1]) {
+        const struct bug_pattern *bp = &bug_patterns[k - 1];
+        size_t n = bug_table.plen[k - 1];
+
+        if (((mask >> bp->bit) & 1) || n > len - i || !eq_lower(text + i, bp->text, n))
+            continue;
+        if (!bp->word || ((i == 0 || !isalnum((unsigned char)text[i - 1])) &&
+                          (i + n >= len || !isalnum((unsigned char)text[i + n]))))
+            mask |= 1u << bp->bit;
+    }
+    return mask;
+}
+
+static unsigned
+bug_classes_portable(const char *text, size_t len)
+{
     const unsigned char *inside = bug_table.inside;
-    size_t step;
+    size_t step = bug_table.step;
     unsigned mask = 0;
 
-    if (text == NULL)
-        return 0;
-    pthread_once(&bug_table_once, bug_table_init);
-    step = bug_table.step;
-    if (len > FINGERPRINT_CLASS_SCAN_MAX)
-        len = FINGERPRINT_CLASS_SCAN_MAX;
     /* One pass that tries only the patterns that could start at a byte is
      * far cheaper than a memmem() over the text per pattern. It looks at
      * every step-th pair only (step is one less than the shortest
@@ -817,18 +847,77 @@ classifier_bug_classes(const char *text, size_t len)
 
         if (((inside[at / 8] >> (at % 8)) & 1) == 0)
             continue;
-        for (size_t i = j + 1 > step ? j + 1 - step : 0; i <= j; i++) {
-            for (unsigned k = head[pair_slot(text[i], text[i + 1])]; k != 0; k = next[k - 1]) {
-                const struct bug_pattern *bp = &bug_patterns[k - 1];
-                size_t n = plen[k - 1];
-
-                if (((mask >> bp->bit) & 1) || n > len - i || !eq_lower(text + i, bp->text, n))
-                    continue;
-                if (!bp->word || ((i == 0 || !isalnum((unsigned char)text[i - 1])) &&
-                                  (i + n >= len || !isalnum((unsigned char)text[i + n]))))
-                    mask |= 1u << bp->bit;
-            }
-        }
+        for (size_t i = j + 1 > step ? j + 1 - step : 0; i <= j; i++)
+            mask = bug_classes_at(text, len, i, mask);
     }
     return mask;
+}
+
+#ifdef ASCII_VECTOR
+/*
+ * Every pattern has three bytes at least, all in first3 (lowered as
+ * eq_lower() lowers): so the positions whose three bytes miss first3,
+ * sixteen asked per register without a branch, start none, and the rest
+ * are tried as the portable scan tries them. Candidates are a few per
+ * cent of a text's bytes, against the portable scan's pairs, which pass
+ * at most places in English (the bigrams of "use", "out", "leak").
+ */
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static unsigned
+bug_classes_avx512(const char *text, size_t len)
+{
+    __m512i first3 = _mm512_loadu_si512((const void *)bug_table.first3);
+    const __m512i k3 = _mm512_set1_epi32((int)2654435761u);
+    unsigned mask = 0;
+    size_t i = 0;
+
+    /* Blocks of 64 positions whose three bytes are all in the text. */
+    for (; len - i >= 66; i += 64) {
+        uint64_t cand = 0;
+
+        for (unsigned k = 0; k < 64; k += 16) {
+            __m512i x = ascii_lanes_lower3(text + i + k);
+            __m512i h = _mm512_srli_epi32(_mm512_mullo_epi32(x, k3), 32 - 9);
+            __m512i words = _mm512_permutexvar_epi32(_mm512_srli_epi32(h, 5), first3);
+            __m512i bit = _mm512_srlv_epi32(words, _mm512_and_si512(h, _mm512_set1_epi32(31)));
+
+            cand |= (uint64_t)_mm512_test_epi32_mask(bit, _mm512_set1_epi32(1)) << k;
+        }
+        for (; cand != 0; cand &= cand - 1)
+            mask = bug_classes_at(text, len, i + (size_t)__builtin_ctzll(cand), mask);
+    }
+    /* The last bytes, fewer than a block's, each tried. */
+    for (; i + 2 < len; i++)
+        mask = bug_classes_at(text, len, i, mask);
+    return mask;
+}
+#endif
+
+/* vector: take the vector path where the machine has it. */
+static unsigned
+bug_classes(const char *text, size_t len, bool vector)
+{
+    if (text == NULL)
+        return 0;
+    pthread_once(&bug_table_once, bug_table_init);
+    if (len > FINGERPRINT_CLASS_SCAN_MAX)
+        len = FINGERPRINT_CLASS_SCAN_MAX;
+#ifdef ASCII_VECTOR
+    if (vector && bug_table.vector)
+        return bug_classes_avx512(text, len);
+#else
+    (void)vector;
+#endif
+    return bug_classes_portable(text, len);
+}
+
+unsigned
+classifier_bug_classes(const char *text, size_t len)
+{
+    return bug_classes(text, len, true);
+}
+
+unsigned
+fingerprint_bug_classes_portable(const char *text, size_t len)
+{
+    return bug_classes(text, len, false);
 }

@@ -56,4 +56,9 @@ uint64_t fingerprint_report_key(const struct strv *functions, const struct strv 
 uint64_t fingerprint_simhash(const char *text, size_t len);
 uint64_t fingerprint_simhash_portable(const char *text, size_t len);
 
+/* classifier_bug_classes() the portable way; where the CPU has AVX-512
+ * BW, that one rules out most positions sixteen at a time, and tests
+ * compare the two. */
+unsigned fingerprint_bug_classes_portable(const char *text, size_t len);
+
 #endif

@@ -71,10 +71,6 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define PF_VECTOR 1
-#endif
 
 #include "ascii.h"
 #include "message.h"
@@ -2337,11 +2333,8 @@ static pthread_once_t pf_vector_once = PTHREAD_ONCE_INIT;
 static void
 pf_vector_init(void)
 {
-#ifdef PF_VECTOR
-    /* libgcc also checks that the kernel saves the AVX-512 registers. */
-    __builtin_cpu_init();
-    pf_vector = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                __builtin_cpu_supports("avx512vl");
+#ifdef ASCII_VECTOR
+    pf_vector = ascii_vector_ok();
 #endif
 }
 
@@ -2349,7 +2342,7 @@ bool
 rule_prefilter_vector(bool want)
 {
     pthread_once(&pf_vector_once, pf_vector_init);
-#ifdef PF_VECTOR
+#ifdef ASCII_VECTOR
     if (!want)
         pf_vector = false;
     else
@@ -2662,18 +2655,7 @@ probe_at(const struct pf_region *rg, const char *s, size_t len, size_t i, bool w
            probe(rg, PF_BUCKETS + bucket(k), s, len, i, w8, wb, possible, left);
 }
 
-#ifdef PF_VECTOR
-/* The sixteen bytes at p, lowered as low[] lowers them, one per lane. */
-__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) static inline __m512i
-lanes_lowered(const char *p)
-{
-    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)p);
-    __mmask16 upper =
-        _mm_cmp_epu8_mask(_mm_sub_epi8(b, _mm_set1_epi8('A')), _mm_set1_epi8(26), _MM_CMPINT_LT);
-
-    return _mm512_cvtepu8_epi32(_mm_mask_add_epi8(b, upper, b, _mm_set1_epi8(0x20)));
-}
-
+#ifdef ASCII_VECTOR
 /* The positions i + k, k < 64, whose three bytes pass the filter bits3,
  * as bit k of the mask returned; s[i..i + 66) lies in the text. Each
  * lane makes a position's three bytes as next_candidate() does, and
@@ -2685,10 +2667,7 @@ candidates64(const uint32_t *bits3, const char *s, size_t i)
     uint64_t mask = 0;
 
     for (unsigned k = 0; k < 64; k += 16) {
-        const char *p = s + i + k;
-        __m512i x = _mm512_or_si512(_mm512_or_si512(_mm512_slli_epi32(lanes_lowered(p), 16),
-                                                    _mm512_slli_epi32(lanes_lowered(p + 1), 8)),
-                                    lanes_lowered(p + 2));
+        __m512i x = ascii_lanes_lower3(s + i + k);
         __m512i word = _mm512_srli_epi32(_mm512_mullo_epi32(x, k3), 32 - PF_WORDS3_BITS);
         __m512i words = _mm512_i32gather_epi32(word, (const void *)bits3, 4);
         __m512i bit = _mm512_srlv_epi32(words, _mm512_and_si512(x, _mm512_set1_epi32(31)));
@@ -2729,7 +2708,7 @@ scan_text(const struct pf_region *rg, const char *s, size_t len, bool wb, uint8_
 
     if (len < 2 || left == 0)
         return;
-#ifdef PF_VECTOR
+#ifdef ASCII_VECTOR
     if (pf_vector) {
         i = scan_blocks(rg, s, len, wb, possible, &left);
         if (i == len)

@@ -770,15 +770,52 @@ ref_bug_classes(const char *text, size_t len)
     return mask;
 }
 
+/* Both paths against the reference: the machine's (the vector one where
+ * it has AVX-512) and the portable one. */
 static void
 check_bug_classes(const char *text, size_t len)
 {
     unsigned fast = classifier_bug_classes(text, len), slow = ref_bug_classes(text, len);
+    unsigned portable = fingerprint_bug_classes_portable(text, len);
 
-    if (fast != slow) {
-        print_error("'%.*s' (%zu bytes): %#x, reference %#x\n", (int)(len < 80 ? len : 80), text,
-                    len, fast, slow);
+    if (fast != slow || portable != slow) {
+        print_error("'%.*s' (%zu bytes): %#x, portable %#x, reference %#x\n",
+                    (int)(len < 80 ? len : 80), text, len, fast, portable, slow);
         fail();
+    }
+}
+
+/* Every phrase in three cases at every offset of a text long enough for
+ * a few blocks of the vector path (64 positions each), among fillers
+ * that make near misses, and the text cut around the blocks' ends. */
+static void
+test_bug_classes_blocks(void **state)
+{
+    static const char fillers[] = "x u-";
+    char buf[200];
+    const char *phrase;
+    unsigned bit;
+    bool word;
+
+    (void)state;
+    for (size_t p = 0; fingerprint_bug_phrase(p, &bit, &phrase, &word); p++) {
+        size_t n = strlen(phrase);
+
+        for (int c = 0; c < 3; c++) {
+            for (size_t at = 0; at + n <= 140; at++) {
+                size_t cuts[] = {sizeof(buf), at + n, at + n - 1, 65, 66, 67, 130, 131};
+
+                for (size_t i = 0; i < sizeof(buf); i++)
+                    buf[i] = fillers[(i + at) % (sizeof(fillers) - 1)];
+                for (size_t i = 0; i < n; i++)
+                    buf[at + i] =
+                        (char)(c == 0   ? phrase[i]
+                               : c == 1 ? toupper((unsigned char)phrase[i])
+                                        : (i % 2 ? toupper((unsigned char)phrase[i]) : phrase[i]));
+                for (size_t k = 0; k < sizeof(cuts) / sizeof(cuts[0]); k++)
+                    check_bug_classes(buf, cuts[k]);
+            }
+        }
     }
 }
 
@@ -1288,6 +1325,7 @@ main(void)
         cmocka_unit_test(test_simhash_reference),
         cmocka_unit_test(test_simhash_long_words),
         cmocka_unit_test(test_bug_classes_reference),
+        cmocka_unit_test(test_bug_classes_blocks),
         cmocka_unit_test(test_traced_function_reference),
     };
 
