@@ -618,10 +618,11 @@ is_trace_cont(struct span s, uint64_t has)
 {
     const char *p;
 
-    if (is_trace_start(s, has) || is_trace_section(s) || is_rule_line(s))
-        return true;
-    /* Kernel traces indent their continuation lines by one space. */
+    /* Kernel traces indent their continuation lines by one space: most
+     * lines of a trace, answered before the costlier tests. */
     if (!is_blank(s) && (s.p[0] == ' ' || s.p[0] == '\t'))
+        return true;
+    if (is_trace_start(s, has) || is_trace_section(s) || is_rule_line(s))
         return true;
     for (p = s.p;
          holds(has, need.hex0x) && (p = ascii_find(p, s.n - (size_t)(p - s.p), "0x")) != NULL;
@@ -836,7 +837,7 @@ classify(const struct span *l, const uint64_t *has, size_t n, unsigned char *cls
                 while (j < n && is_blank(l[j]))
                     j++;
                 if (j < n &&
-                    (is_trace_start(l[j], has[j]) || is_trace_section(l[j]) || is_indented(l[j]))) {
+                    (is_indented(l[j]) || is_trace_section(l[j]) || is_trace_start(l[j], has[j]))) {
                     cls[i] = LINE_CODE;
                     continue;
                 }
