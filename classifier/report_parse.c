@@ -527,8 +527,6 @@ is_trace_start(struct span s, uint64_t has)
 {
     struct span t = trim_left(s);
 
-    if (may_hold_marker(has) && find_any(s.p, s.n, &trace_markers_filter))
-        return true;
     /* By the first byte: this runs on every line of a report. */
     switch (t.n > 0 ? t.p[0] : '\0') {
     case 'R':
@@ -557,11 +555,15 @@ is_trace_start(struct span s, uint64_t has)
         break;
     }
     /* Each trims what it is given: t spares them the white space. Each is
-     * asked only when the line holds the bytes it looks for. */
+     * asked only when the line holds the bytes it looks for. These look
+     * at the line's start, so they go before the search of all of it for
+     * a marker (the tests are or-ed, and their order changes nothing
+     * else). */
     return (holds(has, need.timestamp) && is_timestamp_line(t)) ||
            (holds(has, need.colon) && is_register_line(t)) ||
            ((holds(has, need.frame_old) || holds(has, need.frame)) && is_frame_line(t)) ||
-           ((has & need.sanitizer) != 0 && is_sanitizer_line(t));
+           ((has & need.sanitizer) != 0 && is_sanitizer_line(t)) ||
+           (may_hold_marker(has) && find_any(s.p, s.n, &trace_markers_filter));
 }
 
 /* Lines of a KASAN or similar report that only make sense inside one. */
