@@ -1428,6 +1428,113 @@ own_name_is(const struct own_fields *of, const struct header_field *hf, const ch
     return hf->nlen == n && g_ascii_strncasecmp(of->msg + hf->start, name, n) == 0;
 }
 
+/* White space between the items of a Content-Type value: folding too. */
+static bool
+ct_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* RFC 2045's token characters. */
+static bool
+ct_token(char c)
+{
+    return c > 0x20 && c < 0x7f && strchr("()<>@,;:\\\"/[]?=", c) == NULL;
+}
+
+/* raw[*i..n) from *i past white space. */
+static size_t
+ct_skip(const char *raw, size_t i, size_t n)
+{
+    while (i < n && ct_space(raw[i]))
+        i++;
+    return i;
+}
+
+/* One parameter at raw[*i..n): attribute a[0..*alen) and value
+ * v[0..*vlen), a token or a quoted string without escapes. False when it
+ * has another shape (RFC 2231's '*', a comment, an escape). */
+static bool
+ct_param(const char *raw, size_t n, size_t *i, size_t *a, size_t *alen, size_t *v, size_t *vlen)
+{
+    size_t j = *i;
+
+    *a = j;
+    while (j < n && ct_token(raw[j]) && raw[j] != '*')
+        j++;
+    *alen = j - *a;
+    j = ct_skip(raw, j, n);
+    if (*alen == 0 || j >= n || raw[j] != '=')
+        return false;
+    j = ct_skip(raw, j + 1, n);
+    if (j < n && raw[j] == '"') {
+        *v = ++j;
+        while (j < n && raw[j] != '"' && raw[j] != '\\' && raw[j] >= 0x20 && raw[j] < 0x7f)
+            j++;
+        if (j >= n || raw[j] != '"')
+            return false;
+        *vlen = j++ - *v;
+    } else {
+        *v = j;
+        while (j < n && ct_token(raw[j]))
+            j++;
+        *vlen = j - *v;
+    }
+    *i = ct_skip(raw, j, n);
+    return *vlen > 0;
+}
+
+int
+mime_view_plain_type(const char *raw, size_t n, bool *plain, char **charset)
+{
+    size_t i = ct_skip(raw, 0, n), cs = 0, csn = 0;
+    bool named = false, has_cs = false;
+
+    *plain = false;
+    *charset = NULL;
+    if (n - i < 4 || g_ascii_strncasecmp(raw + i, "text", 4) != 0)
+        return 0;
+    i = ct_skip(raw, i + 4, n);
+    if (i >= n || raw[i] != '/')
+        return 0;
+    i = ct_skip(raw, i + 1, n);
+    if (n - i < 5 || g_ascii_strncasecmp(raw + i, "plain", 5) != 0)
+        return 0;
+    i = ct_skip(raw, i + 5, n);
+    while (i < n) {
+        size_t a, alen, v, vlen;
+
+        if (raw[i] != ';')
+            return 0;
+        i = ct_skip(raw, i + 1, n);
+        if (i >= n || raw[i] == ';')
+            continue;
+        if (!ct_param(raw, n, &i, &a, &alen, &v, &vlen))
+            return 0;
+        /* A second name or charset: GMime's choice is its own. */
+        if (alen == 4 && g_ascii_strncasecmp(raw + a, "name", 4) == 0) {
+            if (named)
+                return 0;
+            named = true;
+        } else if (alen == 7 && g_ascii_strncasecmp(raw + a, "charset", 7) == 0) {
+            if (has_cs)
+                return 0;
+            has_cs = true;
+            cs = v;
+            csn = vlen;
+        }
+    }
+    if (named)
+        return 1;
+    if (has_cs) {
+        *charset = strndup(raw + cs, csn);
+        if (*charset == NULL)
+            return -ENOMEM;
+    }
+    *plain = true;
+    return 1;
+}
+
 /*
  * Whether the Content-* fields of of leave the message one text/plain
  * part whose content is its body as it stands: one Content-Type at most,
@@ -1435,17 +1542,21 @@ own_name_is(const struct own_fields *of, const struct header_field *hf, const ch
  * most, that leaves the bytes alone, and no other Content-* field (a
  * Content-Disposition could make it an attachment). GMime would build
  * just that part, from the bytes after the blank line to the end, so the
- * view is made without it. *ret_ct is the content type as GMime parses
- * it for the part, or NULL when there is none; the caller unrefs it.
+ * view is made without it. *ret_charset is the part's charset parameter
+ * (NULL when it has none), for the caller to free. A Content-Type of the
+ * shape most mail gives it is read by mime_view_plain_type(), any other
+ * by GMime.
  */
 static bool
-plain_body(const struct own_fields *of, GMimeContentType **ret_ct)
+plain_body(const struct own_fields *of, char **ret_charset)
 {
     const struct header_field *type = NULL, *cte = NULL;
-    GMimeContentType *ct = NULL;
+    GMimeContentType *ct;
     const char *raw;
     size_t rlen;
-    char *value;
+    char *value, *charset = NULL;
+    bool plain;
+    int r;
 
     for (size_t i = 0; i < of->n; i++) {
         const struct header_field *hf = &of->f[i];
@@ -1476,34 +1587,47 @@ plain_body(const struct own_fields *of, GMimeContentType **ret_ct)
         raw = own_value(of, type, &rlen);
         if (ascii_find_at(raw, rlen, "=?", 1) != NULL || ascii_prefix(raw, rlen) < rlen)
             return false;
-        value = field_decode_own(raw, rlen);
-        ct = value != NULL ? g_mime_content_type_parse(NULL, value) : NULL;
-        g_free(value);
-        if (ct == NULL || !g_mime_content_type_is_type(ct, "text", "plain") ||
-            g_mime_content_type_get_parameter(ct, "name") != NULL) {
-            if (ct != NULL)
-                g_object_unref(ct);
+        r = mime_view_plain_type(raw, rlen, &plain, &charset);
+        if (r < 0)
             return false;
+        if (r == 0) {
+            const char *cs;
+
+            value = field_decode_own(raw, rlen);
+            ct = value != NULL ? g_mime_content_type_parse(NULL, value) : NULL;
+            g_free(value);
+            if (ct == NULL)
+                return false;
+            plain = g_mime_content_type_is_type(ct, "text", "plain") &&
+                    g_mime_content_type_get_parameter(ct, "name") == NULL;
+            cs = g_mime_content_type_get_parameter(ct, "charset");
+            if (plain && cs != NULL)
+                charset = strdup(cs);
+            g_object_unref(ct);
+            if (plain && cs != NULL && charset == NULL)
+                return false;
         }
+        if (!plain)
+            return false;
     }
-    *ret_ct = ct;
+    *ret_charset = charset;
     return true;
 }
 
-/* The one body part of a plain_body() message: body[0..n) in ct's
- * charset, as walk_leaf() makes it of GMime's part. */
+/* The one body part of a plain_body() message: body[0..n) in the
+ * charset given, as walk_leaf() makes it of GMime's part. */
 static int
-view_add_plain(struct walker *w, const char *body, size_t n, GMimeContentType *ct)
+view_add_plain(struct walker *w, const char *body, size_t n, const char *charset)
 {
     struct mime_part p = {0};
     int r;
 
     w->visited++;
     p.role = MIME_PART_BODY;
-    p.content_type = content_type_dup(ct);
+    p.content_type = strdup("text/plain");
     if (p.content_type == NULL)
         return -ENOMEM;
-    r = part_set_text(w, &p, body, n, ct ? g_mime_content_type_get_parameter(ct, "charset") : NULL);
+    r = part_set_text(w, &p, body, n, charset);
     if (r == 0)
         r = view_add_part(w, &p);
     if (r == 0)
@@ -1706,7 +1830,7 @@ mime_view_parse_fields(const char *msg, size_t len, const struct classifier_limi
     struct parse_ctx *ctx = NULL;
     struct parsed ps = {0};
     struct own_fields of;
-    GMimeContentType *plain_ct = NULL;
+    char *plain_charset = NULL;
     char *split_buf = NULL;
     bool own = false, plain = false; /* plain_body() */
     int r = 0;
@@ -1742,7 +1866,7 @@ mime_view_parse_fields(const char *msg, size_t len, const struct classifier_limi
          * boundaries, offsets) but keeps the format, so set that too. */
         own = header_block_split(msg, len, of.f, MIME_VIEW_OWN_FIELDS, &of.n, &of.blank) == 0;
         of.msg = msg;
-        if (own && plain_body(&of, &plain_ct)) {
+        if (own && plain_body(&of, &plain_charset)) {
             plain = true;
         } else if (!own || !parse_split(ctx, msg, len, &of, &split_buf, &ps)) {
             own = false;
@@ -1763,7 +1887,7 @@ mime_view_parse_fields(const char *msg, size_t len, const struct classifier_limi
     if (plain) {
         size_t body = of.blank + (msg[of.blank] == '\r' ? 2 : 1);
 
-        r = view_add_plain(&w, msg + body, len - body, plain_ct);
+        r = view_add_plain(&w, msg + body, len - body, plain_charset);
     } else {
         r = walk(&w, ps.top, 0);
     }
@@ -1785,8 +1909,7 @@ mime_view_parse_fields(const char *msg, size_t len, const struct classifier_limi
     }
 out:
     parsed_release(&ps);
-    if (plain_ct != NULL)
-        g_object_unref(plain_ct);
+    free(plain_charset);
     free(split_buf);
     if (ctx != NULL) {
         ctx->arr->data = NULL;
