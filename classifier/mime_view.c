@@ -793,26 +793,21 @@ part_decode(GMimePart *part)
 }
 
 /*
- * The content of a base64 or quoted-printable part, decoded by GMime's
- * decoder straight from the message into *ret (malloc'd, *ret_len bytes)
- * rather than through its streams: g_mime_data_wrapper_write_to_stream()
- * runs the same steps over the same bytes, 4096 at a time, and the
- * decoder carries its state across those reads, so one step over all of
- * them writes the same. Returns 1 when decoded, 0 for a part this does
- * not take (which goes through part_decode()), or -ENOMEM.
+ * raw[0..n), content in the base64 or quoted-printable encoding enc,
+ * decoded by GMime's decoder straight from the message into *ret
+ * (malloc'd, *ret_len bytes) rather than through its streams:
+ * g_mime_data_wrapper_write_to_stream() runs the same steps over the same
+ * bytes, 4096 at a time, and the decoder carries its state across those
+ * reads, so one step over all of them writes the same. Returns 1, or
+ * -ENOMEM.
  */
 static int
-part_decode_direct(GMimePart *part, char **ret, size_t *ret_len)
+decode_raw(GMimeContentEncoding enc, const char *raw, size_t n, char **ret, size_t *ret_len)
 {
-    GMimeContentEncoding enc;
     GMimeEncoding dec;
-    const char *raw;
-    size_t n, len;
+    size_t len;
     char *out;
 
-    if (!part_content_raw(part, &raw, &n, &enc) ||
-        (enc != GMIME_CONTENT_ENCODING_BASE64 && enc != GMIME_CONTENT_ENCODING_QUOTEDPRINTABLE))
-        return 0;
     g_mime_encoding_init_decode(&dec, enc);
     /* Decoding never writes more than it reads, but ask the decoder. */
     out = malloc(g_mime_encoding_outlen(&dec, n) + g_mime_encoding_outlen(&dec, 0) + 1);
@@ -823,6 +818,22 @@ part_decode_direct(GMimePart *part, char **ret, size_t *ret_len)
     *ret = out;
     *ret_len = len;
     return 1;
+}
+
+/* decode_raw() of a base64 or quoted-printable part's content: 1 when
+ * decoded, 0 for a part this does not take (which goes through
+ * part_decode()), or -ENOMEM. */
+static int
+part_decode_direct(GMimePart *part, char **ret, size_t *ret_len)
+{
+    GMimeContentEncoding enc;
+    const char *raw;
+    size_t n;
+
+    if (!part_content_raw(part, &raw, &n, &enc) ||
+        (enc != GMIME_CONTENT_ENCODING_BASE64 && enc != GMIME_CONTENT_ENCODING_QUOTEDPRINTABLE))
+        return 0;
+    return decode_raw(enc, raw, n, ret, ret_len);
 }
 
 /* Decoded size of a binary part, counted without keeping the bytes. */
@@ -1539,16 +1550,17 @@ mime_view_plain_type(const char *raw, size_t n, bool *plain, char **charset)
  * Whether the Content-* fields of of leave the message one text/plain
  * part whose content is its body as it stands: one Content-Type at most,
  * of text/plain and with no file name, one Content-Transfer-Encoding at
- * most, that leaves the bytes alone, and no other Content-* field (a
- * Content-Disposition could make it an attachment). GMime would build
- * just that part, from the bytes after the blank line to the end, so the
- * view is made without it. *ret_charset is the part's charset parameter
- * (NULL when it has none), for the caller to free. A Content-Type of the
+ * most, that leaves the bytes alone or undoes base64 or quoted-printable,
+ * and no other Content-* field (a Content-Disposition could make it an
+ * attachment). GMime would build just that part, from the bytes after the
+ * blank line to the end, so the view is made without it. *ret_charset is
+ * the part's charset parameter (NULL when it has none), for the caller to
+ * free, and *ret_enc its transfer encoding. A Content-Type of the
  * shape most mail gives it is read by mime_view_plain_type(), any other
  * by GMime.
  */
 static bool
-plain_body(const struct own_fields *of, char **ret_charset)
+plain_body(const struct own_fields *of, char **ret_charset, GMimeContentEncoding *ret_enc)
 {
     const struct header_field *type = NULL, *cte = NULL;
     GMimeContentType *ct;
@@ -1570,14 +1582,14 @@ plain_body(const struct own_fields *of, char **ret_charset)
         else
             return false;
     }
+    *ret_enc = GMIME_CONTENT_ENCODING_DEFAULT;
     if (cte != NULL) {
-        GMimeContentEncoding enc;
-
         raw = own_value(of, cte, &rlen);
         value = field_decode_own(raw, rlen);
-        enc = g_mime_content_encoding_from_string(value != NULL ? value : "");
+        *ret_enc = g_mime_content_encoding_from_string(value != NULL ? value : "");
         g_free(value);
-        if (!encoding_is_identity(enc))
+        if (!encoding_is_identity(*ret_enc) && *ret_enc != GMIME_CONTENT_ENCODING_BASE64 &&
+            *ret_enc != GMIME_CONTENT_ENCODING_QUOTEDPRINTABLE)
             return false;
     }
     if (type != NULL) {
@@ -1615,11 +1627,14 @@ plain_body(const struct own_fields *of, char **ret_charset)
 }
 
 /* The one body part of a plain_body() message: body[0..n) in the
- * charset given, as walk_leaf() makes it of GMime's part. */
+ * charset and transfer encoding given, as walk_leaf() makes it of GMime's
+ * part. */
 static int
-view_add_plain(struct walker *w, const char *body, size_t n, const char *charset)
+view_add_plain(struct walker *w, const char *body, size_t n, const char *charset,
+               GMimeContentEncoding enc)
 {
     struct mime_part p = {0};
+    char *decoded = NULL;
     int r;
 
     w->visited++;
@@ -1627,7 +1642,11 @@ view_add_plain(struct walker *w, const char *body, size_t n, const char *charset
     p.content_type = strdup("text/plain");
     if (p.content_type == NULL)
         return -ENOMEM;
-    r = part_set_text(w, &p, body, n, charset);
+    /* As walk_leaf() takes GMime's part: in place, or decoded directly. */
+    r = encoding_is_identity(enc) ? 0 : decode_raw(enc, body, n, &decoded, &n);
+    if (r >= 0)
+        r = part_set_text(w, &p, decoded != NULL ? decoded : body, n, charset);
+    free(decoded);
     if (r == 0)
         r = view_add_part(w, &p);
     if (r == 0)
@@ -1831,6 +1850,7 @@ mime_view_parse_fields(const char *msg, size_t len, const struct classifier_limi
     struct parsed ps = {0};
     struct own_fields of;
     char *plain_charset = NULL;
+    GMimeContentEncoding plain_enc = GMIME_CONTENT_ENCODING_DEFAULT;
     char *split_buf = NULL;
     bool own = false, plain = false; /* plain_body() */
     int r = 0;
@@ -1866,7 +1886,7 @@ mime_view_parse_fields(const char *msg, size_t len, const struct classifier_limi
          * boundaries, offsets) but keeps the format, so set that too. */
         own = header_block_split(msg, len, of.f, MIME_VIEW_OWN_FIELDS, &of.n, &of.blank) == 0;
         of.msg = msg;
-        if (own && plain_body(&of, &plain_charset)) {
+        if (own && plain_body(&of, &plain_charset, &plain_enc)) {
             plain = true;
         } else if (!own || !parse_split(ctx, msg, len, &of, &split_buf, &ps)) {
             own = false;
@@ -1887,7 +1907,7 @@ mime_view_parse_fields(const char *msg, size_t len, const struct classifier_limi
     if (plain) {
         size_t body = of.blank + (msg[of.blank] == '\r' ? 2 : 1);
 
-        r = view_add_plain(&w, msg + body, len - body, plain_charset);
+        r = view_add_plain(&w, msg + body, len - body, plain_charset, plain_enc);
     } else {
         r = walk(&w, ps.top, 0);
     }

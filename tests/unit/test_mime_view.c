@@ -1101,6 +1101,18 @@ test_split_matches_gmime(void **state)
     limits = saved;
 }
 
+/* msg[0..n) starts with a quoted mbox From line, which sends it to the
+ * full GMime parse: the message after that line must give the same view. */
+static void
+assert_like_full_parse(const char *msg, size_t n)
+{
+    struct mime_view *a = parse(msg + 8, n - 8), *b = parse(msg, n);
+
+    assert_views_equal(a, b);
+    mime_view_free(a);
+    mime_view_free(b);
+}
+
 /* A text/plain Content-Type of the shape most mail gives it is read by
  * the view itself (mime_view_plain_type()), any other by GMime: each
  * type with each parameter list below, and text/plain with each pair of
@@ -1154,7 +1166,6 @@ test_plain_type_like_gmime(void **state)
             /* Pairs of lists for the plain type, one list for the rest. */
             for (size_t j = 0; j < (t == 0 ? np : 1); j++) {
                 char value[256], msg[512];
-                struct mime_view *a, *b;
                 char *charset = NULL;
                 bool plain;
                 int n, r;
@@ -1169,11 +1180,7 @@ test_plain_type_like_gmime(void **state)
                              body);
                 assert_true(n > 0 && (size_t)n < sizeof(msg));
                 print_message("Content-Type: %s\n", value);
-                a = parse(msg + 8, (size_t)n - 8);
-                b = parse(msg, (size_t)n);
-                assert_views_equal(a, b);
-                mime_view_free(a);
-                mime_view_free(b);
+                assert_like_full_parse(msg, (size_t)n);
                 checked++;
             }
         }
@@ -1182,6 +1189,48 @@ test_plain_type_like_gmime(void **state)
     print_message("%zu of %zu read by the view\n", fast, checked);
     assert_true(fast > 200);
     assert_true(checked - fast > 200);
+}
+
+/* A single text/plain part in base64 or quoted-printable is decoded by
+ * the view itself too: each encoding below, with a few charsets, must
+ * give the view the full GMime parse gives. */
+static void
+test_plain_encoded_like_gmime(void **state)
+{
+    static const struct {
+        const char *cte, *body;
+    } cases[] = {
+        {"quoted-printable", "caf=E9 =93q=94 =C3=A9 soft=\nbreak=3D=\n\nend=\n"},
+        {"Quoted-Printable", "bad =ZZ escape =\r\nline\r\n= \n=C3\n"},
+        {" quoted-printable ", "trailing space   \nand tab\t\n"},
+        {"base64", "Y2Fmw6kg4oCUIOKAmHHigJkK\n"},
+        {"BASE64", "Y2Fm6SCTcZQK\n=\nQUJD\n"},
+        {"base64", "Y2Fm\n6SCT\ncZQ\n"},
+        {"base64", "!!Y2Fm@@6SCT\r\ncZQK\r\n"},
+        {"7bit", "plain\n"},
+        {"8bit", "caf\xe9\n"},
+        {"binary", "caf\xc3\xa9\n"},
+        {"x-uuencode", "begin 644 a\n#86)C\n`\nend\n"},
+        {"bogus", "caf\xe9\n"},
+        {"", "caf\xe9\n"},
+    };
+    static const char *const charsets[] = {"", "; charset=utf-8", "; charset=iso-8859-1",
+                                           "; charset=\"windows-1252\""};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        for (size_t c = 0; c < sizeof(charsets) / sizeof(charsets[0]); c++) {
+            char msg[512];
+            int n = snprintf(msg, sizeof(msg),
+                             ">From x\nSubject: s\nContent-Type: text/plain%s\n"
+                             "Content-Transfer-Encoding: %s\n\n%s",
+                             charsets[c], cases[i].cte, cases[i].body);
+
+            assert_true(n > 0 && (size_t)n < sizeof(msg));
+            print_message("case %zu charset %zu\n", i, c);
+            assert_like_full_parse(msg, (size_t)n);
+        }
+    }
 }
 
 /* Content types in lower case, with GMime's defaults. */
@@ -1749,6 +1798,7 @@ main(void)
         cmocka_unit_test(test_from_line_first),
         cmocka_unit_test(test_split_matches_gmime),
         cmocka_unit_test(test_plain_type_like_gmime),
+        cmocka_unit_test(test_plain_encoded_like_gmime),
         cmocka_unit_test(test_parse_threads),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
