@@ -151,11 +151,44 @@ ascii_find_letter(const char *p, const char *end, unsigned char c)
     return NULL;
 }
 
+#ifdef ASCII_VECTOR
+/* ascii_find_pair_ci() 64 positions at a time, from *i while 64 or more
+ * are left; true with *i at the pair found, false with *i where fewer
+ * are left. fa and fb are the case bits that the letters a and b fold. */
+__attribute__((target("avx512f,avx512bw"))) static bool
+find_pair_ci64(const char *s, size_t *i, size_t to, unsigned char a, unsigned char b,
+               unsigned char fa, unsigned char fb)
+{
+    const __m512i va = _mm512_set1_epi8((char)a), vb = _mm512_set1_epi8((char)b);
+    const __m512i ma = _mm512_set1_epi8((char)fa), mb = _mm512_set1_epi8((char)fb);
+
+    for (; to - *i >= 64; *i += 64) {
+        __m512i x = _mm512_loadu_si512((const void *)(s + *i));
+        __m512i y = _mm512_loadu_si512((const void *)(s + *i + 1));
+        uint64_t hit = _mm512_cmpeq_epi8_mask(_mm512_or_si512(x, ma), va) &
+                       _mm512_cmpeq_epi8_mask(_mm512_or_si512(y, mb), vb);
+
+        if (hit != 0) {
+            *i += (size_t)__builtin_ctzll(hit);
+            return true;
+        }
+    }
+    return false;
+}
+#endif
+
 size_t
 ascii_find_pair_ci(const char *s, size_t from, size_t to, unsigned char a, unsigned char b)
 {
     unsigned char fa = a >= 'a' && a <= 'z' ? 0x20 : 0, fb = b >= 'a' && b <= 'z' ? 0x20 : 0;
     size_t i = from;
+
+#ifdef ASCII_VECTOR
+    /* libgcc reads the CPU's features before main(); this only tests them. */
+    if (i < to && to - i >= 64 && __builtin_cpu_supports("avx512bw") &&
+        find_pair_ci64(s, &i, to, a, b, fa, fb))
+        return i;
+#endif
 
 #ifdef __SSE2__
     const __m128i va = _mm_set1_epi8((char)a), vb = _mm_set1_epi8((char)b);

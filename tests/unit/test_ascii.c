@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -75,6 +76,49 @@ test_find(void **state)
     }
 }
 
+/* ascii_find_pair_ci() against a byte-by-byte search: random texts of
+ * up to 300 bytes (the vector path takes 64 positions at a time, the
+ * rest 16 or one), every start and a few ends, letter and other pairs. */
+static void
+test_find_pair_ci(void **state)
+{
+    static const char alphabet[] = "abAB-_e\xc3\xa9" "dD ";
+    static const unsigned char pairs[][2] = {{'a', 'b'}, {'e', 'd'},   {'g', ':'}, {'-', '_'},
+                                             {'b', 'a'}, {0xc3, 0xa9}, {'d', 'd'}};
+    unsigned seed = 7;
+    char text[301];
+
+    (void)state;
+    for (unsigned round = 0; round < 200; round++) {
+        size_t len = (size_t)rand_r(&seed) % sizeof(text);
+
+        for (size_t i = 0; i < len; i++)
+            text[i] = alphabet[(size_t)rand_r(&seed) % (sizeof(alphabet) - 1)];
+        text[len] = '\0';
+        for (size_t from = 0; from < len; from += 1 + from / 16) {
+            size_t ends[] = {from, from + 1, from + 63, from + 64, from + 65, len - 1};
+
+            for (size_t e = 0; e < sizeof(ends) / sizeof(ends[0]); e++) {
+                size_t to = ends[e] < len ? ends[e] : len - 1;
+
+                for (size_t k = 0; k < sizeof(pairs) / sizeof(pairs[0]) && from <= to; k++) {
+                    unsigned char a = pairs[k][0], b = pairs[k][1];
+                    size_t want = to;
+
+                    for (size_t i = from; i < to && want == to; i++) {
+                        unsigned char x = (unsigned char)text[i], y = (unsigned char)text[i + 1];
+
+                        if ((a >= 'a' && a <= 'z' ? (x | 0x20) == a : x == a) &&
+                            (b >= 'a' && b <= 'z' ? (y | 0x20) == b : y == b))
+                            want = i;
+                    }
+                    assert_int_equal(ascii_find_pair_ci(text, from, to, a, b), want);
+                }
+            }
+        }
+    }
+}
+
 int
 main(void)
 {
@@ -82,6 +126,7 @@ main(void)
         cmocka_unit_test(test_classes),
         cmocka_unit_test(test_prefix),
         cmocka_unit_test(test_find),
+        cmocka_unit_test(test_find_pair_ci),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
