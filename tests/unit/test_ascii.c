@@ -82,7 +82,8 @@ test_find(void **state)
 static void
 test_find_pair_ci(void **state)
 {
-    static const char alphabet[] = "abAB-_e\xc3\xa9" "dD ";
+    static const char alphabet[] = "abAB-_e\xc3\xa9"
+                                   "dD ";
     static const unsigned char pairs[][2] = {{'a', 'b'}, {'e', 'd'},   {'g', ':'}, {'-', '_'},
                                              {'b', 'a'}, {0xc3, 0xa9}, {'d', 'd'}};
     unsigned seed = 7;
