@@ -729,6 +729,12 @@ eq_lower(const char *s, const char *pat, size_t n)
 
 enum { BUG_PATTERNS = sizeof(bug_patterns) / sizeof(bug_patterns[0]) };
 
+/* tri_bit(): a hash to BUG_TRI_BITS bits, 512 of them, one AVX-512 register. */
+#define BUG_TRI_MUL 2654435761u
+#define BUG_TRI_BITS 9
+
+_Static_assert((1u << BUG_TRI_BITS) == 512, "first3 fills one AVX-512 register");
+
 _Static_assert(BUG_PATTERNS < 256, "pattern indexes fit a byte");
 
 /* The patterns' look-up tables, built once (bug_table_init()) and only
@@ -741,9 +747,9 @@ static struct {
      * 0 .. step - 1 of any pattern: exact bytes, so fewer false hits
      * than by slot, and no folding to compute per pair looked at. */
     unsigned char inside[256 * 256 / 8];
-    /* 512 bits, one register's worth (bug_classes_avx512()): bit
+    /* One register's worth of bits (bug_classes_avx512()): bit
      * tri_bit() set for each pattern's first three bytes. */
-    uint32_t first3[16];
+    uint32_t first3[(1u << BUG_TRI_BITS) / 32];
     bool vector; /* the machine has AVX-512 F, BW and VL */
 } bug_table;
 static pthread_once_t bug_table_once = PTHREAD_ONCE_INIT;
@@ -770,11 +776,12 @@ pair_mark(unsigned char a, unsigned char b)
 }
 
 /* The bit of first3 for three lowered bytes a << 16 | b << 8 | c: a
- * multiplicative hash, as few as 38 patterns leave most bits clear. */
+ * multiplicative hash, as few as 38 patterns leave most bits clear.
+ * bug_classes_avx512() computes it in its lanes the same way. */
 static unsigned
 tri_bit(uint32_t x)
 {
-    return (x * 2654435761u) >> (32 - 9);
+    return (x * BUG_TRI_MUL) >> (32 - BUG_TRI_BITS);
 }
 
 static void
@@ -866,7 +873,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static unsigned
 bug_classes_avx512(const char *text, size_t len)
 {
     __m512i first3 = _mm512_loadu_si512((const void *)bug_table.first3);
-    const __m512i k3 = _mm512_set1_epi32((int)2654435761u);
+    const __m512i k3 = _mm512_set1_epi32((int)BUG_TRI_MUL);
     unsigned mask = 0;
     size_t i = 0;
 
@@ -876,7 +883,7 @@ bug_classes_avx512(const char *text, size_t len)
 
         for (unsigned k = 0; k < 64; k += 16) {
             __m512i x = ascii_lanes_lower3(text + i + k);
-            __m512i h = _mm512_srli_epi32(_mm512_mullo_epi32(x, k3), 32 - 9);
+            __m512i h = _mm512_srli_epi32(_mm512_mullo_epi32(x, k3), 32 - BUG_TRI_BITS);
             __m512i words = _mm512_permutexvar_epi32(_mm512_srli_epi32(h, 5), first3);
             __m512i bit = _mm512_srlv_epi32(words, _mm512_and_si512(h, _mm512_set1_epi32(31)));
 

@@ -1612,12 +1612,12 @@ plain_body(const struct own_fields *of, char **ret_charset, GMimeContentEncoding
                 return false;
             plain = g_mime_content_type_is_type(ct, "text", "plain") &&
                     g_mime_content_type_get_parameter(ct, "name") == NULL;
-            cs = g_mime_content_type_get_parameter(ct, "charset");
-            if (plain && cs != NULL)
-                charset = strdup(cs);
+            cs = plain ? g_mime_content_type_get_parameter(ct, "charset") : NULL;
+            charset = cs != NULL ? strdup(cs) : NULL;
+            /* Without memory for the copy, GMime's parse takes over. */
+            if (cs != NULL && charset == NULL)
+                plain = false;
             g_object_unref(ct);
-            if (plain && cs != NULL && charset == NULL)
-                return false;
         }
         if (!plain)
             return false;

@@ -1464,6 +1464,8 @@ hash24(uint32_t w)
  * number modulo 32 from the register as it is), and that test runs at
  * every byte of the text. */
 #define PF_WORDS3_BITS 13u
+/* word3_of()'s multiplier; candidates64() multiplies its lanes by it. */
+#define PF_WORD3_MUL (2654435761u << 8)
 
 _Static_assert(PF_BITS3 == 32u << PF_WORDS3_BITS, "words of 32 bits fill the filter");
 
@@ -1471,7 +1473,7 @@ static uint32_t
 word3_of(uint32_t w)
 {
     /* (w << 8) * K: the byte above the three drops out of the product. */
-    return (w * (2654435761u << 8)) >> (32 - PF_WORDS3_BITS);
+    return (w * PF_WORD3_MUL) >> (32 - PF_WORDS3_BITS);
 }
 
 static uint32_t
@@ -2663,7 +2665,7 @@ probe_at(const struct pf_region *rg, const char *s, size_t len, size_t i, bool w
 __attribute__((target("avx512f,avx512bw,avx512vl"))) static uint64_t
 candidates64(const uint32_t *bits3, const char *s, size_t i)
 {
-    const __m512i k3 = _mm512_set1_epi32((int)(2654435761u << 8));
+    const __m512i k3 = _mm512_set1_epi32((int)PF_WORD3_MUL);
     uint64_t mask = 0;
 
     for (unsigned k = 0; k < 64; k += 16) {

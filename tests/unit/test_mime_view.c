@@ -1116,10 +1116,9 @@ assert_like_full_parse(const char *msg, size_t n)
 /* A text/plain Content-Type of the shape most mail gives it is read by
  * the view itself (mime_view_plain_type()), any other by GMime: each
  * type with each parameter list below, and text/plain with each pair of
- * lists, must give the
- * view GMime gives the same message after a quoted mbox From line (which
- * the full parse takes). The body's bytes read differently in each
- * charset, so a wrong one shows. */
+ * lists, must give the view GMime gives the same message after a quoted
+ * mbox From line (which the full parse takes). The body's bytes read
+ * differently in each charset, so a wrong one shows. */
 static void
 test_plain_type_like_gmime(void **state)
 {
