@@ -11,9 +11,12 @@
  * (at most --max-score), and a note (score 0) stays 0. After each fit,
  * genuine training mail at or over the tag threshold beyond --fp-limit
  * has its weight multiplied by FIT_FP_BOOST and the fit is redone, at most
- * FIT_FP_ROUNDS times. The folds of the cross-validation are fixed by a
- * hash of each path (and --seed) within each group, so a run is
- * repeatable to the byte. docs/scoring.md describes the method.
+ * FIT_FP_ROUNDS times. The cross-validation holds out whole sources (the
+ * labels' fourth column: a case, a list, a project; by default the
+ * labels line, so an mbox stays whole), never single messages: one
+ * source per fold (--folds all), or whole sources dealt to K folds by a
+ * hash of each (and --seed), so a run is repeatable to the byte
+ * (fit_folds.h). docs/scoring.md describes the method.
  *
  * Single-threaded; everything allocated is freed before fit_cmd returns.
  */
@@ -31,6 +34,7 @@
 
 #include "classifier.h"
 #include "fit.h"
+#include "fit_folds.h"
 #include "fit_plot.h"
 #include "import.h"
 #include "logreg.h"
@@ -43,7 +47,9 @@
 #define FIT_MAX_GROUPS 64u
 #define FIT_GROUP_NAME_MAX 48u /* bytes of a group name */
 #define FIT_MAX_LINE 8192u     /* bytes of a labels line */
-#define FIT_MAX_FOLDS 20u
+#define FIT_MAX_FOLDS 20u      /* --folds K; --folds all has one per source */
+#define FIT_MAX_SOURCES 1024u  /* sources named in the labels' fourth column */
+#define FIT_SOURCE_NAME_MAX 64u
 #define FIT_FP_ROUNDS 12u /* refits to bring false alarms under the limit */
 #define FIT_FP_BOOST 4.0  /* weight factor per refit for a false alarm */
 #define FIT_MAX_SWEEPS 20000u
@@ -52,6 +58,14 @@
  * converge; the figures and scores are still written. */
 #define SLOPCTL_FIT_PARTIAL 1
 
+static int
+u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
 struct fit_group {
     char name[FIT_GROUP_NAME_MAX + 1];
     unsigned char y; /* 1: slop */
@@ -59,8 +73,11 @@ struct fit_group {
 };
 
 struct fit_example {
-    uint64_t key; /* hash of the labels line's path as written, and the index in an mbox */
+    uint64_t source; /* hash of its source's name, or of the labels line's path */
+    size_t path;     /* the labels line's path as written: offset in fit.paths */
+    size_t index;    /* in an mbox, from 0 */
     uint32_t group;
+    int32_t named; /* its source in fit.source_name, or -1 */
     unsigned fold;
     unsigned kind; /* enum classifier_kind the scan gave it */
     /* Cross-validated scores and their substance parts. */
@@ -78,8 +95,9 @@ struct fit_train {
 
 struct fit {
     /* Options. */
-    const char *labels, *out_path, *plot_dir, *state_dir;
-    unsigned folds;
+    const char *labels, *out_path, *plot_dir, *state_dir, *cv_path;
+    unsigned folds;   /* 0: one per source */
+    unsigned n_folds; /* as dealt */
     unsigned long seed;
     double fp_limit, lambda, scale, max_score, tag, reply;
     double slop_weight; /* per slop example; 0: genuine count / slop count */
@@ -92,6 +110,9 @@ struct fit {
     size_t *feat_of; /* per rule: its feature, or SIZE_MAX for a helper */
     size_t *rule_of; /* per feature: its rule */
     double *prior, *lo, *hi, *w;
+    double *lo_all, *hi_all; /* the bounds before hold_one_sided() */
+    size_t n_held;           /* by the last train() */
+    size_t n_distinct;       /* sources among the messages; 0: not counted yet */
     bool *style;
     size_t *hits[2]; /* per feature: messages it matched, genuine [0] and slop [1] */
 
@@ -106,19 +127,28 @@ struct fit {
 
     struct fit_group groups[FIT_MAX_GROUPS];
     size_t n_groups;
-    uint32_t cur_group;    /* of the label being scanned */
-    const char *cur_label; /* its path as written */
+    char *source_name[FIT_MAX_SOURCES];
+    uint64_t source_hash[FIT_MAX_SOURCES];
+    size_t n_sources;
+    char *paths; /* the labels' paths as written, each NUL-terminated */
+    size_t paths_len, paths_cap, n_lines;
+    uint32_t cur_group; /* of the label being scanned */
+    int32_t cur_named;
+    uint64_t cur_source;
+    size_t cur_path;
     unsigned long unreadable;
     int error; /* first -errno of the scan callback */
 };
 
 static const char fit_usage[] =
-    "usage: slopctl fit [--rules DIR] [-o FILE] [--folds K] [--fp-limit P]\n"
+    "usage: slopctl fit [--rules DIR] [-o FILE] [--folds K|all] [--fp-limit P]\n"
     "                   [--lambda L] [--scale S] [--max-score N] [--seed N]\n"
     "                   [--threshold tag=N] [--threshold reply=N] [--plot-dir DIR]\n"
-    "                   [--slop-weight W] [--state DIR] LABELS\n"
-    "LABELS: one message per line, 'path<TAB>class[<TAB>group]' (or commas), class\n"
-    "slop or genuine; paths relative to the labels file's directory\n";
+    "                   [--slop-weight W] [--state DIR] [--cv-out FILE] LABELS\n"
+    "LABELS: one message per line, 'path<TAB>class[<TAB>group[<TAB>source]]' (or\n"
+    "commas), class slop or genuine; paths relative to the labels file's directory;\n"
+    "messages of one source (default: of one line) are held out together;\n"
+    "--folds K or all (one source per fold)\n";
 
 static int fit_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -150,7 +180,12 @@ fit_release(struct fit *f)
     free(f->lo);
     free(f->hi);
     free(f->w);
+    free(f->lo_all);
+    free(f->hi_all);
     free(f->style);
+    free(f->paths);
+    for (size_t i = 0; i < f->n_sources; i++)
+        free(f->source_name[i]);
     free(f->hits[0]);
     free(f->hits[1]);
     classifier_free(f->c);
@@ -170,12 +205,14 @@ features_init(struct fit *f)
     f->lo = calloc(n + 1, sizeof(*f->lo));
     f->hi = calloc(n + 1, sizeof(*f->hi));
     f->w = calloc(n + 1, sizeof(*f->w));
+    f->lo_all = calloc(n + 1, sizeof(*f->lo_all));
+    f->hi_all = calloc(n + 1, sizeof(*f->hi_all));
     f->style = calloc(n + 1, sizeof(*f->style));
     f->hits[0] = calloc(n + 1, sizeof(*f->hits[0]));
     f->hits[1] = calloc(n + 1, sizeof(*f->hits[1]));
     if (f->feat_of == NULL || f->rule_of == NULL || f->prior == NULL || f->lo == NULL ||
-        f->hi == NULL || f->w == NULL || f->style == NULL || f->hits[0] == NULL ||
-        f->hits[1] == NULL)
+        f->hi == NULL || f->w == NULL || f->lo_all == NULL || f->hi_all == NULL ||
+        f->style == NULL || f->hits[0] == NULL || f->hits[1] == NULL)
         return -ENOMEM;
     for (size_t i = 0; i < n; i++) {
         struct classifier_rule_info info;
@@ -198,6 +235,8 @@ features_init(struct fit *f)
             f->hi[j] = p;
         if (f->lo[j] > p)
             f->lo[j] = p;
+        f->lo_all[j] = f->lo[j];
+        f->hi_all[j] = f->hi[j];
         f->n_feat++;
     }
     return 0;
@@ -282,10 +321,10 @@ fit_message(void *ctx, const struct mailbox_msg *m)
     }
     e = &f->ex[f->n_ex];
     memset(e, 0, sizeof(*e));
-    /* The path as written keeps the folds where they are when the labels
-     * and the mail move together. */
-    e->key = fnv1a(14695981039346656037ull, f->cur_label, strlen(f->cur_label));
-    e->key = fnv1a(e->key, &m->index, sizeof(m->index));
+    e->source = f->cur_source;
+    e->named = f->cur_named;
+    e->path = f->cur_path;
+    e->index = m->index;
     e->group = f->cur_group;
     e->kind = (unsigned)res->kind;
     f->y[f->n_ex] = y;
@@ -346,16 +385,72 @@ group_find(struct fit *f, const char *name, unsigned char y, const char **why)
     return (int)f->n_groups++;
 }
 
-/* Cut line into at most 3 fields at tabs, or at commas when it has none,
+/* The source named name: its index, or -1 with *why set. Sources are
+ * keyed by a hash of the name; names are kept for the figures. */
+static int
+source_find(struct fit *f, const char *name, uint64_t *ret_hash, const char **why)
+{
+    uint64_t h = fnv1a(14695981039346656037ull, name, strlen(name));
+    char *copy;
+
+    for (size_t i = 0; i < f->n_sources; i++)
+        if (f->source_hash[i] == h && strcmp(f->source_name[i], name) == 0) {
+            *ret_hash = h;
+            return (int)i;
+        }
+    if (strlen(name) > FIT_SOURCE_NAME_MAX) {
+        *why = "source name too long";
+        return -1;
+    }
+    if (f->n_sources == FIT_MAX_SOURCES) {
+        *why = "too many sources";
+        return -1;
+    }
+    copy = strdup(name);
+    if (copy == NULL) {
+        *why = strerror(ENOMEM);
+        return -1;
+    }
+    f->source_name[f->n_sources] = copy;
+    f->source_hash[f->n_sources] = h;
+    *ret_hash = h;
+    return (int)f->n_sources++;
+}
+
+/* Keep the labels line's path as written, for --cv-out; at *ret_off. */
+static int
+path_keep(struct fit *f, const char *path, size_t *ret_off)
+{
+    size_t len = strlen(path) + 1;
+
+    if (f->paths_len + len > f->paths_cap) {
+        size_t cap = f->paths_cap ? f->paths_cap * 2 : 4096;
+        char *p;
+
+        while (cap < f->paths_len + len)
+            cap *= 2;
+        p = realloc(f->paths, cap);
+        if (p == NULL)
+            return -ENOMEM;
+        f->paths = p;
+        f->paths_cap = cap;
+    }
+    memcpy(f->paths + f->paths_len, path, len);
+    *ret_off = f->paths_len;
+    f->paths_len += len;
+    return 0;
+}
+
+/* Cut line into at most 4 fields at tabs, or at commas when it has none,
  * each trimmed of spaces. */
 static size_t
-split_fields(char *line, char *field[3])
+split_fields(char *line, char *field[4])
 {
     char sep = strchr(line, '\t') != NULL ? '\t' : ',';
     size_t n = 0;
     char *p = line;
 
-    while (n < 3) {
+    while (n < 4) {
         char *e = strchr(p, sep);
 
         field[n++] = p;
@@ -364,8 +459,8 @@ split_fields(char *line, char *field[3])
         *e = '\0';
         p = e + 1;
     }
-    /* Columns past the group are the caller's (notes, URLs). */
-    if (n == 3 && (p = strchr(field[2], sep)) != NULL)
+    /* Columns past the source are the caller's (notes, URLs). */
+    if (n == 4 && (p = strchr(field[3], sep)) != NULL)
         *p = '\0';
     for (size_t i = 0; i < n; i++) {
         size_t len = strlen(field[i]);
@@ -397,7 +492,7 @@ labels_scan(struct fit *f)
         return EX_NOINPUT;
     }
     while (r == 0 && fgets(line, sizeof(line), in) != NULL) {
-        char *field[3] = {NULL, NULL, NULL};
+        char *field[4] = {NULL, NULL, NULL, NULL};
         const char *why = NULL, *group;
         unsigned char y;
         size_t n, len = strlen(line);
@@ -420,8 +515,8 @@ labels_scan(struct fit *f)
                 first = false;
                 continue;
             }
-            fprintf(stderr, "%s:%u: expected 'path<TAB>slop|genuine[<TAB>group]'\n", f->labels,
-                    lineno);
+            fprintf(stderr, "%s:%u: expected 'path<TAB>slop|genuine[<TAB>group[<TAB>source]]'\n",
+                    f->labels, lineno);
             r = EX_DATAERR;
             break;
         }
@@ -435,7 +530,29 @@ labels_scan(struct fit *f)
             break;
         }
         f->cur_group = (uint32_t)g;
-        f->cur_label = field[0];
+        /* Without a source, the line is one: an mbox stays whole, and the
+         * path as written keeps the folds where they are when the labels
+         * and the mail move together. */
+        f->cur_named = -1;
+        f->cur_source = fnv1a(14695981039346656037ull, field[0], strlen(field[0]));
+        if (n > 3 && field[3][0] != '\0') {
+            f->cur_named = source_find(f, field[3], &f->cur_source, &why);
+            if (f->cur_named < 0) {
+                fprintf(stderr, "%s:%u: %s\n", f->labels, lineno, why);
+                r = EX_DATAERR;
+                break;
+            }
+            /* A named source never meets an unnamed one by accident. */
+            f->cur_source = ~f->cur_source;
+        }
+        if (++f->n_lines > FIT_MAX_EXAMPLES) {
+            fprintf(stderr, "%s:%u: more than %u labels\n", f->labels, lineno, FIT_MAX_EXAMPLES);
+            r = EX_DATAERR;
+            break;
+        }
+        r = path_keep(f, field[0], &f->cur_path);
+        if (r < 0)
+            break;
         if ((size_t)snprintf(path, sizeof(path), "%s%s%s", field[0][0] == '/' ? "" : dir,
                              field[0][0] == '/' ? "" : "/", field[0]) >= sizeof(path)) {
             fprintf(stderr, "%s:%u: path too long\n", f->labels, lineno);
@@ -450,43 +567,30 @@ labels_scan(struct fit *f)
     return r;
 }
 
-struct fold_key {
-    uint64_t key;
-    size_t i;
-};
-
-static int
-fold_key_cmp(const void *a, const void *b)
-{
-    const struct fold_key *x = a, *y = b;
-
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return x->i < y->i ? -1 : x->i > y->i;
-}
-
-/* Within each group, examples in the order of a hash of their key and the
- * seed are dealt to the folds in turn, starting one fold further for each
- * group, so every fold gets its share of every group. */
+/* Whole sources to folds (fit_folds.h); at least two, or no test is
+ * left beside a training set. */
 static int
 assign_folds(struct fit *f)
 {
-    struct fold_key *k = malloc((f->n_ex + 1) * sizeof(*k));
+    struct fit_folds_item *it = malloc((f->n_ex + 1) * sizeof(*it));
+    unsigned *fold = malloc((f->n_ex + 1) * sizeof(*fold));
+    int r;
 
-    if (k == NULL)
-        return -ENOMEM;
-    for (size_t g = 0; g < f->n_groups; g++) {
-        size_t n = 0;
-
-        for (size_t i = 0; i < f->n_ex; i++)
-            if (f->ex[i].group == g)
-                k[n++] = (struct fold_key){fnv1a(f->ex[i].key, &f->seed, sizeof(f->seed)), i};
-        qsort(k, n, sizeof(*k), fold_key_cmp);
-        for (size_t r = 0; r < n; r++)
-            f->ex[k[r].i].fold = (unsigned)((r + g) % f->folds);
+    if (it == NULL || fold == NULL) {
+        r = -ENOMEM;
+        goto out;
     }
-    free(k);
-    return 0;
+    for (size_t i = 0; i < f->n_ex; i++)
+        it[i] = (struct fit_folds_item){f->ex[i].source, f->ex[i].group};
+    r = fit_folds_deal(it, f->n_ex, f->folds, f->seed, fold, &f->n_folds);
+    if (r < 0)
+        goto out;
+    for (size_t i = 0; i < f->n_ex; i++)
+        f->ex[i].fold = fold[i];
+out:
+    free(it);
+    free(fold);
+    return r;
 }
 
 static void
@@ -541,23 +645,28 @@ class_weights(struct fit *f)
 
 /*
  * A rule matched only by kinds of mail (patch, report, reply, other) that
- * no slop message in the labels has is seen on one side only: the fit
- * could learn that it fires on genuine mail, never whether it catches
+ * no slop message in the training set has is seen on one side only: the
+ * fit could learn that it fires on genuine mail, never whether it catches
  * slop of that kind. Such a rule keeps its hand-set score until slop of
- * its kinds is labelled. Returns how many rules were held.
+ * its kinds is labelled. Decided on the training set alone (cw > 0), so a
+ * held-out source does not choose its own rules. Sets f->n_held.
  */
-static size_t
+static int
 hold_one_sided(struct fit *f)
 {
     unsigned slop_kinds = 0, *kinds;
-    size_t held = 0;
 
     kinds = calloc(f->n_feat ? f->n_feat : 1, sizeof(*kinds));
     if (kinds == NULL)
-        return 0;
+        return -ENOMEM;
+    memcpy(f->lo, f->lo_all, f->n_feat * sizeof(*f->lo));
+    memcpy(f->hi, f->hi_all, f->n_feat * sizeof(*f->hi));
+    f->n_held = 0;
     for (size_t i = 0; i < f->n_ex; i++) {
         unsigned bit = f->ex[i].kind < 32 ? 1u << f->ex[i].kind : 0;
 
+        if (f->cw[i] == 0)
+            continue;
         if (f->y[i])
             slop_kinds |= bit;
         for (size_t k = f->row[i]; k < f->row[i + 1]; k++)
@@ -567,10 +676,10 @@ hold_one_sided(struct fit *f)
         if (kinds[j] == 0 || (kinds[j] & slop_kinds) != 0)
             continue;
         f->lo[j] = f->hi[j] = f->prior[j];
-        held++;
+        f->n_held++;
     }
     free(kinds);
-    return held;
+    return 0;
 }
 
 /* Fit w on every fold but held (-1: on all), then refit while genuine
@@ -585,6 +694,8 @@ train(struct fit *f, int held, double *w, struct fit_train *t)
     t->converged = true;
     for (size_t i = 0; i < f->n_ex; i++)
         f->cw[i] = held >= 0 && f->ex[i].fold == (unsigned)held ? 0 : 1;
+    if (hold_one_sided(f) < 0)
+        return -ENOMEM;
     class_weights(f);
     memcpy(w, f->prior, f->n_feat * sizeof(*w));
     for (;;) {
@@ -639,7 +750,7 @@ cross_validate(struct fit *f, struct fit_train *sum)
     sum->converged = sum->fp_met = true;
     for (size_t i = 0; i < f->n_ex; i++)
         score_of(f, f->prior, i, &f->ex[i].hand, &f->ex[i].hand_sub);
-    for (unsigned k = 0; k < f->folds && r == 0; k++) {
+    for (unsigned k = 0; k < f->n_folds && r == 0; k++) {
         r = train(f, (int)k, w, &t);
         if (r < 0)
             break;
@@ -725,11 +836,104 @@ tally_add(const struct fit *f, const struct fit_example *e, struct tally *t)
     }
 }
 
+/* The 95% Wilson score interval of k in n, in percent: unlike the normal
+ * approximation it stays within 0 to 100 and is not empty at 0 of n. */
 static void
-print_tally(const char *name, const char *cls, const struct tally *t)
+wilson(size_t k, size_t n, double *lo, double *hi)
 {
-    printf("  %-26s %-7s %5zu  %5zu %5.1f%% %5zu   %5zu %5.1f%% %5zu\n", name, cls, t->n, t->tag[0],
-           pct(t->tag[0], t->n), t->reply[0], t->tag[1], pct(t->tag[1], t->n), t->reply[1]);
+    const double z = 1.959963984540054;
+    double p, d, c, h;
+
+    if (n == 0) {
+        *lo = 0;
+        *hi = 100;
+        return;
+    }
+    p = (double)k / (double)n;
+    d = 1 + z * z / (double)n;
+    c = (p + z * z / (2.0 * (double)n)) / d;
+    h = z * sqrt(p * (1 - p) / (double)n + z * z / (4.0 * (double)n * (double)n)) / d;
+    *lo = 100 * fmax(0, c - h);
+    *hi = 100 * fmin(1, c + h);
+}
+
+static void
+print_tally(const char *indent, const char *name, const char *cls, const struct tally *t)
+{
+    printf("%s%-*s %-7s %5zu", indent, 44 - (int)strlen(indent), name, cls, t->n);
+    for (int s = 0; s < 2; s++) {
+        double lo, hi;
+
+        wilson(t->tag[s], t->n, &lo, &hi);
+        printf(" | %5zu %5.1f%% [%5.1f, %5.1f] %5zu", t->tag[s], pct(t->tag[s], t->n), lo, hi,
+               t->reply[s]);
+    }
+    putchar('\n');
+}
+
+/* Messages of distinct sources, counted once (cached in f->n_distinct). */
+static size_t
+count_sources(struct fit *f)
+{
+    uint64_t *h;
+
+    if (f->n_distinct > 0 || f->n_ex == 0)
+        return f->n_distinct;
+    h = malloc(f->n_ex * sizeof(*h));
+    if (h == NULL)
+        return 0;
+    for (size_t i = 0; i < f->n_ex; i++)
+        h[i] = f->ex[i].source;
+    qsort(h, f->n_ex, sizeof(*h), u64_cmp);
+    for (size_t i = 0; i < f->n_ex; i++)
+        f->n_distinct += i == 0 || h[i] != h[i - 1];
+    free(h);
+    return f->n_distinct;
+}
+
+/* One row per group and, in a group of several named sources, one per
+ * source; then all slop and all genuine mail. */
+static void
+print_rows(const struct fit *f, struct tally all[2])
+{
+    for (size_t g = 0; g < f->n_groups; g++) {
+        const char *cls = f->groups[g].y ? "slop" : "genuine";
+        struct tally t = {0};
+        size_t named = 0;
+
+        for (size_t i = 0; i < f->n_ex; i++)
+            if (f->ex[i].group == g) {
+                tally_add(f, &f->ex[i], &t);
+                tally_add(f, &f->ex[i], &all[f->groups[g].y]);
+            }
+        print_tally("  ", f->groups[g].name, cls, &t);
+        for (size_t q = 0; q < f->n_sources && named < 2; q++)
+            for (size_t i = 0; i < f->n_ex; i++)
+                if (f->ex[i].group == g && f->ex[i].named == (int32_t)q) {
+                    named++;
+                    break;
+                }
+        for (size_t q = 0; q < f->n_sources && named >= 2; q++) {
+            struct tally ts = {0};
+
+            for (size_t i = 0; i < f->n_ex; i++)
+                if (f->ex[i].group == g && f->ex[i].named == (int32_t)q)
+                    tally_add(f, &f->ex[i], &ts);
+            if (ts.n > 0)
+                print_tally("    ", f->source_name[q], cls, &ts);
+        }
+    }
+    print_tally("  ", "all slop (recall)", "slop", &all[1]);
+    print_tally("  ", "all genuine (false alarm)", "genuine", &all[0]);
+}
+
+static void
+folds_name(const struct fit *f, char *buf, size_t size)
+{
+    if (f->folds == 0)
+        snprintf(buf, size, "leave-one-source-out, %u folds", f->n_folds);
+    else
+        snprintf(buf, size, "%u folds of whole sources", f->n_folds);
 }
 
 static int
@@ -738,25 +942,16 @@ print_figures(const struct fit *f)
     struct tally all[2] = {{0}, {0}};
     struct fit_plot_series s[2];
     double *score[2] = {NULL, NULL}, auc[2];
+    char how[64];
     int r;
 
-    printf("\ncross-validated (%u folds): tagged at >= %.1f, answered (reply or above) at >= "
-           "%.1f\n",
-           f->folds, f->tag, f->reply);
-    printf("  %-26s %-7s %5s  %-20s   %-20s\n", "group", "class", "n", "hand-set: tag   reply",
-           "fitted: tag     reply");
-    for (size_t g = 0; g < f->n_groups; g++) {
-        struct tally t = {0};
-
-        for (size_t i = 0; i < f->n_ex; i++)
-            if (f->ex[i].group == g) {
-                tally_add(f, &f->ex[i], &t);
-                tally_add(f, &f->ex[i], &all[f->groups[g].y]);
-            }
-        print_tally(f->groups[g].name, f->groups[g].y ? "slop" : "genuine", &t);
-    }
-    print_tally("all slop (recall)", "slop", &all[1]);
-    print_tally("all genuine (false alarm)", "genuine", &all[0]);
+    folds_name(f, how, sizeof(how));
+    printf("\ncross-validated (%s): an action at >= %.1f (tag), answered (reply or above) at "
+           ">= %.1f;\nrate of any action with its 95%% Wilson interval\n",
+           how, f->tag, f->reply);
+    printf("  %-42s %-7s %5s | %-35s | %-35s\n", "group / source", "class", "n",
+           "hand-set: action  rate  95% CI  answered", "fitted: action  rate  95% CI  answered");
+    print_rows(f, all);
     for (int k = 0; k < 2; k++) {
         score[k] = malloc((f->n_ex + 1) * sizeof(*score[k]));
         if (score[k] == NULL) {
@@ -779,8 +974,8 @@ print_figures(const struct fit *f)
         char title[160];
         int drawn = 0;
 
-        snprintf(title, sizeof(title), "%u-fold cross-validated scores, %zu slop, %zu genuine",
-                 f->folds, all[1].n, all[0].n);
+        snprintf(title, sizeof(title), "cross-validated scores (%s), %zu slop, %zu genuine", how,
+                 all[1].n, all[0].n);
         r = fit_plot_write(f->plot_dir, title, s, 2, &drawn);
         if (r < 0)
             fprintf(stderr, "slopctl fit: cannot write plots to '%s': %s\n", f->plot_dir,
@@ -808,8 +1003,10 @@ static int
 write_scores(const struct fit *f, size_t n_slop, const struct fit_train *t)
 {
     const char *base = strrchr(f->labels, '/');
+    char how[64];
     FILE *out;
 
+    folds_name(f, how, sizeof(how));
     out = fopen(f->out_path, "w");
     if (out == NULL)
         return -errno;
@@ -817,14 +1014,45 @@ write_scores(const struct fit *f, size_t n_slop, const struct fit_train *t)
             "# Scores fitted by slopctl fit (docs/scoring.md): logistic regression with\n"
             "# the rule files' scores as priors, over %zu messages (%zu slop, %zu genuine)\n"
             "# labelled in %s. lambda %g, scale %g, tag %g, max-score %g, fp-limit %g,\n"
-            "# %u-fold cross-validated, seed %lu; %s, %u false-alarm refits.\n"
+            "# cross-validated by source (%s), seed %lu; %s, %u false-alarm refits.\n"
             "# Made by a program: refit rather than edit.\n",
             f->n_ex, n_slop, f->n_ex - n_slop, base ? base + 1 : f->labels, f->lambda, f->scale,
-            f->tag, f->max_score, f->fp_limit, f->folds, f->seed,
+            f->tag, f->max_score, f->fp_limit, how, f->seed,
             t->converged ? "converged" : "NOT converged", t->rounds);
     for (size_t j = 0; j < f->n_feat; j++)
         if (f->prior[j] != 0)
             fprintf(out, "score %-30s %.2f\n", rule_name(f, j), rounded(f, j));
+    if (fclose(out) != 0)
+        return -errno;
+    return 0;
+}
+
+static const char *
+level_name(int lv)
+{
+    return lv >= 2 ? "answered" : lv == 1 ? "action" : "none";
+}
+
+/* --cv-out: each message's fold and its cross-validated scores, one line
+ * each, for figures grouped otherwise than by the labels' groups. */
+static int
+write_cv(const struct fit *f)
+{
+    FILE *out = fopen(f->cv_path, "w");
+
+    if (out == NULL)
+        return -errno;
+    fprintf(out, "# path\tindex\tclass\tgroup\tsource\tfold\thand\thand_level\tfitted\t"
+                 "fitted_level (slopctl fit --cv-out)\n");
+    for (size_t i = 0; i < f->n_ex; i++) {
+        const struct fit_example *e = &f->ex[i];
+
+        fprintf(out, "%s\t%zu\t%s\t%s\t%s\t%u\t%.2f\t%s\t%.2f\t%s\n", f->paths + e->path, e->index,
+                f->y[i] ? "slop" : "genuine", f->groups[e->group].name,
+                e->named >= 0 ? f->source_name[e->named] : "-", e->fold, e->hand + 0.0,
+                level_name(level(f, e->hand, e->hand_sub)), e->fitted + 0.0,
+                level_name(level(f, e->fitted, e->fitted_sub)));
+    }
     if (fclose(out) != 0)
         return -errno;
     return 0;
@@ -860,6 +1088,7 @@ parse_options(struct fit *f, int argc, char **argv, const char **rules)
         {"plot-dir", required_argument, NULL, 'p'},
         {"state", required_argument, NULL, 'T'},
         {"slop-weight", required_argument, NULL, 'W'},
+        {"cv-out", required_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -875,9 +1104,17 @@ parse_options(struct fit *f, int argc, char **argv, const char **rules)
             f->out_path = optarg;
             break;
         case 'k':
+            if (strcmp(optarg, "all") == 0) {
+                f->folds = 0;
+                break;
+            }
             if (parse_double(optarg, 2, FIT_MAX_FOLDS, &v) < 0 || v != floor(v))
-                return fit_usage_error("bad --folds '%s', expected 2 to %u", optarg, FIT_MAX_FOLDS);
+                return fit_usage_error("bad --folds '%s', expected 2 to %u or all", optarg,
+                                       FIT_MAX_FOLDS);
             f->folds = (unsigned)v;
+            break;
+        case 'c':
+            f->cv_path = optarg;
             break;
         case 'f':
             if (parse_double(optarg, 0, 1, &f->fp_limit) < 0)
@@ -949,7 +1186,7 @@ fit_cmd(int argc, char **argv, const char *(*rules_resolve)(const char *opt))
     };
     struct fit_train cv = {0}, all = {0};
     const char *rules = NULL;
-    size_t n_slop = 0, n_held = 0;
+    size_t n_slop = 0;
     int r, ret = 0;
 
     classifier_options_default(&opts);
@@ -985,14 +1222,17 @@ fit_cmd(int argc, char **argv, const char *(*rules_resolve)(const char *opt))
         goto fail;
     for (size_t i = 0; i < f.n_ex; i++)
         n_slop += f.y[i];
-    if (n_slop == 0 || n_slop == f.n_ex || f.n_ex < f.folds) {
-        fprintf(stderr, "slopctl fit: need slop and genuine messages, at least %u in all\n",
-                f.folds);
+    if (n_slop == 0 || n_slop == f.n_ex) {
+        fprintf(stderr, "slopctl fit: need slop and genuine messages\n");
         ret = EX_DATAERR;
         goto out;
     }
-    n_held = hold_one_sided(&f);
     r = assign_folds(&f);
+    if (r == 0 && f.n_folds > 0 && count_sources(&f) < 2) {
+        fprintf(stderr, "slopctl fit: cross-validation needs messages of two sources or more\n");
+        ret = EX_DATAERR;
+        goto out;
+    }
     if (r == 0)
         r = cross_validate(&f, &cv);
     if (r == 0)
@@ -1000,14 +1240,15 @@ fit_cmd(int argc, char **argv, const char *(*rules_resolve)(const char *opt))
     if (r < 0)
         goto fail;
 
-    printf("slopctl fit: %zu messages (%zu slop, %zu genuine) in %zu groups, %zu rules fitted\n",
-           f.n_ex, n_slop, f.n_ex - n_slop, f.n_groups, f.n_feat);
+    printf("slopctl fit: %zu messages (%zu slop, %zu genuine) in %zu groups, %zu sources, %zu "
+           "rules fitted\n",
+           f.n_ex, n_slop, f.n_ex - n_slop, f.n_groups, count_sources(&f), f.n_feat);
     printf("lambda %g, scale %g, tag %g, reply %g, max-score %g, fp-limit %g, seed %lu, "
            "slop-weight %s\n",
            f.lambda, f.scale, f.tag, f.reply, f.max_score, f.fp_limit, f.seed,
            f.slop_weight > 0 ? "given" : "balanced");
     printf("held at the hand-set score (no labelled slop of the kinds they match): %zu rules\n",
-           n_held);
+           f.n_held);
     printf("fit on all: %s in %u sweeps, %u false-alarm refits, genuine over tag %zu/%zu%s\n",
            all.converged ? "converged" : "NOT converged", all.sweeps, all.rounds, all.fp,
            all.genuine, all.fp_met ? "" : " (over the limit)");
@@ -1018,6 +1259,14 @@ fit_cmd(int argc, char **argv, const char *(*rules_resolve)(const char *opt))
     r = print_figures(&f);
     if (r < 0)
         ret = SLOPCTL_FIT_PARTIAL;
+    if (f.cv_path != NULL) {
+        r = write_cv(&f);
+        if (r < 0) {
+            fprintf(stderr, "slopctl fit: cannot write '%s': %s\n", f.cv_path, strerror(-r));
+            ret = EX_CANTCREAT;
+            goto out;
+        }
+    }
     if (f.out_path != NULL) {
         r = write_scores(&f, n_slop, &all);
         if (r < 0) {

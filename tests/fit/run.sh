@@ -1,8 +1,10 @@
 #!/bin/sh
-# slopctl fit end to end, on a rule set and 18 messages written here: it
+# slopctl fit end to end, on a rule set and messages written here: it
 # runs and converges, respects its bounds, meets the false-alarm limit on
-# its training mail, writes a scores file that lint and scan load, and a
-# refit is byte-identical. The shipped rules are not used, so their
+# its training mail, writes a scores file that lint and scan load, a
+# refit is byte-identical, and cross-validation holds out whole sources
+# (a case's near-copies never straddle train and test) with a Wilson
+# interval on every row. The shipped rules are not used, so their
 # scores can change freely. gnuplot is not needed.
 # Usage: sh run.sh SLOPCTL
 set -u
@@ -180,6 +182,107 @@ run fit $FIT --seed 7 "$T/labels.tsv"
 grep -v '^#' "$T/fit1.scores" >"$T/body1"
 grep -v '^#' "$T/fit.scores" >"$T/body2"
 check "another seed changes only the folds, not the fit on all" cmp "$T/body1" "$T/body2"
+
+# Grouped folds. Case "casex" is three near-copies whose only gap,
+# GAP_CASEX, no other message has; with its source held out whole, the
+# rule has no training data and keeps its prior (2) exactly, so each
+# copy's cross-validated score is 2.00. A split by message would train on
+# the other copies and raise it. The fit on all messages does raise it.
+cat >>"$T/rules/10-fit.rules" <<'RULES'
+rule GAP_CASEX
+    describe the case's own gap
+    score 2
+    match body /\bgapcasex\b/
+RULES
+for i in 1 2 3; do msg slop "x$i" "gapcasex, near-copy $i"; done
+# An mbox of three messages on one unnamed line: one source.
+for i in 1 2 3; do
+    printf 'From m%s@example.org Mon Jan  1 00:00:00 2024\n' "$i"
+    printf 'From: M <m%s@example.org>\nSubject: m%s\nMessage-ID: <m%s@fit.invalid>\n\ncommonword %s\n\n' \
+        "$i" "$i" "$i" "$i"
+done >"$T/mail/genuine/thread.mbox"
+{
+    for i in 1 2 3 4 5 6 7; do echo "mail/slop/s$i.eml	slop	flagged	case-s$i"; done
+    for i in 1 2 3; do echo "mail/slop/x$i.eml	slop	flagged	casex"; done
+    for i in 1 2 3 4; do echo "mail/genuine/g$i.eml	genuine	genuine_patch	list-a"; done
+    for i in 7 8 9 10 11; do echo "mail/genuine/g$i.eml	genuine	genuine_patch	list-b"; done
+    echo "mail/genuine/g5.eml	genuine	disclosed	disclosed"
+    echo "mail/genuine/g6.eml	genuine	disclosed	disclosed"
+    echo "mail/genuine/thread.mbox	genuine	thread"
+} >"$T/grouped.tsv"
+run fit --rules "$T/rules" --folds all --fp-limit 0 --cv-out "$T/cv.tsv" -o "$T/grouped.scores" \
+    "$T/grouped.tsv"
+cp "$T/out" "$T/grouped.out"
+check "grouped fit runs" test "$rc" -eq 0
+check "grouped fit counts sources: 11 named and one mbox" \
+    grep -q '^slopctl fit: 24 messages (10 slop, 14 genuine) in 4 groups, 12 sources' "$T/out"
+check "leave-one-source-out: a fold per source" \
+    grep -q '^cross-validated (leave-one-source-out, 12 folds)' "$T/out"
+check "one row per source in a group of several sources" \
+    sh -c "grep -q '^    casex ' '$T/out' && grep -q '^    list-a ' '$T/out' && ! grep -q '^    disclosed ' '$T/out'"
+check "no source straddles folds; one source per fold" python3 - "$T/cv.tsv" <<'PY'
+import sys
+fold_of, src_of = {}, {}
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if not l.startswith("#")]
+assert len(rows) == 24, len(rows)
+for path, index, cls, group, source, fold, *_ in rows:
+    key = source if source != "-" else path
+    assert fold_of.setdefault(key, fold) == fold, (key, fold)
+    assert src_of.setdefault(fold, key) == key, (fold, key)
+assert len(fold_of) == 12, fold_of
+assert [r[1] for r in rows if r[0].endswith("thread.mbox")] == ["0", "1", "2"], rows
+PY
+check "a held-out case's own rule keeps its prior in its fold" python3 - "$T/cv.tsv" "$T/grouped.scores" <<'PY'
+import sys
+cv = [l.split("\t") for l in open(sys.argv[1]) if "/x" in l.split("\t")[0]]
+assert len(cv) == 3, cv
+for r in cv:
+    assert r[4] == "casex" and float(r[6]) == 2.0 and float(r[8]) == 2.0, r
+fitted = [float(l.split()[2]) for l in open(sys.argv[2]) if l.startswith("score GAP_CASEX ")]
+assert fitted and fitted[0] > 2.0, fitted
+PY
+check "every row's interval is the 95% Wilson interval of its counts" python3 - "$T/out" <<'PY'
+import math, re, sys
+z = 1.959963984540054
+def wilson(k, n):
+    p = k / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return 100 * max(0, c - h), 100 * min(1, c + h)
+rows = 0
+cell = r"\|\s+(\d+)\s+[\d.]+%\s+\[\s*([\d.]+),\s*([\d.]+)\]\s+\d+\s+"
+for line in open(sys.argv[1]):
+    m = re.match(r"^\s+\S.*?\s(slop|genuine)\s+(\d+)\s" + cell + cell + "$", line)
+    if not m:
+        continue
+    n = int(m.group(2))
+    for k, lo, hi in (m.group(3, 4, 5), m.group(6, 7, 8)):
+        wl, wh = wilson(int(k), n)
+        assert abs(wl - float(lo)) < 0.051 and abs(wh - float(hi)) < 0.051, (line, wl, wh)
+    rows += 1
+assert rows >= 10, rows
+PY
+run fit --rules "$T/rules" --folds 3 --fp-limit 0 --cv-out "$T/cv3.tsv" "$T/grouped.tsv"
+check "3 folds of whole sources: no source straddles" python3 - "$T/cv3.tsv" <<'PY'
+import sys
+fold_of = {}
+for l in open(sys.argv[1]):
+    if l.startswith("#"):
+        continue
+    r = l.split("\t")
+    key = r[4] if r[4] != "-" else r[0]
+    assert fold_of.setdefault(key, r[5]) == r[5], (key, r)
+assert set(fold_of.values()) == {"0", "1", "2"}, fold_of
+PY
+run fit --rules "$T/rules" --folds all --fp-limit 0 --cv-out "$T/cv.tsv" -o "$T/grouped.scores" \
+    "$T/grouped.tsv"
+check "grouped refit gives the same report" cmp "$T/grouped.out" "$T/out"
+printf 'mail/slop/s1.eml\tslop\tflagged\tone\nmail/genuine/g1.eml\tgenuine\tgenuine_patch\tone\n' \
+    >"$T/onesource.tsv"
+run fit --rules "$T/rules" --folds all "$T/onesource.tsv"
+check "one source only cannot be cross-validated: a data error" \
+    sh -c "test $rc -eq 65 && grep -q 'two sources or more' '$T/err'"
 
 # With state (read-only): a MAINTAINERS index is enough to open one.
 printf 'FOO DRIVER\nM:\tA Maintainer <a@example.org>\nF:\tdrivers/foo/\n' >"$T/MAINTAINERS"
