@@ -159,6 +159,12 @@ struct scan_job {
     char **rcpts;
     size_t n_rcpts;
     struct classifier_result *res;
+    /* AutoLearn reads the message the job scanned, after the verdict: the
+     * job owns the buffer (the caller's was handed over), so the learning
+     * happens here and not in the caller. */
+    bool auto_learn;
+    bool abandoned; /* the caller timed out: no verdict from this scan */
+    char queue_id[CONN_QUEUE_ID_MAX];
 };
 
 static void
@@ -194,18 +200,78 @@ job_put(struct scan_job *j)
         job_free(j);
 }
 
+/* The score without the learned findings: what AutoLearn goes by, so
+ * that what it learned does not feed what it learns next. */
+static double
+score_unlearned(const struct classifier_result *res)
+{
+    double score = res->score;
+
+    for (size_t i = 0; i < res->n_hits; i++)
+        if (strncmp(res->hits[i].rule, "LEARNED_", 8) == 0)
+            score -= res->hits[i].score;
+    return score;
+}
+
+/* AutoLearn's class for a scanned message by its score; -1: not learned. */
+static int
+auto_learn_class(const struct config *cfg, const struct classifier_result *res)
+{
+    double score;
+
+    if (res == NULL || res->truncated)
+        return -1;
+    score = score_unlearned(res);
+    if (score >= cfg->auto_learn_slop)
+        return STATE_LEARN_SLOP;
+    if (score <= cfg->auto_learn_genuine)
+        return STATE_LEARN_GENUINE;
+    return -1;
+}
+
+/* AutoLearn: one more write after the verdict, off by default
+ * (slop-milter.conf(5) says why), of the message the job scanned. A
+ * failure costs only the learning. */
+static void
+auto_learn(const struct scan_job *j, int cls)
+{
+    uint64_t *tokens, key = 0;
+    size_t n = 0;
+    char eb[128];
+    int r;
+
+    tokens = malloc(STATE_LEARN_MAX_TOKENS * sizeof(*tokens));
+    if (tokens == NULL)
+        return;
+    r = classifier_learn_tokens(j->snap->classifier, j->buf, j->len, tokens, STATE_LEARN_MAX_TOKENS,
+                                &n, &key);
+    if (r == 0)
+        r = state_learn_add(cb_state, key, (enum state_learn_class)cls, tokens, n, time(NULL),
+                            NULL);
+    if (r < 0)
+        log_warning("%s: cannot learn the message in StateDir: %s, verdict unchanged", j->queue_id,
+                    log_strerror(r, eb, sizeof(eb)));
+    free(tokens);
+}
+
 static void
 job_run(struct scan_job *j)
 {
     struct classifier_result *res = NULL;
     int r = classifier_scan(j->snap->classifier, j->buf, j->len, &j->env, &res);
+    int cls = r == 0 && j->auto_learn ? auto_learn_class(j->snap->cfg, res) : -1;
+    bool abandoned;
 
     pthread_mutex_lock(&j->lock);
     j->r = r;
     j->res = res;
     j->done = true;
+    abandoned = j->abandoned;
     pthread_cond_signal(&j->cv);
     pthread_mutex_unlock(&j->lock);
+    /* After the caller has its verdict: the write does not delay it. */
+    if (cls >= 0 && !abandoned)
+        auto_learn(j, cls);
 }
 
 /* The scan thread's side: scan, then let go of the job. */
@@ -240,6 +306,8 @@ job_new(struct snapshot *snap, struct msg *m)
     m->reserved = 0;
     m->buf = NULL;
     m->len = m->cap = 0;
+    j->auto_learn = cb_state != NULL && cb_record && snap->cfg->auto_learn && !m->oversize;
+    memcpy(j->queue_id, m->queue_id, sizeof(j->queue_id));
     j->from = strdup(m->mail_from ? m->mail_from : "");
     j->rcpts = calloc(m->n_rcpts ? m->n_rcpts : 1, sizeof(*j->rcpts));
     if (j->from == NULL || j->rcpts == NULL) {
@@ -319,8 +387,10 @@ scan_with_timeout(struct snapshot *snap, struct msg *m, void (*progress)(void *)
         r = j->r;
         *ret = j->res;
         j->res = NULL;
-    } else
+    } else {
         r = -ETIMEDOUT;
+        j->abandoned = true;
+    }
     pthread_mutex_unlock(&j->lock);
     /* The scan thread stays with the late job and exits after it. */
     if (r == -ETIMEDOUT)
@@ -483,54 +553,6 @@ note_findings(const struct snapshot *snap, const struct classifier_result *res)
             metrics_note_finding(snap->metrics_rules[res->matched[i]]);
 }
 
-/* The score without the learned findings: what AutoLearn goes by, so
- * that what it learned does not feed what it learns next. */
-static double
-score_unlearned(const struct classifier_result *res)
-{
-    double score = res->score;
-
-    for (size_t i = 0; i < res->n_hits; i++)
-        if (strncmp(res->hits[i].rule, "LEARNED_", 8) == 0)
-            score -= res->hits[i].score;
-    return score;
-}
-
-/* AutoLearn: one more write after the verdict, off by default
- * (slop-milter.conf(5) says why). A failure costs only the learning. */
-static void
-auto_learn(const struct snapshot *snap, const struct msg *m, const struct classifier_result *res)
-{
-    const struct config *cfg = snap->cfg;
-    enum state_learn_class cls;
-    uint64_t *tokens, key = 0;
-    double score;
-    size_t n = 0;
-    char eb[128];
-    int r;
-
-    if (cb_state == NULL || !cb_record || !cfg->auto_learn || m->oversize || res->truncated)
-        return;
-    score = score_unlearned(res);
-    if (score >= cfg->auto_learn_slop)
-        cls = STATE_LEARN_SLOP;
-    else if (score <= cfg->auto_learn_genuine)
-        cls = STATE_LEARN_GENUINE;
-    else
-        return;
-    tokens = malloc(STATE_LEARN_MAX_TOKENS * sizeof(*tokens));
-    if (tokens == NULL)
-        return;
-    r = classifier_learn_tokens(snap->classifier, m->buf, m->len, tokens, STATE_LEARN_MAX_TOKENS,
-                                &n, &key);
-    if (r == 0)
-        r = state_learn_add(cb_state, key, cls, tokens, n, time(NULL), NULL);
-    if (r < 0)
-        log_warning("%s: cannot learn the message in StateDir: %s, verdict unchanged", m->queue_id,
-                    log_strerror(r, eb, sizeof(eb)));
-    free(tokens);
-}
-
 void
 callbacks_decide(struct snapshot *snap, struct msg *m, void (*progress)(void *), void *pctx,
                  struct decision *d)
@@ -569,7 +591,6 @@ callbacks_decide(struct snapshot *snap, struct msg *m, void (*progress)(void *),
     if (verdict_build(cfg, d->res, &in, &d->plan) < 0)
         goto failed;
     record_scan(cfg, m, d->res);
-    auto_learn(snap, m, d->res);
     /* The classifier caps a maintainer's action at tag; this holds even
      * if a rule or threshold change lets one through. */
     if (d->plan.reply && d->res->trusted_sender)
