@@ -18,25 +18,8 @@ REPO=$1
 BUILD=$2
 unset SLOP_RULES_DIR SLOP_PROJECT
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/corpus-labels.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 1' HUP INT TERM
-
-pass=0
-fail=0
-
-check() {
-    desc=$1
-    shift
-    if "$@" >"$T/log" 2>&1; then
-        pass=$((pass + 1))
-        printf 'ok - %s\n' "$desc"
-    else
-        fail=$((fail + 1))
-        printf 'not ok - %s\n' "$desc"
-        sed 's/^/#   /' "$T/log" | head -30
-    fi
-}
+test_name=corpus-labels
+. "$(dirname "$0")/lib.sh"
 
 C=$T/corpus
 mkdir -p "$C/A_genuine_kernel_patches/list-one" "$C/A_genuine_kernel_patches/list-two" \
@@ -152,15 +135,10 @@ rm "$C/B_ai_slop/curl_hackerone_slop/902.md"
 "$REPO/bench/corpus-eval" "$BUILD" "$C" >"$T/eval.md" 2>"$T/eval.err"
 check "corpus-eval runs" test $? -eq 0
 check "corpus-eval: a row per group and per source, each with its Wilson interval" \
-    python3 - "$T/eval.md" <<'PY'
-import math, re, sys
-z = 1.959963984540054
-def wilson(k, n):
-    p = k / n
-    d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return 100 * max(0, c - h), 100 * min(1, c + h)
+    python3 - "$T/eval.md" "$(dirname "$0")" <<'PY'
+import re, sys
+sys.path.insert(0, sys.argv[2])
+from wilson import wilson
 text = open(sys.argv[1]).read()
 tables = re.split(r"^## ", text, flags=re.M)
 want = {"`flagged`": 3, "case-01_case-one": 2, "case-02_case-two": 1, "`curl_slop`": 1,
@@ -186,5 +164,4 @@ for t in tables:
 assert seen == 4, seen
 PY
 
-printf '%d passed, %d failed\n' "$pass" "$fail"
-[ "$fail" -eq 0 ]
+finish

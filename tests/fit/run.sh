@@ -16,27 +16,9 @@ fi
 SLOPCTL=$1
 unset SLOP_RULES_DIR
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/slopctl-fit.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 1' HUP INT TERM
-
-pass=0
-fail=0
-
-check() {
-    desc=$1
-    shift
-    if "$@" >>"$T/log" 2>&1; then
-        pass=$((pass + 1))
-        printf 'ok - %s\n' "$desc"
-    else
-        fail=$((fail + 1))
-        printf 'not ok - %s\n' "$desc"
-        for f in "$T/out" "$T/err"; do
-            [ -s "$f" ] && sed 's/^/#   /' "$f" | head -30
-        done
-    fi
-}
+test_name=slopctl-fit
+. "$(dirname "$0")/lib.sh"
+check_show="$T/out $T/err"
 
 run() {
     "$SLOPCTL" "$@" >"$T/out" 2>"$T/err"
@@ -241,15 +223,10 @@ for r in cv:
 fitted = [float(l.split()[2]) for l in open(sys.argv[2]) if l.startswith("score GAP_CASEX ")]
 assert fitted and fitted[0] > 2.0, fitted
 PY
-check "every row's interval is the 95% Wilson interval of its counts" python3 - "$T/out" <<'PY'
-import math, re, sys
-z = 1.959963984540054
-def wilson(k, n):
-    p = k / n
-    d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return 100 * max(0, c - h), 100 * min(1, c + h)
+check "every row's interval is the 95% Wilson interval of its counts" python3 - "$T/out" "$(dirname "$0")" <<'PY'
+import re, sys
+sys.path.insert(0, sys.argv[2])
+from wilson import wilson
 rows = 0
 cell = r"\|\s+(\d+)\s+[\d.]+%\s+\[\s*([\d.]+),\s*([\d.]+)\]\s+\d+\s+"
 for line in open(sys.argv[1]):
@@ -310,5 +287,4 @@ printf 'mail/slop/s1.eml\tslop\nmail/slop/s2.eml\tslop\nmail/slop/s3.eml\tslop\n
 run fit --rules "$T/rules" "$T/oneclass.tsv"
 check "one class only is a data error" test "$rc" -eq 65
 
-printf '%d passed, %d failed\n' "$pass" "$fail"
-[ "$fail" -eq 0 ]
+finish
