@@ -7,6 +7,12 @@
  * reply_verify() twice as a trusted field, once alone and once after a
  * field that passes, with an envelope sender and a From: taken from its
  * first two lines, so the domain and alignment code sees hostile text too.
+ *
+ * Last, the lines from the third on become a message's fields, one
+ * Authentication-Results each after a trusted pass, where a line "*N"
+ * repeats the field before it N times (N up to 99): a short input reaches
+ * past REPLY_VERIFY_FIELDS_MAX. Past the cap the fields must prove nothing
+ * (fail closed); anything else aborts.
  * Single-threaded; no allocation kept between inputs.
  */
 #include <stdint.h>
@@ -15,6 +21,8 @@
 
 #include "authres.h"
 #include "reply_verify.h"
+
+#define FUZZ_FIELDS_MAX ((size_t)REPLY_VERIFY_FIELDS_MAX * 2)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -52,6 +60,66 @@ fuzz_line(const char *text, unsigned n, char *out, size_t size)
     out[len] = '\0';
 }
 
+/* A "*N" line: how many more copies of the field before it. */
+static unsigned
+fuzz_repeat(const char *line)
+{
+    unsigned n = 0;
+
+    if (line[0] != '*' || line[1] < '0' || line[1] > '9')
+        return 0;
+    for (const char *p = line + 1; *p >= '0' && *p <= '9' && n < 100; p++)
+        n = n * 10 + (unsigned)(*p - '0');
+    return n < 100 ? n : 99;
+}
+
+/*
+ * The lines of s (split in place) from the third on as fields after a
+ * trusted pass; the fields past the cap must prove nothing.
+ */
+static size_t
+fuzz_fields(char *s, const struct reply_verify_input *base)
+{
+    struct reply_header h[FUZZ_FIELDS_MAX];
+    struct reply_verify_input in = *base;
+    enum reply_verify_refusal why;
+    size_t n = 0, n_authres;
+    unsigned proved;
+    char *line = s;
+
+    h[n++] = (struct reply_header){"Authentication-Results",
+                                   "mx.test; dmarc=pass header.from=example.com"};
+    for (unsigned i = 0; i < 2 && line != NULL; i++) {
+        line = strchr(line, '\n');
+        if (line != NULL)
+            line++;
+    }
+    while (line != NULL && n < FUZZ_FIELDS_MAX) {
+        char *nl = strchr(line, '\n');
+        unsigned rep = fuzz_repeat(line);
+
+        if (nl != NULL)
+            *nl = '\0';
+        if (rep > 0)
+            for (unsigned k = 0; k < rep && n < FUZZ_FIELDS_MAX; k++, n++)
+                h[n] = h[n - 1];
+        else
+            h[n++] = (struct reply_header){"Authentication-Results", line};
+        line = nl != NULL ? nl + 1 : NULL;
+    }
+    n_authres = n;
+    in.headers = h;
+    in.n_headers = n;
+    proved = reply_verify(&in, &why);
+    if (n_authres > REPLY_VERIFY_FIELDS_MAX &&
+        ((proved & ~(unsigned)(REPLY_REQUIRE_ANY | REPLY_REQUIRE_AUTHENTICATED)) != 0 ||
+         why != REPLY_VERIFY_OVER_CAP))
+        abort();
+    if (why != REPLY_VERIFY_READ && (proved & ~(unsigned)REPLY_REQUIRE_ANY) != 0)
+        abort();
+    return proved + strlen(reply_verify_refusal_name(why));
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -78,7 +146,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_line(s, 1, from, sizeof(from));
     {
         struct reply_header h[2] = {
-            {"Authentication-Results", "mx.test; dmarc=pass; dkim=pass header.d=example.com"},
+            {"Authentication-Results",
+             "mx.test; dmarc=pass header.from=example.com; dkim=pass header.d=example.com"},
             {"Authentication-Results", s},
         };
         struct reply_verify_input in = {
@@ -90,12 +159,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         };
         char org[256];
 
-        sink += reply_verify(&in);
+        sink += reply_verify(&in, NULL);
         in.headers = h;
         in.n_headers = 2;
-        sink += reply_verify(&in);
+        sink += reply_verify(&in, NULL);
         if (reply_verify_org_domain(env, org, sizeof(org)))
             sink += strlen(org);
+        sink += fuzz_fields(s, &in);
     }
     (void)sink;
     free(s);

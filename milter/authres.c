@@ -254,11 +254,16 @@ authres_parse(const char *value, struct authres *ret)
 
     if (value == NULL || ret == NULL)
         return -EINVAL;
-    if (strnlen(value, AUTHRES_FIELD_MAX + 1) > AUTHRES_FIELD_MAX)
-        return -EMSGSIZE;
     ret->n_results = 0;
     skip_cfws(&c);
     read_value(&c, ret->authserv_id, sizeof(ret->authserv_id), is_token);
+    /* The id alone is kept on failure: whose field failed matters. */
+    if (c.err != 0) {
+        ret->authserv_id[0] = '\0';
+        return c.err;
+    }
+    if (strnlen(value, AUTHRES_FIELD_MAX + 1) > AUTHRES_FIELD_MAX)
+        return -EMSGSIZE;
     skip_cfws(&c);
     /* authres-version */
     if (c.err == 0 && *c.p >= '0' && *c.p <= '9') {

@@ -44,8 +44,10 @@ struct authres {
  * Parse value (the field body after "Authentication-Results:", folds
  * included) into *ret. Returns 0, -EMSGSIZE when value is longer than
  * AUTHRES_FIELD_MAX, has more than AUTHRES_RESULTS_MAX results or a word
- * or value longer than its cap, -EINVAL for bad syntax. *ret is
- * undefined on failure.
+ * or value longer than its cap, -EINVAL for bad syntax. On failure
+ * ret->authserv_id holds the authserv-id when it was read in full (so the
+ * caller knows whose field failed) and is empty otherwise; the rest of
+ * *ret is undefined.
  */
 int authres_parse(const char *value, struct authres *ret);
 

@@ -427,11 +427,15 @@ _Static_assert((unsigned)CONFIG_REQUIRE_ANY == (unsigned)REPLY_REQUIRE_ANY &&
                    (unsigned)CONFIG_REQUIRE_DKIM_ALIGNED == (unsigned)REPLY_REQUIRE_DKIM_ALIGNED,
                "ReplyRequires words and reply_verify bits differ");
 
-/* ReplyRequires: is the envelope sender proved (reply_verify.h)? */
+/* ReplyRequires: is the envelope sender proved (reply_verify.h)? When the
+ * Authentication-Results fields were refused, *ret_refusal names why. */
 static bool
-sender_verified(const struct config *cfg, const struct msg *m, const struct reply_header *hdrs)
+sender_verified(const struct config *cfg, const struct msg *m, const struct reply_header *hdrs,
+                const char **ret_refusal)
 {
     struct reply_verify_input in = {0};
+    enum reply_verify_refusal why;
+    unsigned proved;
     char host[CONN_HOST_MAX] = "";
 
     if (cfg->reply_requires & CONFIG_REQUIRE_ANY)
@@ -450,7 +454,9 @@ sender_verified(const struct config *cfg, const struct msg *m, const struct repl
     in.from = m->n_from == 1 ? m->from : NULL;
     in.headers = hdrs;
     in.n_headers = m->n_headers;
-    return reply_verify_ok(cfg->reply_requires, reply_verify(&in));
+    proved = reply_verify(&in, &why);
+    *ret_refusal = why != REPLY_VERIFY_READ ? reply_verify_refusal_name(why) : NULL;
+    return reply_verify_ok(cfg->reply_requires, proved);
 }
 
 static void
@@ -484,7 +490,7 @@ prepare_reply(struct snapshot *snap, struct msg *m, struct decision *d)
         reply_suppress_reason(m->mail_from ? m->mail_from : "", hdrs, m->n_headers, own, n_own);
     if (d->reply_suppressed != NULL)
         goto out;
-    if (!sender_verified(cfg, m, hdrs)) {
+    if (!sender_verified(cfg, m, hdrs, &d->reply_refusal)) {
         d->reply_unverified = true;
         goto out;
     }
@@ -665,12 +671,14 @@ callbacks_log_decision(const struct msg *m, const struct decision *d)
     }
     limit = limit_name(m, res, lbuf, sizeof(lbuf));
     log_info("%s: from=<%s> message-id=<%s> kind=%s score=%.1f tests=%s action=%s%s result=%s "
-             "ms=%.1f%s%s%s%s%s",
+             "ms=%.1f%s%s%s%s%s%s%s",
              m->queue_id, from, mid, classifier_kind_name(res->kind), res->score,
              tests[0] ? tests : "none", classifier_action_name(res->action),
              d->plan.monitor ? " mode=monitor" : "", verdict_result_name(d->plan.result), d->ms,
              res->truncated ? " truncated=yes" : "", limit ? " limit=" : "", limit ? limit : "",
-             d->plan.reply ? " reply=" : "", d->plan.reply ? d->reply_note : "");
+             d->plan.reply ? " reply=" : "", d->plan.reply ? d->reply_note : "",
+             d->plan.reply && d->reply_refusal ? " authres=" : "",
+             d->plan.reply && d->reply_refusal ? d->reply_refusal : "");
 }
 
 /* ---- applying a plan through libmilter -------------------------------- */

@@ -29,6 +29,8 @@ struct decision {
     const char *reply_suppressed;  /* static reason when plan.reply but not allowed */
     bool reply_unverified;         /* plan.reply, allowed, but the sender is not proved
                                     * as ReplyRequires asks */
+    const char *reply_refusal;     /* static word when the Authentication-Results fields
+                                    * were refused as a whole (reply_verify.h), else NULL */
     char reply_note[64];           /* outcome for the log line ("queued", "recent", ...) */
 };
 

@@ -235,11 +235,14 @@ const struct key config_keys[] = {
      ENUM(require_words, require_values), F(reply_requires),
      "Answer only a sender proved to be who it claims, by any one of: authenticated (the "
      "MTA's {auth_authen}: SMTP AUTH), dmarc-pass (a trusted Authentication-Results says "
-     "dmarc=pass for the From: domain, which aligns with the envelope sender's), "
-     "dkim-aligned (a trusted dkim=pass whose header.d aligns with that From: domain), "
-     "spf-pass (a trusted spf=pass for the envelope sender's domain); any: no proof. "
-     "Other mail is tagged as usual and logged reply=unverified. Replies to forged "
-     "senders are backscatter."},
+     "dmarc=pass with header.from the From: domain, which aligns with the envelope "
+     "sender's), dkim-aligned (a trusted dkim=pass whose header.d aligns with that From: "
+     "domain), spf-pass (a trusted spf=pass with smtp.mailfrom the envelope sender's "
+     "domain); any: no proof. Domains align when they share the organisational domain "
+     "under the Public Suffix List (package publicsuffix). More than 32 "
+     "Authentication-Results fields, or a trusted one that does not parse, prove nothing "
+     "(logged authres=over-cap or authres=unparsed). Other mail is tagged as usual and "
+     "logged reply=unverified. Replies to forged senders are backscatter."},
     {"AuthservID", T_STRING, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(authserv_id),
      "authserv-id of the Authentication-Results fields trusted by ReplyRequires (written by "
      "OpenDKIM, OpenDMARC or rspamd on this host or the border MTA, which must remove "

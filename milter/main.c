@@ -39,6 +39,7 @@
 #include "log.h"
 #include "membudget.h"
 #include "metrics_http.h"
+#include "reply_verify.h"
 #include "reply.h"
 #include "shared_state.h"
 #include "snapshot.h"
@@ -292,7 +293,9 @@ offline_one(struct snapshot *snap, const char *path)
             printf("reply-to: <%s> (suppressed: %s)\n", m->mail_from ? m->mail_from : "",
                    d.reply_suppressed);
         else if (d.reply_unverified)
-            printf("reply-to: <%s> (unverified: ReplyRequires not met)\n", m->mail_from);
+            printf("reply-to: <%s> (unverified: ReplyRequires not met%s%s)\n", m->mail_from,
+                   d.reply_refusal ? ", Authentication-Results " : "",
+                   d.reply_refusal ? d.reply_refusal : "");
         else {
             printf("reply-to: <%s> (would be sent)\n", m->mail_from);
             print_indented(d.reply_text);
@@ -786,6 +789,10 @@ run_daemon(struct snapshot *snap)
         goto out;
     }
     log_setup(cfg->syslog && !opts.foreground, cfg->syslog_facility, opts.foreground);
+    if (reply_verify_load_list() < 0 &&
+        (cfg->reply_requires & (CONFIG_REQUIRE_DMARC_PASS | CONFIG_REQUIRE_DKIM_ALIGNED)) != 0)
+        log_warning("no Public Suffix List (install publicsuffix): dmarc-pass and dkim-aligned "
+                    "in ReplyRequires prove nothing");
 
     r = write_pid_file(cfg->pid_file);
     if (r < 0) {

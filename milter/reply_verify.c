@@ -4,15 +4,19 @@
  * Authentication-Results, checked against the envelope sender that the
  * reply would go to.
  *
- * Everything here fails closed: a field that does not parse, a domain
- * that is not a plain host name, or a From: that cannot be read proves
- * nothing. The parsed fields live on the heap (struct authres is tens of
- * kilobytes), one at a time.
+ * Everything here fails closed: a trusted field that does not parse, more
+ * fields than the cap, a domain that is not a plain host name or is a
+ * public suffix, or a From: that cannot be read proves nothing. The
+ * parsed fields live on the heap (struct authres is tens of kilobytes),
+ * one at a time.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include <libpsl.h>
 
 #include "authres.h"
 #include "reply_verify.h"
@@ -103,39 +107,37 @@ from_domain(const char *from, char out[DOMAIN_MAX])
     return strchr(addr, '@') != NULL && addr_domain(addr, out);
 }
 
-static const char *const second_levels[] = {
-    "ac",  "co", "com", "edu", "gob", "gov", "go",  "ltd",
-    "mil", "ne", "net", "nic", "or",  "org", "plc", "sch",
-};
+static const psl_ctx_t *psl_list;
+static pthread_once_t psl_once = PTHREAD_ONCE_INIT;
+
+static void
+psl_load(void)
+{
+    /* The newer of libpsl's built-in copy and the packaged file, so that
+     * an updated publicsuffix package counts without a rebuild. */
+    psl_list = psl_latest(NULL);
+}
+
+int
+reply_verify_load_list(void)
+{
+    pthread_once(&psl_once, psl_load);
+    return psl_list != NULL ? 0 : -ENOENT;
+}
 
 bool
 reply_verify_org_domain(const char *domain, char *out, size_t size)
 {
     char d[DOMAIN_MAX];
-    const char *last, *second = NULL, *start;
-    size_t keep = 2, n = 0;
+    const char *org;
 
-    if (domain == NULL || !domain_copy(domain, strlen(domain), d))
+    if (domain == NULL || !domain_copy(domain, strlen(domain), d) || reply_verify_load_list() < 0)
         return false;
-    last = strrchr(d, '.') + 1;
-    for (const char *p = last - 1; p > d; p--)
-        if (p[-1] == '.') {
-            second = p;
-            break;
-        }
-    if (strlen(last) == 2 && second != NULL) {
-        size_t sl = (size_t)(last - 1 - second);
-
-        for (size_t i = 0; i < sizeof(second_levels) / sizeof(*second_levels); i++)
-            if (strlen(second_levels[i]) == sl && memcmp(second_levels[i], second, sl) == 0)
-                keep = 3;
-    }
-    for (start = d + strlen(d); start > d; start--)
-        if (start[-1] == '.' && ++n == keep)
-            break;
-    if (strlen(start) >= size)
+    /* NULL for a public suffix itself: no one registered it. */
+    org = psl_registrable_domain(psl_list, d);
+    if (org == NULL || strlen(org) >= size)
         return false;
-    strcpy(out, start);
+    memcpy(out, org, strlen(org) + 1);
     return true;
 }
 
@@ -165,22 +167,25 @@ tally_result(struct tally *t, const struct authres_result *r, const char *from_d
     if (strcmp(r->method, "dmarc") == 0) {
         const char *hf = authres_prop(r, "header.from");
 
-        /* A result about another From: domain says nothing of this one. */
+        /* A result about another From: domain says nothing of this one; a
+         * pass that does not say which domain passed proves nothing, a
+         * failure that does not say still vetoes. */
         if (hf != NULL && (from_dom == NULL || !addr_domain(hf, d) || strcmp(d, from_dom) != 0))
             return;
-        if (pass)
-            t->dmarc_pass = true;
-        else
+        if (!pass)
             t->dmarc_veto = true;
+        else if (hf != NULL)
+            t->dmarc_pass = true;
     } else if (strcmp(r->method, "spf") == 0) {
         const char *mf = authres_prop(r, "smtp.mailfrom");
 
+        /* Likewise: a pass without smtp.mailfrom may be the HELO's. */
         if (mf != NULL && (env_dom == NULL || !addr_domain(mf, d) || strcmp(d, env_dom) != 0))
             return;
-        if (pass)
-            t->spf_pass = true;
-        else
+        if (!pass)
             t->spf_veto = true;
+        else if (mf != NULL)
+            t->spf_pass = true;
     } else if (strcmp(r->method, "dkim") == 0 && pass && from_dom != NULL) {
         const char *hd = authres_prop(r, "header.d");
 
@@ -189,41 +194,74 @@ tally_result(struct tally *t, const struct authres_result *r, const char *from_d
     }
 }
 
+static bool
+is_authres(const struct reply_header *h)
+{
+    return h->name != NULL && h->value != NULL &&
+           strcasecmp(h->name, "Authentication-Results") == 0;
+}
+
+/*
+ * Gather the trusted results of every field into *t. Fails closed: past
+ * the cap the MTA's own field may be the one unread, and a field that may
+ * be the trusted verifier's but does not parse may hide its verdict.
+ */
+static enum reply_verify_refusal
+tally_fields(const struct reply_verify_input *in, const char *from_dom, const char *env_dom,
+             struct tally *t)
+{
+    struct authres *ar;
+    size_t fields = 0;
+    enum reply_verify_refusal why = REPLY_VERIFY_READ;
+
+    for (size_t i = 0; i < in->n_headers; i++)
+        if (is_authres(&in->headers[i]) && ++fields > REPLY_VERIFY_FIELDS_MAX)
+            return REPLY_VERIFY_OVER_CAP;
+    if (fields == 0)
+        return REPLY_VERIFY_READ;
+    ar = malloc(sizeof(*ar));
+    if (ar == NULL)
+        return REPLY_VERIFY_UNPARSED;
+    for (size_t i = 0; i < in->n_headers; i++) {
+        int r;
+
+        if (!is_authres(&in->headers[i]))
+            continue;
+        r = authres_parse(in->headers[i].value, ar);
+        if (r < 0 &&
+            (ar->authserv_id[0] == '\0' || strcasecmp(ar->authserv_id, in->authserv_id) == 0)) {
+            why = REPLY_VERIFY_UNPARSED;
+            break;
+        }
+        if (r < 0 || strcasecmp(ar->authserv_id, in->authserv_id) != 0)
+            continue;
+        for (size_t k = 0; k < ar->n_results; k++)
+            tally_result(t, &ar->results[k], from_dom, env_dom);
+    }
+    free(ar);
+    return why;
+}
+
 unsigned
-reply_verify(const struct reply_verify_input *in)
+reply_verify(const struct reply_verify_input *in, enum reply_verify_refusal *ret_refusal)
 {
     unsigned proved = REPLY_REQUIRE_ANY;
     char env_dom[DOMAIN_MAX], from_dom[DOMAIN_MAX];
     bool have_env, have_from, from_ok;
-    struct authres *ar = NULL;
     struct tally t = {0};
-    size_t fields = 0;
+    enum reply_verify_refusal why = REPLY_VERIFY_READ;
 
     if (in == NULL)
-        return proved;
+        goto out;
     if (in->auth_authen != NULL && in->auth_authen[0] != '\0')
         proved |= REPLY_REQUIRE_AUTHENTICATED;
     if (in->authserv_id == NULL || in->authserv_id[0] == '\0')
-        return proved;
+        goto out;
     have_env = addr_domain(in->env_sender, env_dom);
     have_from = from_domain(in->from, from_dom);
-    ar = malloc(sizeof(*ar));
-    if (ar == NULL)
-        return proved;
-    for (size_t i = 0; i < in->n_headers && fields < REPLY_VERIFY_FIELDS_MAX; i++) {
-        const struct reply_header *h = &in->headers[i];
-
-        if (h->name == NULL || h->value == NULL ||
-            strcasecmp(h->name, "Authentication-Results") != 0)
-            continue;
-        fields++;
-        if (authres_parse(h->value, ar) < 0 || strcasecmp(ar->authserv_id, in->authserv_id) != 0)
-            continue;
-        for (size_t k = 0; k < ar->n_results; k++)
-            tally_result(&t, &ar->results[k], have_from ? from_dom : NULL,
-                         have_env ? env_dom : NULL);
-    }
-    free(ar);
+    why = tally_fields(in, have_from ? from_dom : NULL, have_env ? env_dom : NULL, &t);
+    if (why != REPLY_VERIFY_READ)
+        goto out;
     /* The reply goes to the envelope sender: a proof about From: counts
      * only when the two domains align. */
     from_ok = have_from && have_env && aligned(from_dom, env_dom);
@@ -233,7 +271,24 @@ reply_verify(const struct reply_verify_input *in)
         proved |= REPLY_REQUIRE_DKIM_ALIGNED;
     if (t.spf_pass && !t.spf_veto && have_env)
         proved |= REPLY_REQUIRE_SPF_PASS;
+out:
+    if (ret_refusal != NULL)
+        *ret_refusal = why;
     return proved;
+}
+
+const char *
+reply_verify_refusal_name(enum reply_verify_refusal r)
+{
+    switch (r) {
+    case REPLY_VERIFY_OVER_CAP:
+        return "over-cap";
+    case REPLY_VERIFY_UNPARSED:
+        return "unparsed";
+    case REPLY_VERIFY_READ:
+        break;
+    }
+    return "";
 }
 
 bool

@@ -15,13 +15,23 @@
  *   any            no proof (the behaviour before ReplyRequires).
  * A result is trusted when its field's authserv-id equals AuthservID
  * (case-insensitive); any trusted dmarc or spf result other than pass
- * vetoes that proof. Alignment is relaxed (RFC 7489 3.1): the two
- * organisational domains are equal, where the organisational domain is
- * approximated without the Public Suffix List as the last two labels, or
- * three when the last is a two-letter country code and the one before it
- * a common second-level label (co, com, net, org, ac, gov, edu, ...).
+ * vetoes that proof, and a pass counts only when it names what it is
+ * about (dmarc header.from, spf smtp.mailfrom). Alignment is relaxed
+ * (RFC 7489 3.1): the two organisational domains are equal, where the
+ * organisational domain is the registrable domain under the Public Suffix
+ * List (RFC 7489 3.2, as OpenDMARC and rspamd take it), ICANN and private
+ * entries alike, so that two customers of eu.org or github.io never
+ * align. A public suffix itself has no organisational domain.
  *
- * Pure function, thread-safe; at most AUTHRES_FIELDS_MAX fields are read.
+ * The Authentication-Results fields fail closed as a whole: more than
+ * REPLY_VERIFY_FIELDS_MAX of them (the MTA's own could be the one past the
+ * cap), or one that may be the trusted verifier's and does not parse (its
+ * authserv-id unreadable, or equal to AuthservID), and none of them proves
+ * anything.
+ *
+ * The list is libpsl's newest of its built-in copy and the packaged file
+ * (/usr/share/publicsuffix), loaded once per process on first use, never
+ * freed. Thread-safe.
  */
 #ifndef SLOP_MILTER_REPLY_VERIFY_H
 #define SLOP_MILTER_REPLY_VERIFY_H
@@ -31,7 +41,7 @@
 
 #include "reply.h"
 
-#define REPLY_VERIFY_FIELDS_MAX 32 /* Authentication-Results fields read per message */
+#define REPLY_VERIFY_FIELDS_MAX 32 /* Authentication-Results fields; more: none counts */
 
 enum reply_require {
     REPLY_REQUIRE_ANY = 1u << 0,
@@ -50,15 +60,38 @@ struct reply_verify_input {
     size_t n_headers;
 };
 
-/* The REPLY_REQUIRE_* bits the message proves (REPLY_REQUIRE_ANY always). */
-unsigned reply_verify(const struct reply_verify_input *in);
+/* Why the Authentication-Results fields counted for nothing. */
+enum reply_verify_refusal {
+    REPLY_VERIFY_READ = 0, /* they were read (whatever they proved) */
+    REPLY_VERIFY_OVER_CAP, /* more than REPLY_VERIFY_FIELDS_MAX fields */
+    REPLY_VERIFY_UNPARSED, /* a field of the trusted (or an unreadable) id does not parse */
+};
+
+/*
+ * The REPLY_REQUIRE_* bits the message proves (REPLY_REQUIRE_ANY always).
+ * ret_refusal (may be NULL) always receives why the fields were not used,
+ * REPLY_VERIFY_READ when they were.
+ */
+unsigned reply_verify(const struct reply_verify_input *in, enum reply_verify_refusal *ret_refusal);
+
+/* The refusal as a log word ("over-cap", "unparsed"); "" for READ. */
+const char *reply_verify_refusal_name(enum reply_verify_refusal r);
+
+/*
+ * Load the Public Suffix List now rather than on the first message, so
+ * that start-up can say when there is none. Returns 0, or -ENOENT when
+ * libpsl has neither a built-in list nor a readable file (then no domain
+ * has an organisational domain and no alignment is ever proved).
+ */
+int reply_verify_load_list(void);
 
 /* True when proved satisfies at least one bit of required. */
 bool reply_verify_ok(unsigned required, unsigned proved);
 
 /*
  * The organisational domain of domain (see above), lower case, into out
- * (size bytes). Returns false when domain is not a usable domain name.
+ * (size bytes). Returns false when domain is not a usable domain name, is
+ * a public suffix itself, or no list is loaded.
  */
 bool reply_verify_org_domain(const char *domain, char *out, size_t size);
 

@@ -9,7 +9,14 @@
 --   3. Authentication-Results with dmarc=pass from another authserv-id: not
 --      answered;
 --   4. the same from the MTA's own {j} (the default AuthservID): answered;
---   5. slop-milter -t on an unproved sender says so.
+--   5. slop-milter -t on an unproved sender says so;
+--   6. 31 junk Authentication-Results and a forged pass under {j} push the
+--      MTA's own dmarc=fail to the 33rd field (issue 32): not answered;
+--   7. a trusted dmarc=pass for attacker.eu.org, envelope victim.eu.org
+--      (two customers of one public suffix): not answered;
+--   8. a trusted dmarc=pass for a subdomain's sender: answered (so 6 and 7
+--      were never queued);
+--   9. slop-milter -t on case 6 names the cap as the reason.
 local lib = dofile(MSGS .. "/../lib.lua")
 local conf = WORK .. "/reply-verify.conf"
 local sent = WORK .. "/sent"
@@ -84,6 +91,57 @@ for _, kv in ipairs(lib.preview(conf, MSGS .. "/lock-swap.eml", "riley5@example.
 end
 lib.check("5. -t: reply-to says unverified",
     said == "<riley5@example.test> (unverified: ReplyRequires not met)", said)
+
+-- The test message with another From:, as a file beside the others.
+local function with_from(from, extra_fields, name)
+    local fh = assert(io.open(MSGS .. "/lock-swap.eml", "r"))
+    local text = fh:read("a")
+    fh:close()
+    text = text:gsub("^From: [^\n]*\n", "From: " .. from .. "\n", 1)
+    local path = WORK .. "/" .. name
+    fh = assert(io.open(path, "w"))
+    for _, h in ipairs(extra_fields) do
+        fh:write(h[1] .. ": " .. h[2] .. "\n")
+    end
+    fh:write(text)
+    fh:close()
+    return path
+end
+
+local over_cap = {}
+for i = 1, 31 do
+    over_cap[#over_cap + 1] = { "Authentication-Results", "junk" .. i .. ".test; none" }
+end
+over_cap[#over_cap + 1] =
+    { "Authentication-Results", "mx.mt.test; dmarc=pass header.from=example.test" }
+over_cap[#over_cap + 1] =
+    { "Authentication-Results", "mx.mt.test; dmarc=fail header.from=example.test" }
+report(6, "riley6@example.test", { extra_headers = over_cap })
+local eu = with_from("A <a@attacker.eu.org>", {}, "eu.eml")
+local rc = lib.send(conn, eu, { qid = "RV7", from = "victim@victim.eu.org", extra_headers = {
+    { "Authentication-Results", "mx.mt.test; dmarc=pass header.from=attacker.eu.org" } } })
+lib.check("case 7: accepted", rc == SMFIR_ACCEPT or rc == SMFIR_CONTINUE, rc)
+report(8, "riley8@lists.example.test", { extra_headers = {
+    { "Authentication-Results", "mx.mt.test; dmarc=pass header.from=example.test" } } })
+lib.check("8. trusted dmarc=pass for a subdomain's sender answered",
+    wait_sent("riley8@lists.example.test"))
+lib.check("6. dmarc=fail pushed past the cap: not answered", not sent_to("riley6@example.test"))
+lib.check("7. pass for attacker.eu.org does not answer victim.eu.org",
+    not sent_to("victim@victim.eu.org"))
+
+local conf9 = WORK .. "/reply-verify-9.conf"
+lib.write_conf(conf9, { "Recipients security@slop.test", "ReplyTransport sendmail",
+    "SendmailPath " .. fake, "TagThreshold 5", "ReplyThreshold 5", "AuthservID mx.mt.test" })
+said = nil
+for _, kv in ipairs(lib.preview(conf9, with_from("Casey <casey@example.test>", over_cap, "cap.eml"),
+    "riley9@example.test")) do
+    if kv[1] == "reply-to" then
+        said = kv[2]
+    end
+end
+lib.check("9. -t: reply-to names the cap",
+    said == "<riley9@example.test> (unverified: ReplyRequires not met, "
+        .. "Authentication-Results over-cap)", said)
 
 mt.disconnect(conn)
 lib.finish()

@@ -118,7 +118,7 @@ test_parse_table(void **state)
             fail_msg("case %zu: returned %d, expected %d", i, r, cases[i].ret);
         if (r == 0) {
             summary(ar, got, sizeof(got));
-            if (strcmp(got, cases[i].want) != 0)
+            if (cases[i].want == NULL || strcmp(got, cases[i].want) != 0)
                 fail_msg("case %zu: got '%s', expected '%s'", i, got, cases[i].want);
         }
     }
@@ -136,11 +136,13 @@ test_caps(void **state)
     assert_non_null(ar);
     assert_non_null(big);
 
-    /* A field one byte over the cap is refused before it is read. */
+    /* A field one byte over the cap is refused, its results unread... */
     memset(big, ' ', AUTHRES_FIELD_MAX + 1);
     memcpy(big, "mx.test; none", 13);
     big[AUTHRES_FIELD_MAX + 1] = '\0';
     assert_int_equal(authres_parse(big, ar), -EMSGSIZE);
+    /* ...but its id is read, so the caller knows whose field it was */
+    assert_string_equal(ar->authserv_id, "mx.test");
     big[AUTHRES_FIELD_MAX] = '\0';
     assert_int_equal(authres_parse(big, ar), 0);
 
@@ -175,6 +177,7 @@ test_caps(void **state)
     memset(big, 'i', AUTHRES_VALUE_MAX);
     strcpy(big + AUTHRES_VALUE_MAX, "; none");
     assert_int_equal(authres_parse(big, ar), -EMSGSIZE);
+    assert_string_equal(ar->authserv_id, "");
 
     /* A comment nested to the depth cap parses; one deeper does not. */
     n = 0;
@@ -186,13 +189,47 @@ test_caps(void **state)
     assert_int_equal(authres_parse(big, ar), 0);
     memmove(big + 1, big, strlen(big) + 1);
     big[0] = '(';
-    memmove(big + AUTHRES_COMMENT_DEPTH * 2 + 1, big + AUTHRES_COMMENT_DEPTH * 2,
-            strlen(big + AUTHRES_COMMENT_DEPTH * 2) + 1);
-    big[AUTHRES_COMMENT_DEPTH * 2 + 1] = ')';
+    n = (size_t)AUTHRES_COMMENT_DEPTH * 2;
+    memmove(big + n + 1, big + n, strlen(big + n) + 1);
+    big[n + 1] = ')';
     assert_int_equal(authres_parse(big, ar), -EINVAL);
 
     assert_int_equal(authres_parse(NULL, ar), -EINVAL);
     free(big);
+    free(ar);
+}
+
+/* A field that fails still says whose it is, when the id itself was read
+ * in full: the caller must tell a broken trusted field from another's. */
+static void
+test_failed_id(void **state)
+{
+    static const struct {
+        const char *value;
+        int ret;
+        const char *id; /* after the failure */
+    } cases[] = {
+        {"mx.test; dmarc=fail (unterminated", -EINVAL, "mx.test"},
+        {"MX.Test; dmarc=", -EINVAL, "MX.Test"},
+        {"(c) mx.test; dkim=pass header.b=\"open", -EINVAL, "mx.test"},
+        {"mx.test(open; dmarc=pass", -EINVAL, "mx.test"},
+        {"other.test; dmarc pass", -EINVAL, "other.test"},
+        {"(unterminated mx.test; dmarc=pass", -EINVAL, ""},
+        {"; dmarc=pass", -EINVAL, ""},
+        {"", -EINVAL, ""},
+    };
+    struct authres *ar = malloc(sizeof(*ar));
+
+    (void)state;
+    assert_non_null(ar);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        memset(ar->authserv_id, 'x', sizeof(ar->authserv_id) - 1);
+        ar->authserv_id[sizeof(ar->authserv_id) - 1] = '\0';
+        if (authres_parse(cases[i].value, ar) != cases[i].ret)
+            fail_msg("case %zu: wrong return", i);
+        if (strcmp(ar->authserv_id, cases[i].id) != 0)
+            fail_msg("case %zu: id '%s', expected '%s'", i, ar->authserv_id, cases[i].id);
+    }
     free(ar);
 }
 
@@ -232,6 +269,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_table),
         cmocka_unit_test(test_caps),
+        cmocka_unit_test(test_failed_id),
         cmocka_unit_test(test_hostile_bytes),
     };
 
