@@ -809,12 +809,20 @@ static const char *const report_weak[] = {
 #define MESSAGE_N_STRONG (sizeof(report_strong) / sizeof(report_strong[0]))
 #define MESSAGE_N_WEAK (sizeof(report_weak) / sizeof(report_weak[0]))
 
+/* Words of both lists that say what a mail is about, not what went
+ * wrong: "do you run a bounty for security bugs?" names no problem. A
+ * question counts only its other words (asks_only()). */
+static const char *const report_topic[] = {
+    "cve-", "vulnerability", "vulnerabilities", "exploit", "bug report", "[bug", "security", "bug",
+};
+
 /* Per byte, the words (strong ones in the low bits, weak ones above)
  * whose first, and whose second, byte it is: one AND leaves the few
  * words worth comparing at a position. Built once (report_index_init())
  * and only read after that. */
 struct report_index {
     uint64_t by_first[256], by_second[256];
+    uint64_t topic; /* the bits of report_topic[]'s words */
 };
 static struct report_index report_ix;
 static pthread_once_t report_ix_once = PTHREAD_ONCE_INIT;
@@ -831,12 +839,17 @@ report_index_init(void)
 
         ix->by_first[(unsigned char)w[0]] |= (uint64_t)1 << k;
         ix->by_second[(unsigned char)w[1]] |= (uint64_t)1 << k;
+        for (size_t t = 0; t < sizeof(report_topic) / sizeof(report_topic[0]); t++)
+            if (strcmp(w, report_topic[t]) == 0)
+                ix->topic |= (uint64_t)1 << k;
     }
 }
 
-/* A strong word, or `need` different weak ones. */
+/* A strong word, or `need` different weak ones; the words of the mask
+ * skip do not count. */
 static bool
-looks_like_report(const struct report_index *ix, const char *text, size_t len, int need)
+looks_like_report(const struct report_index *ix, const char *text, size_t len, int need,
+                  uint64_t skip)
 {
     uint32_t weak_seen = 0;
 
@@ -853,7 +866,7 @@ looks_like_report(const struct report_index *ix, const char *text, size_t len, i
         c2 = (unsigned char)text[i + 1];
         if (c2 >= 'A' && c2 <= 'Z')
             c2 = (unsigned char)(c2 - 'A' + 'a');
-        for (cand = ix->by_first[c] & ix->by_second[c2]; cand != 0; cand &= cand - 1) {
+        for (cand = ix->by_first[c] & ix->by_second[c2] & ~skip; cand != 0; cand &= cand - 1) {
             size_t k = (size_t)__builtin_ctzll(cand);
 
             if (k < MESSAGE_N_STRONG) {
@@ -870,17 +883,63 @@ looks_like_report(const struct report_index *ix, const char *text, size_t len, i
 }
 
 /* The subject, the own text or the text attachments read like a report;
- * each on its own (looks_like_report()). need 0: any mail does. */
+ * each on its own (looks_like_report()). need 0: any mail does. With
+ * problem_only, the topic words (report_topic[]) do not count. */
 static bool
 reads_like_report(const char *subject, const struct textbuf *own, const struct textbuf *attached,
-                  int need)
+                  int need, bool problem_only)
 {
+    uint64_t skip;
+
     if (need == 0)
         return true;
     pthread_once(&report_ix_once, report_index_init);
-    return (subject != NULL && looks_like_report(&report_ix, subject, strlen(subject), need)) ||
-           looks_like_report(&report_ix, textbuf_str(own), own->len, need) ||
-           looks_like_report(&report_ix, textbuf_str(attached), attached->len, need);
+    skip = problem_only ? report_ix.topic : 0;
+    return (subject != NULL &&
+            looks_like_report(&report_ix, subject, strlen(subject), need, skip)) ||
+           looks_like_report(&report_ix, textbuf_str(own), own->len, need, skip) ||
+           looks_like_report(&report_ix, textbuf_str(attached), attached->len, need, skip);
+}
+
+/* Words of a text that asks_only() still takes for a short question. */
+#define MESSAGE_QUESTION_MAX_WORDS 150
+
+/*
+ * Whether the text only asks: it has a question, and no sentence of four
+ * words or more ends in '.', '!' or ':' (a statement, or the lead-in of
+ * something shown). Greetings, thanks and a sign-off ("Hello,", "Thanks,
+ * Ana") end in none of them and are left out. A long text is not a
+ * quick question, whatever its punctuation.
+ */
+static bool
+asks_only(const char *s, size_t n)
+{
+    size_t words = 0, total = 0, questions = 0;
+    bool in_word = false;
+
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        bool at_end = i + 1 == n || s[i + 1] == ' ' || s[i + 1] == '\t' || s[i + 1] == '\n' ||
+                      s[i + 1] == '\r';
+
+        if (is_alnum(c) || c >= 0x80 || c == '\'' || c == '-') {
+            if (!in_word && ++total > MESSAGE_QUESTION_MAX_WORDS)
+                return false;
+            words += !in_word;
+            in_word = true;
+            continue;
+        }
+        in_word = false;
+        if (c == '?' && at_end) {
+            questions += words > 0;
+            words = 0;
+        } else if ((c == '.' || c == '!' || c == ':') && at_end) {
+            if (words >= 4)
+                return false;
+            words = 0;
+        }
+    }
+    return questions > 0;
 }
 
 static bool
@@ -1148,6 +1207,40 @@ routed_to_reports(const struct message *m, const struct route *route)
                            m->recipients.n);
 }
 
+/* A Signed-off-by: trailer: the text is a commit log, the mail a patch
+ * however it is sent. */
+static bool
+signed_off(const struct message *m)
+{
+    for (size_t i = 0; i < m->n_trailers; i++)
+        if (strcasecmp(m->trailers[i].tag, "Signed-off-by") == 0)
+            return true;
+    return false;
+}
+
+/*
+ * A diff in a first mail to a report address, not in a patch's form (no
+ * [PATCH] subject, cover letter, format-patch file or sign-off): a report
+ * with a suggested fix when it names a problem (the caller asks). The
+ * report rules hold it to what a report must say; the rules for commit
+ * logs do not apply to a text that is no commit log.
+ */
+static bool
+suggests_fix(const struct message *m, bool reply_subject)
+{
+    return m->report_address && !reply_subject && m->in_reply_to == NULL;
+}
+
+/* The region holds a non-blank byte. */
+static bool
+has_text(const struct region *rg)
+{
+    for (size_t i = 0; rg->text != NULL && i < rg->len; i++)
+        if (rg->text[i] != ' ' && rg->text[i] != '\t' && rg->text[i] != '\n' && rg->text[i] != '\r')
+            return true;
+    return false;
+}
+
 static int
 report_words_needed(const struct message *m, const struct route *route)
 {
@@ -1175,6 +1268,7 @@ message_build_routed(const struct mime_view *v, const struct classifier_limits *
     struct lines body = {0};
     unsigned budget = limits->max_lines;
     bool patch_part = false, format_patch = false, reply_subject, cover, trunc = false;
+    int need;
     const struct text_lines *rlines = NULL;
     const char *rtext, *btext;
     size_t rlen, blen;
@@ -1280,14 +1374,18 @@ message_build_routed(const struct mime_view *v, const struct classifier_limits *
     m->cover_letter |= cover;
 
     m->report_address = routed_to_reports(m, route) || (route != NULL && route->as_report);
-    if (m->has_diff || patch_part || bs.inline_diff || cover || (m->psubj.tagged && !reply_subject))
+    need = report_words_needed(m, route);
+    if (format_patch || cover || (m->psubj.tagged && !reply_subject) || signed_off(m))
         m->kind = CLASSIFIER_KIND_PATCH;
+    else if (m->has_diff || patch_part || bs.inline_diff)
+        m->kind = suggests_fix(m, reply_subject) &&
+                          reads_like_report(m->subject, &bs.own, &attached, need, false)
+                      ? CLASSIFIER_KIND_REPORT
+                      : CLASSIFIER_KIND_PATCH;
     else if (reply_subject || (m->in_reply_to != NULL && bs.quoted_lines > 0))
         m->kind = CLASSIFIER_KIND_REPLY;
-    else if (reads_like_report(m->subject, &bs.own, &attached, report_words_needed(m, route)))
-        m->kind = CLASSIFIER_KIND_REPORT;
     else
-        m->kind = CLASSIFIER_KIND_OTHER;
+        m->kind = CLASSIFIER_KIND_OTHER; /* or a report: decided after the parse */
 
     if (m->kind == CLASSIFIER_KIND_PATCH) {
         const struct region *cl = &m->regions[REGION_CHANGELOG];
@@ -1311,6 +1409,14 @@ message_build_routed(const struct mime_view *v, const struct classifier_limits *
     r = report_parse_lines(m, rtext, rlen, rlines, limits);
     if (r < 0)
         goto out;
+    /* A question to the team (asks_only(), no code, nothing attached)
+     * is a report only when it names a problem, not just a topic. */
+    if (m->kind == CLASSIFIER_KIND_OTHER &&
+        reads_like_report(m->subject, &bs.own, &attached, need,
+                          need > 0 && attached.len == 0 && m->attachments == 0 &&
+                              !has_text(&m->regions[REGION_CODE]) &&
+                              asks_only(textbuf_str(&bs.own), bs.own.len)))
+        m->kind = CLASSIFIER_KIND_REPORT;
 
     m->disclosure = has_disclosure(textbuf_str(&bs.own), bs.own.len) ||
                     (patch_part && has_disclosure(textbuf_str(&patch), patch.len));

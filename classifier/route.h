@@ -3,8 +3,9 @@
  *
  * Mail sent to an address where reports arrive (a security contact) is a
  * report, however short, when it names a problem and is not a patch or a
- * reply in a thread; mail to a list is a report only if it reads like one
- * (message.c decides). The patterns are globs ('*' any run, '?' one
+ * reply in a thread; a diff there, outside a patch's form, is a suggested
+ * fix, and a question that names no problem is no report. Mail to a list
+ * is a report only if it reads like one (message.c decides). The patterns are globs ('*' any run, '?' one
  * byte), matched case-insensitively on the bare address. Pure functions;
  * thread-safe.
  */

@@ -115,6 +115,94 @@ test_raw_kinds(void **state)
     }
 }
 
+/* A message built as the classifier builds it for mail sent to
+ * security@: the To: address matches the report pattern. */
+static struct message *
+routed_message(const char *raw, bool as_report)
+{
+    static const char *const patterns[] = {"security@*"};
+    struct classifier_options opts;
+    struct route route = {patterns, 1, NULL, 0, as_report};
+    struct mime_view *v = NULL;
+    struct message *m = NULL;
+
+    classifier_options_default(&opts);
+    mime_view_global_init();
+    assert_int_equal(mime_view_parse(raw, strlen(raw), &opts.limits, &v), 0);
+    assert_int_equal(message_build_routed(v, &opts.limits, &route, &m), 0);
+    mime_view_free(v);
+    return m;
+}
+
+#define FIX_DIFF                                                                                   \
+    "--- a/lib/x.c\n+++ b/lib/x.c\n@@ -1,2 +1,3 @@\n int f(void)\n+  if(n >= sizeof(b))\n"         \
+    "   return 0;\n"
+
+static const struct routed_case {
+    const char *name;
+    const char *raw;
+    bool as_report;
+    enum classifier_kind kind;
+} routed_cases[] = {
+    {"a diff under a report that names a problem is a report with a fix",
+     "From: a@example.org\nTo: security@example.org\nSubject: overflow in f()\n\n"
+     "f() copies n bytes into b without a check: a heap overflow.\nA fix:\n\n" FIX_DIFF,
+     false, CLASSIFIER_KIND_REPORT},
+    {"the same under a [PATCH] subject is a patch",
+     "From: a@example.org\nTo: security@example.org\nSubject: [PATCH] lib: bound the copy in "
+     "f()\n\nf() copies n bytes into b without a check: a heap overflow.\n\n" FIX_DIFF,
+     false, CLASSIFIER_KIND_PATCH},
+    {"the same with a sign-off is a commit log, a patch",
+     "From: a@example.org\nTo: security@example.org\nSubject: bound the copy in f()\n\n"
+     "f() copies n bytes into b without a check: a heap overflow.\n\n"
+     "Signed-off-by: A <a@example.org>\n---\n" FIX_DIFF,
+     false, CLASSIFIER_KIND_PATCH},
+    {"the same to a list is a patch",
+     "From: a@example.org\nTo: dev@lists.example.org\nSubject: overflow in f()\n\n"
+     "f() copies n bytes into b without a check: a heap overflow.\nA fix:\n\n" FIX_DIFF,
+     false, CLASSIFIER_KIND_PATCH},
+    {"a diff that names no problem stays a patch",
+     "From: a@example.org\nTo: security@example.org\nSubject: tidy f()\n\n"
+     "Tidy f().\n\n" FIX_DIFF,
+     false, CLASSIFIER_KIND_PATCH},
+    {"a question that names a topic only is not a report",
+     "From: a@example.org\nTo: security@example.org\nSubject: Bounty programme\n\n"
+     "Hello,\n\ndo you run a bounty programme for security bugs?\n\nThanks,\nAna\n",
+     false, CLASSIFIER_KIND_OTHER},
+    {"a question that names a problem is a report",
+     "From: a@example.org\nTo: security@example.org\nSubject: question\n\n"
+     "Is a heap overflow in the URL parser covered by your bounty?\n",
+     false, CLASSIFIER_KIND_REPORT},
+    {"a statement before the question makes it a report",
+     "From: a@example.org\nTo: security@example.org\nSubject: security bug\n\n"
+     "I found a way to read other users' files through your upload form.\n"
+     "Who should I send the details to?\n",
+     false, CLASSIFIER_KIND_REPORT},
+    {"a question with a command in it is a report",
+     "From: a@example.org\nTo: security@example.org\nSubject: security bug?\n\n"
+     "Is this a security bug?\n\n$ ./tool --name $(printf 'A%.0s' {1..5000})\n",
+     false, CLASSIFIER_KIND_REPORT},
+    {"the caller's word makes a question a report",
+     "From: a@example.org\nTo: security@example.org\nSubject: Bounty programme\n\n"
+     "Do you run a bounty programme for security bugs?\n",
+     true, CLASSIFIER_KIND_REPORT},
+};
+
+static void
+test_routed_kinds(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(routed_cases) / sizeof(routed_cases[0]); i++) {
+        const struct routed_case *c = &routed_cases[i];
+        struct message *m = routed_message(c->raw, c->as_report);
+
+        print_message("case %s\n", c->name);
+        assert_int_equal(m->kind, c->kind);
+        assert_regions_built(m);
+        message_free(m);
+    }
+}
+
 /* The bare address of a From: value as first written: strchr() on the
  * sets of bytes that end it before and after the '@'. */
 static bool
@@ -622,6 +710,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kinds),
         cmocka_unit_test(test_raw_kinds),
+        cmocka_unit_test(test_routed_kinds),
         cmocka_unit_test(test_header_fields),
         cmocka_unit_test(test_bare_address_ends),
         cmocka_unit_test(test_msgid_not_decoded),
