@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "ascii.h"
+#include "dt_binding.h"
 #include "measure.h"
 #include "message.h"
 #include "series.h"
@@ -84,6 +85,8 @@ static const char *const measure_names[MEASURE__COUNT] = {
     [MEASURE_LEARNED_READY] = "learned_ready",
     [MEASURE_LEARNED_SLOP] = "learned_slop",
     [MEASURE_LIMIT_HIT] = "limit_hit",
+    [MEASURE_BINDING_SCHEMA_ERRORS] = "binding_schema_errors",
+    [MEASURE_BINDING_DRIVER_LINES] = "binding_driver_lines",
 };
 
 const char *
@@ -938,18 +941,6 @@ prose_region(const struct message *m)
 
 /* ---- diff ---- */
 
-static void
-region_line_text(const struct region *r, size_t i, const char **p, size_t *len)
-{
-    size_t start = r->lines[i].offset;
-    size_t end = i + 1 < r->n_lines ? r->lines[i + 1].offset : r->len;
-
-    if (end > start && r->text[end - 1] == '\n')
-        end--;
-    *p = r->text + start;
-    *len = end - start;
-}
-
 static const char *const stop_words[] = {
     "the",  "a",     "an",   "to",    "of",   "if",   "is",   "this", "we",  "and", "for",
     "it",   "in",    "on",   "be",    "that", "with", "as",   "by",   "at",  "or",  "are",
@@ -1385,4 +1376,7 @@ measure_compute(struct message *m)
         ms[MEASURE_PATCH_VERSION] = m->psubj.version > 0 ? (double)m->psubj.version : 1.0;
     ms[MEASURE_LIMIT_HIT] = m->truncated ? 1.0 : 0.0;
     series_measure(m);
+    /* Out of memory leaves a count without its evidence: the rule's hit
+     * then shows "binding_schema_errors=N", which still names it. */
+    (void)dt_binding_measure(m);
 }

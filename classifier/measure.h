@@ -73,6 +73,10 @@ enum measure_id {
     MEASURE_LEARNED_SLOP,  /* Robinson-Fisher probability that the mail is slop, 0..1 */
     /* Set where the input is cut (message_note_limit()). */
     MEASURE_LIMIT_HIT, /* 1 when a limit cut the input; evidence names the limit */
+    /* Filled by dt_binding.c; kept after the measures learn.c hashes by
+     * number, so a learned model stays valid. */
+    MEASURE_BINDING_SCHEMA_ERRORS, /* schema mistakes in added device-tree bindings */
+    MEASURE_BINDING_DRIVER_LINES,  /* added binding lines that speak of a driver */
     MEASURE__COUNT,
 };
 

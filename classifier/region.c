@@ -60,6 +60,18 @@ region_line_at(const struct region *r, size_t offset)
 }
 
 void
+region_line_text(const struct region *r, size_t i, const char **ret_p, size_t *ret_len)
+{
+    size_t start = r->lines[i].offset;
+    size_t end = i + 1 < r->n_lines ? r->lines[i + 1].offset : r->len;
+
+    if (end > start && r->text[end - 1] == '\n')
+        end--;
+    *ret_p = r->text + start;
+    *ret_len = end - start;
+}
+
+void
 region_release(struct region *r)
 {
     if (r == NULL)

@@ -51,6 +51,10 @@ int region_parse(const char *name, enum region_id *ret);
 /* The map entry covering offset, or NULL when there is no map. */
 const struct region_line *region_line_at(const struct region *r, size_t offset);
 
+/* Line i of r's line map (i < r->n_lines), without its '\n': *ret_p
+ * borrows from r->text. */
+void region_line_text(const struct region *r, size_t i, const char **ret_p, size_t *ret_len);
+
 void region_release(struct region *r);
 
 #endif

@@ -130,6 +130,8 @@ static const char *const doc_names[] = {
     "learned_ready",
     "learned_slop",
     "limit_hit",
+    "binding_schema_errors",
+    "binding_driver_lines",
 };
 
 static void
