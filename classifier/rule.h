@@ -153,23 +153,24 @@ int rule_parse_text(struct rule_set *set, size_t file, char *text, size_t len, s
 void rule_parse_diag(struct rule_diag *d, size_t file, unsigned line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* rule_prefilter.c: literals of which every match of the pattern contains
+/* rule_prefilter_parse.c: literals of which every match of the pattern contains
  * one (ASCII lower case) into *ret, which the caller releases; none when
  * the pattern is not understood. Returns 0 or -ENOMEM. */
-int rule_prefilter_literals(const char *src, size_t len, uint32_t options, struct strv *ret);
+int rule_prefilter_parse_literals(const char *src, size_t len, uint32_t options, struct strv *ret);
 
 /* Literal sets a pattern can use at once (ret[0] is what
- * rule_prefilter_literals() gives): every match contains a literal of
+ * rule_prefilter_parse_literals() gives): every match contains a literal of
  * each of ret[0..*n). Returns 0 or -ENOMEM; the caller releases ret[]. */
 #define RULE_PF_SETS 3u
-int rule_prefilter_literal_sets(const char *src, size_t len, uint32_t options,
-                                struct strv ret[RULE_PF_SETS], size_t *n);
+int rule_prefilter_parse_sets(const char *src, size_t len, uint32_t options,
+                              struct strv ret[RULE_PF_SETS], size_t *n);
 
-/* rule_prefilter.c: the top-level alternatives of src[0..len) into *ret
+/* rule_prefilter_split.c: the top-level alternatives of src[0..len) into *ret
  * (released by the caller) when there are at least two and matching them
  * one by one gives the whole pattern's match (see rule_prefilter.c);
  * none otherwise. Returns 0 or -ENOMEM. */
-int rule_prefilter_alternatives(const char *src, size_t len, uint32_t options, struct strv *ret);
+int rule_prefilter_split_alternatives(const char *src, size_t len, uint32_t options,
+                                      struct strv *ret);
 
 /* rule_prefilter.c: build set->pf from the compiled patterns (those that
  * failed to compile are left out); match and nomatch patterns made of
@@ -179,7 +180,7 @@ int rule_prefilter_build(struct rule_set *set);
 struct rule_prefilter *rule_prefilter_free(struct rule_prefilter *pf);
 
 /* Per-call prefilter state: which regions were scanned, which patterns
- * may match. Zero-initialised; release with rule_prefilter_state_release. */
+ * may match. Zero-initialised; release with rule_prefilter_scan_release. */
 struct rule_prefilter_state {
     uint8_t *possible;
     uint32_t scanned; /* per enum region_id, two bits: its kind's table, its on-demand one */
@@ -190,10 +191,10 @@ struct rule_prefilter_state {
 
 struct message;
 
-/* False only when pat cannot match its region of m, so pcre2_match() can
- * be skipped; scans the region on first use. */
-bool rule_prefilter_possible(struct rule_prefilter_state *st, const struct rule_set *set,
-                             const struct message *m, const struct rule_pattern *pat);
+/* rule_prefilter_scan.c: false only when pat cannot match its region of
+ * m, so pcre2_match() can be skipped; scans the region on first use. */
+bool rule_prefilter_scan_possible(struct rule_prefilter_state *st, const struct rule_set *set,
+                                  const struct message *m, const struct rule_pattern *pat);
 
 /* The alternatives pat was split into (*n of them, in pattern order), or
  * NULL when it was not split. At any start position PCRE2 tries them in
@@ -202,13 +203,13 @@ bool rule_prefilter_possible(struct rule_prefilter_state *st, const struct rule_
 const struct rule_pattern *rule_prefilter_alternatives_of(const struct rule_set *set,
                                                           const struct rule_pattern *pat,
                                                           size_t *n);
-void rule_prefilter_state_release(struct rule_prefilter_state *st);
+void rule_prefilter_scan_release(struct rule_prefilter_state *st);
 
 /* Whether the scans take the vector path of this machine (AVX-512 on
  * x86-64), which finds the same candidates as the portable one: with
  * want false, never again; with want true, when the machine has it. For
  * tests, which compare the two; not while a scan runs. */
-bool rule_prefilter_vector(bool want);
+bool rule_prefilter_scan_vector(bool want);
 
 /* rule_parse.c: cut the next blank-separated word out of *p ("" at the
  * end of the line); parse a decimal number the locale cannot change.

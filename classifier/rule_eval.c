@@ -238,7 +238,7 @@ run(struct eval *ev, const struct rule_pattern *pat, const char *s, size_t len, 
 {
     int rc;
 
-    if (pat->code == NULL || !rule_prefilter_possible(&ev->pf, ev->set, ev->m, pat))
+    if (pat->code == NULL || !rule_prefilter_scan_possible(&ev->pf, ev->set, ev->m, pat))
         return false;
     /* Tried only where a literal its matches start with occurs, when it
      * has such literals; the same answer, without PCRE2's try at every
@@ -290,7 +290,7 @@ run_whole(struct eval *ev, const struct rule_pattern *pat, const char *s, size_t
         ovector_span(ev, 0, start, end);
         return true;
     }
-    if (pat->code == NULL || !rule_prefilter_possible(&ev->pf, ev->set, ev->m, pat))
+    if (pat->code == NULL || !rule_prefilter_scan_possible(&ev->pf, ev->set, ev->m, pat))
         return false;
     for (size_t i = 0; i < n; i++) {
         size_t as, ae;
@@ -876,6 +876,6 @@ out:
     pcre2_match_data_free(ev.md);
     free(ev.pairs);
     free(ev.held);
-    rule_prefilter_state_release(&ev.pf);
+    rule_prefilter_scan_release(&ev.pf);
     return r;
 }

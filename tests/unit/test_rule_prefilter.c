@@ -95,8 +95,8 @@ test_literals(void **state)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct strv v;
 
-        assert_int_equal(rule_prefilter_literals(cases[i].pattern, strlen(cases[i].pattern),
-                                                 cases[i].options, &v),
+        assert_int_equal(rule_prefilter_parse_literals(cases[i].pattern, strlen(cases[i].pattern),
+                                                       cases[i].options, &v),
                          0);
         assert_same_set(&v, cases[i].want, cases[i].pattern);
         strv_release(&v);
@@ -134,7 +134,7 @@ test_literal_sets(void **state)
         size_t n = 0, want_n = 0;
 
         assert_int_equal(
-            rule_prefilter_literal_sets(cases[i].pattern, strlen(cases[i].pattern), 0, v, &n), 0);
+            rule_prefilter_parse_sets(cases[i].pattern, strlen(cases[i].pattern), 0, v, &n), 0);
         while (want_n < RULE_PF_SETS && cases[i].want[want_n][0] != NULL)
             want_n++;
         if (n != want_n)
@@ -146,7 +146,7 @@ test_literal_sets(void **state)
     }
 }
 
-/* rule_prefilter_literal_sets() of src, each set's strings joined by
+/* rule_prefilter_parse_sets() of src, each set's strings joined by
  * ',' and the sets by ';', in the order given, into out. */
 static void
 sets_text(const char *src, char *out, size_t size)
@@ -154,7 +154,7 @@ sets_text(const char *src, char *out, size_t size)
     struct strv v[RULE_PF_SETS];
     size_t n = 0, len = 0;
 
-    assert_int_equal(rule_prefilter_literal_sets(src, strlen(src), 0, v, &n), 0);
+    assert_int_equal(rule_prefilter_parse_sets(src, strlen(src), 0, v, &n), 0);
     out[0] = '\0';
     for (size_t k = 0; k < n; k++) {
         for (size_t i = 0; i < v[k].n; i++)
@@ -303,8 +303,8 @@ test_alternatives(void **state)
         struct strv v;
         size_t n = 0;
 
-        assert_int_equal(rule_prefilter_alternatives(cases[i].pattern, strlen(cases[i].pattern),
-                                                     cases[i].options, &v),
+        assert_int_equal(rule_prefilter_split_alternatives(
+                             cases[i].pattern, strlen(cases[i].pattern), cases[i].options, &v),
                          0);
         while (n < MAX_EXPECT && cases[i].want[n] != NULL)
             n++;
@@ -676,7 +676,7 @@ check_cuts(const struct rule_set *set, pcre2_code *const *plain, pcre2_match_dat
 }
 
 /* Every hit of the rules as PCRE2 gives it, on random texts and on every
- * piece of a few, with the scans on the path rule_prefilter_vector() set. */
+ * piece of a few, with the scans on the path rule_prefilter_scan_vector() set. */
 static void
 check_equivalence(void)
 {
@@ -751,9 +751,9 @@ static void
 test_equivalence(void **state)
 {
     (void)state;
-    assert_false(rule_prefilter_vector(false));
+    assert_false(rule_prefilter_scan_vector(false));
     check_equivalence();
-    if (rule_prefilter_vector(true))
+    if (rule_prefilter_scan_vector(true))
         check_equivalence();
 }
 
