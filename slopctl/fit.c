@@ -96,8 +96,9 @@ struct fit_train {
 struct fit {
     /* Options. */
     const char *labels, *out_path, *plot_dir, *state_dir, *cv_path;
-    unsigned folds;   /* 0: one per source */
-    unsigned n_folds; /* as dealt */
+    const char *profile; /* --project; NULL: the default profile */
+    unsigned folds;      /* 0: one per source */
+    unsigned n_folds;    /* as dealt */
     unsigned long seed;
     double fp_limit, lambda, scale, max_score, tag, reply;
     double slop_weight; /* per slop example; 0: genuine count / slop count */
@@ -144,7 +145,8 @@ static const char fit_usage[] =
     "usage: slopctl fit [--rules DIR] [-o FILE] [--folds K|all] [--fp-limit P]\n"
     "                   [--lambda L] [--scale S] [--max-score N] [--seed N]\n"
     "                   [--threshold tag=N] [--threshold reply=N] [--plot-dir DIR]\n"
-    "                   [--slop-weight W] [--state DIR] [--cv-out FILE] LABELS\n"
+    "                   [--slop-weight W] [--state DIR] [--cv-out FILE]\n"
+    "                   [--project NAME] LABELS\n"
     "LABELS: one message per line, 'path<TAB>class[<TAB>group[<TAB>source]]' (or\n"
     "commas), class slop or genuine; paths relative to the labels file's directory;\n"
     "messages of one source (default: of one line) are held out together;\n"
@@ -1014,7 +1016,8 @@ write_scores(const struct fit *f, size_t n_slop, const struct fit_train *t)
             "# Scores fitted by slopctl fit (docs/scoring.md): logistic regression with\n"
             "# the rule files' scores as priors, over %zu messages (%zu slop, %zu genuine)\n"
             "# labelled in %s. lambda %g, scale %g, tag %g, max-score %g, fp-limit %g,\n"
-            "# cross-validated by source (%s), seed %lu; %s, %u false-alarm refits.\n"
+            "# cross-validated by source (%s), seed %lu;\n"
+            "# %s, %u false-alarm refits.\n"
             "# Made by a program: refit rather than edit.\n",
             f->n_ex, n_slop, f->n_ex - n_slop, base ? base + 1 : f->labels, f->lambda, f->scale,
             f->tag, f->max_score, f->fp_limit, how, f->seed,
@@ -1089,6 +1092,7 @@ parse_options(struct fit *f, int argc, char **argv, const char **rules)
         {"state", required_argument, NULL, 'T'},
         {"slop-weight", required_argument, NULL, 'W'},
         {"cv-out", required_argument, NULL, 'c'},
+        {"project", required_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -1115,6 +1119,15 @@ parse_options(struct fit *f, int argc, char **argv, const char **rules)
             break;
         case 'c':
             f->cv_path = optarg;
+            break;
+        case 'P':
+            /* As scan takes it: the rules a site's profile turns off must
+             * be off in the fit too. */
+            if (*optarg == '\0' ||
+                strspn(optarg, "abcdefghijklmnopqrstuvwxyz0123456789-_") != strlen(optarg))
+                return fit_usage_error("bad --project '%s', expected a name of a-z, 0-9, '-', '_'",
+                                       optarg);
+            f->profile = optarg;
             break;
         case 'f':
             if (parse_double(optarg, 0, 1, &f->fp_limit) < 0)
@@ -1196,6 +1209,8 @@ fit_cmd(int argc, char **argv, const char *(*rules_resolve)(const char *opt))
     if (r != 0)
         return r < 0 ? 0 : r;
     rules = rules_resolve(rules);
+    if (f.profile != NULL)
+        opts.profile = f.profile;
     r = classifier_new(rules, &opts, output_diag, &sink, &f.c);
     if (r < 0) {
         fprintf(stderr, "slopctl fit: cannot load rules from '%s': %s\n", rules, strerror(-r));

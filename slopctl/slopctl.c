@@ -65,7 +65,7 @@ static const char usage_text[] =
     "       slopctl fit [--rules DIR] [-o FILE] [--folds K|all] [--fp-limit P] [--plot-dir DIR]\n"
     "                   [--lambda L] [--scale S] [--max-score N] [--seed N]\n"
     "                   [--slop-weight W] [--threshold tag=N] [--threshold reply=N]\n"
-    "                   [--state DIR] [--cv-out FILE] LABELS\n"
+    "                   [--state DIR] [--cv-out FILE] [--project NAME] LABELS\n"
     "       slopctl import tree [--state DIR] [--date YYYY-MM-DD] SOURCE_DIR\n"
     "       slopctl import fixes [--state DIR] (FILE | - | --git REPO [--since DATE])\n"
     "       slopctl import maintainers [--state DIR] FILE\n"

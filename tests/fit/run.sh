@@ -261,6 +261,28 @@ run fit --rules "$T/rules" --folds all "$T/onesource.tsv"
 check "one source only cannot be cross-validated: a data error" \
     sh -c "test $rc -eq 65 && grep -q 'two sources or more' '$T/err'"
 
+# --project: a rule of another profile is off in the fit as in a scan.
+mkdir -p "$T/prules"
+cat >"$T/prules/10-p.rules" <<'RULES'
+rule GAP_KERNEL_ONLY
+    describe a gap the kernel profile checks
+    score 2
+    profile kernel
+    match body /\bgapalpha\b/
+rule GAP_ANY
+    describe a gap every profile checks
+    score 2
+    match body /\bgapbeta\b/
+RULES
+run fit --rules "$T/prules" --folds 3 "$T/labels.tsv"
+check "the default profile fits the kernel rule" \
+    sh -c "test $rc -le 1 && grep -q '^never matched: none' '$T/out'"
+run fit --rules "$T/prules" --folds 3 --project generic "$T/labels.tsv"
+check "--project generic: the kernel rule never holds" \
+    sh -c "test $rc -le 1 && grep -q '^never matched: GAP_KERNEL_ONLY' '$T/out'"
+run fit --rules "$T/prules" --project 'Bad Name' "$T/labels.tsv"
+check "a bad --project is a usage error" test "$rc" -eq 64
+
 # With state (read-only): a MAINTAINERS index is enough to open one.
 printf 'FOO DRIVER\nM:\tA Maintainer <a@example.org>\nF:\tdrivers/foo/\n' >"$T/MAINTAINERS"
 run import maintainers --state "$T/state" "$T/MAINTAINERS"
