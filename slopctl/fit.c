@@ -894,39 +894,42 @@ count_sources(struct fit *f)
 }
 
 /* One row per group and, in a group of several named sources, one per
- * source; then all slop and all genuine mail. */
-static void
+ * source; then all slop and all genuine mail. One pass over the messages
+ * per group. */
+static int
 print_rows(const struct fit *f, struct tally all[2])
 {
+    struct tally *ts = calloc(f->n_sources + 1, sizeof(*ts));
+
+    if (ts == NULL)
+        return -ENOMEM;
     for (size_t g = 0; g < f->n_groups; g++) {
         const char *cls = f->groups[g].y ? "slop" : "genuine";
         struct tally t = {0};
         size_t named = 0;
 
-        for (size_t i = 0; i < f->n_ex; i++)
-            if (f->ex[i].group == g) {
-                tally_add(f, &f->ex[i], &t);
-                tally_add(f, &f->ex[i], &all[f->groups[g].y]);
-            }
-        print_tally("  ", f->groups[g].name, cls, &t);
-        for (size_t q = 0; q < f->n_sources && named < 2; q++)
-            for (size_t i = 0; i < f->n_ex; i++)
-                if (f->ex[i].group == g && f->ex[i].named == (int32_t)q) {
-                    named++;
-                    break;
-                }
-        for (size_t q = 0; q < f->n_sources && named >= 2; q++) {
-            struct tally ts = {0};
+        memset(ts, 0, (f->n_sources + 1) * sizeof(*ts));
+        for (size_t i = 0; i < f->n_ex; i++) {
+            const struct fit_example *e = &f->ex[i];
 
-            for (size_t i = 0; i < f->n_ex; i++)
-                if (f->ex[i].group == g && f->ex[i].named == (int32_t)q)
-                    tally_add(f, &f->ex[i], &ts);
-            if (ts.n > 0)
-                print_tally("    ", f->source_name[q], cls, &ts);
+            if (e->group != g)
+                continue;
+            tally_add(f, e, &t);
+            tally_add(f, e, &all[f->groups[g].y]);
+            if (e->named >= 0)
+                tally_add(f, e, &ts[e->named]);
         }
+        print_tally("  ", f->groups[g].name, cls, &t);
+        for (size_t q = 0; q < f->n_sources; q++)
+            named += ts[q].n > 0;
+        for (size_t q = 0; q < f->n_sources && named >= 2; q++)
+            if (ts[q].n > 0)
+                print_tally("    ", f->source_name[q], cls, &ts[q]);
     }
     print_tally("  ", "all slop (recall)", "slop", &all[1]);
     print_tally("  ", "all genuine (false alarm)", "genuine", &all[0]);
+    free(ts);
+    return 0;
 }
 
 static void
@@ -953,7 +956,9 @@ print_figures(const struct fit *f)
            how, f->tag, f->reply);
     printf("  %-42s %-7s %5s | %-35s | %-35s\n", "group / source", "class", "n",
            "hand-set: action  rate  95% CI  answered", "fitted: action  rate  95% CI  answered");
-    print_rows(f, all);
+    r = print_rows(f, all);
+    if (r < 0)
+        return r;
     for (int k = 0; k < 2; k++) {
         score[k] = malloc((f->n_ex + 1) * sizeof(*score[k]));
         if (score[k] == NULL) {
