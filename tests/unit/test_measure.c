@@ -496,6 +496,84 @@ test_diff_sizes(void **state)
     msg_free(m);
 }
 
+/* ---- device-tree bindings (dt_binding.c) ---- */
+
+#define DT_LOG "Add a binding.\n\nSigned-off-by: A <a@example.org>\n---\n"
+#define DT_NEW(path, n)                                                                            \
+    "diff --git a/" path " b/" path "\nnew file mode 100644\n--- /dev/null\n+++ b/" path           \
+    "\n@@ -0,0 +1," #n " @@\n"
+#define DT_YAML "Documentation/devicetree/bindings/misc/acme,frob.yaml"
+
+struct dt_case {
+    const char *name;
+    const char *text;
+    unsigned schema; /* binding_schema_errors */
+    unsigned driver; /* binding_driver_lines */
+};
+
+static const struct dt_case dt_cases[] = {
+    {"right $id, http and https, quoted",
+     DT_LOG DT_NEW(DT_YAML, 3) "+$id: http://devicetree.org/schemas/misc/acme,frob.yaml#\n"
+                               "+  $id: 'https://devicetree.org/schemas/misc/acme,frob.yaml#'\n"
+                               "+$ref: /schemas/types.yaml#/definitions/uint32\n",
+     0, 0},
+    {"$id names another file, counted once per file",
+     DT_LOG DT_NEW(DT_YAML, 2) "+$id: http://devicetree.org/schemas/misc/frob.yaml#\n"
+                               "+$id: http://devicetree.org/schemas/frob.yaml#\n",
+     1, 0},
+    {"$id with a base other than devicetree.org is not judged",
+     DT_LOG DT_NEW(DT_YAML, 1) "+$id: http://example.org/schemas/x.yaml#\n", 0, 0},
+    {"bare $ref to the types schema, with and without the '#'",
+     DT_LOG DT_NEW(DT_YAML, 2) "+    $ref: /schemas/types.yaml#\n"
+                               "+    $ref: \"/schemas/types.yaml\"\n",
+     1, 0},
+    {"new .txt binding",
+     DT_LOG DT_NEW("Documentation/devicetree/bindings/misc/frob.txt", 1) "+Frob binding\n", 1, 0},
+    {"edit of an old .txt binding",
+     DT_LOG "diff --git a/Documentation/devicetree/bindings/misc/frob.txt "
+            "b/Documentation/devicetree/bindings/misc/frob.txt\n"
+            "--- a/Documentation/devicetree/bindings/misc/frob.txt\n"
+            "+++ b/Documentation/devicetree/bindings/misc/frob.txt\n"
+            "@@ -1,1 +1,2 @@\n Frob binding\n+- clocks: the bus clock\n",
+     0, 0},
+    {"driver words, each line once; driver-strength counts, drivername does not",
+     DT_LOG DT_NEW(DT_YAML, 4) "+  The frob driver maps it; the drivers of the bus too.\n"
+                               "+  Drivers load it.\n"
+                               "+  drive-strength-microamp: the driver-strength\n"
+                               "+  drivername: not a word of its own\n",
+     0, 3},
+    {"the same lines outside the bindings directory",
+     DT_LOG DT_NEW("Documentation/misc/frob.yaml",
+                   2) "+$id: http://devicetree.org/schemas/x.yaml#\n"
+                      "+  The frob driver maps it.\n",
+     0, 0},
+    {"removed lines are not read",
+     DT_LOG "diff --git a/" DT_YAML " b/" DT_YAML "\n--- a/" DT_YAML "\n+++ b/" DT_YAML "\n"
+            "@@ -1,2 +1,1 @@\n-$id: http://devicetree.org/schemas/x.yaml#\n-  The driver.\n keep\n",
+     0, 0},
+};
+
+static void
+test_dt_binding(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(dt_cases) / sizeof(dt_cases[0]); i++) {
+        const struct dt_case *c = &dt_cases[i];
+        struct message *m = patch_msg(c->text);
+
+        if (m->measures[MEASURE_BINDING_SCHEMA_ERRORS] != c->schema ||
+            m->measures[MEASURE_BINDING_DRIVER_LINES] != c->driver)
+            fail_msg("%s: schema %.0f (want %u), driver %.0f (want %u)", c->name,
+                     m->measures[MEASURE_BINDING_SCHEMA_ERRORS], c->schema,
+                     m->measures[MEASURE_BINDING_DRIVER_LINES], c->driver);
+        /* a count of mistakes comes with the evidence naming them */
+        assert_true((c->schema > 0) ==
+                    (m->measure_evidence[MEASURE_BINDING_SCHEMA_ERRORS] != NULL));
+        assert_true((c->driver > 0) == (m->measure_evidence[MEASURE_BINDING_DRIVER_LINES] != NULL));
+        msg_free(m);
+    }
+}
+
 static void
 test_comment_counts(void **state)
 {
@@ -809,6 +887,7 @@ main(void)
         cmocka_unit_test(test_diff_sizes),
         cmocka_unit_test(test_comment_counts),
         cmocka_unit_test(test_restating),
+        cmocka_unit_test(test_dt_binding),
         cmocka_unit_test(test_fixture_contrast),
     };
 
