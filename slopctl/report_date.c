@@ -115,8 +115,9 @@ report_date_format(int64_t day, char *buf, size_t size)
     snprintf(buf, size, "%04d-%02u-%02u", (int)y, m, d);
 }
 
-/* Skip blanks, then read 1 to max decimal digits. */
-static bool
+/* Skip blanks, then read 1 to max decimal digits; how many were read,
+ * 0 when none. */
+static unsigned
 take_number(const char **pp, unsigned max, unsigned *ret)
 {
     const char *p = *pp;
@@ -127,9 +128,29 @@ take_number(const char **pp, unsigned max, unsigned *ret)
     for (; n < max && *p >= '0' && *p <= '9'; n++, p++)
         v = v * 10 + (unsigned)(*p - '0');
     if (n == 0)
-        return false;
+        return 0;
     *pp = p;
     *ret = v;
+    return n;
+}
+
+/*
+ * A numeric zone "+hhmm" or "-hhmm" into minutes east of UTC. false when
+ * it is not one, or lies past the zones in use (UTC-12 to UTC+14): RFC
+ * 5322 gives the form, not a range, and "-9999" is no place on Earth.
+ */
+static bool
+zone_numeric(const char *z, int *ret_minutes)
+{
+    int hh, mm;
+
+    if ((z[0] != '+' && z[0] != '-') || strlen(z) != 5 || strspn(z + 1, "0123456789") != 4)
+        return false;
+    hh = (z[1] - '0') * 10 + (z[2] - '0');
+    mm = (z[3] - '0') * 10 + (z[4] - '0');
+    if (mm > 59 || hh * 100 + mm > REPORT_DATE_ZONE_MAX)
+        return false;
+    *ret_minutes = z[0] == '-' ? -(hh * 60 + mm) : hh * 60 + mm;
     return true;
 }
 
@@ -157,7 +178,7 @@ report_date_day(const char *msg, size_t len, int64_t *ret_day)
     static const char months[] = "janfebmaraprmayjunjulaugsepoctnovdec";
     char field[REPORT_DATE_MAX_FIELD + 1], mon[4], zone[16];
     const char *p, *m;
-    unsigned d, y, h, mi, s = 0;
+    unsigned d, y, h, mi, s = 0, y_digits;
     int off = 0, r;
     int64_t days, minutes;
 
@@ -170,18 +191,17 @@ report_date_day(const char *msg, size_t len, int64_t *ret_day)
     if (m != NULL && m - p < 12)
         p = m + 1;
     if (!take_number(&p, 2, &d) || take_word(&p, mon, sizeof(mon)) != 3 ||
-        !take_number(&p, 4, &y) || !take_number(&p, 2, &h) || *p++ != ':' ||
+        (y_digits = take_number(&p, 4, &y)) == 0 || !take_number(&p, 2, &h) || *p++ != ':' ||
         !take_number(&p, 2, &mi))
         return -EINVAL;
     if (*p == ':' && (p++, !take_number(&p, 2, &s)))
         return -EINVAL;
     if (take_word(&p, zone, sizeof(zone)) > 0) {
-        if ((zone[0] == '+' || zone[0] == '-') && strlen(zone) == 5 &&
-            strspn(zone + 1, "0123456789") == 4) {
-            off = ((zone[1] - '0') * 10 + (zone[2] - '0')) * 60 + (zone[3] - '0') * 10 +
-                  (zone[4] - '0');
-            if (zone[0] == '-')
-                off = -off;
+        if (zone[0] == '+' || zone[0] == '-') {
+            /* A number out of range is a broken date, not an unknown
+             * zone name: it would move the day. */
+            if (!zone_numeric(zone, &off))
+                return -EINVAL;
         } else if (!zone_named(zone, &off)) {
             off = 0; /* an unknown zone is "-0000": UTC, as RFC 5322 says */
         }
@@ -189,9 +209,12 @@ report_date_day(const char *msg, size_t len, int64_t *ret_day)
     m = strcasestr(months, mon);
     if (m == NULL || (m - months) % 3 != 0)
         return -EINVAL;
-    if (y < 50)
+    /* RFC 5322 section 4.3 goes by the digits written, not the value:
+     * two digits below 50 are 20xx, two or three others 1900 plus; a
+     * year of four digits is that year ("0001" is year 1, no 2001). */
+    if (y_digits == 2 && y < 50)
         y += 2000;
-    else if (y < 1000)
+    else if (y_digits <= 3)
         y += 1900;
     if (d < 1 || d > 31 || h > 23 || mi > 59 || s > 60)
         return -EINVAL;

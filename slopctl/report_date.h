@@ -16,11 +16,13 @@
 
 #define REPORT_DATE_MAX_HEADER ((size_t)256 << 10)
 #define REPORT_DATE_MAX_FIELD 256
+#define REPORT_DATE_ZONE_MAX 1400 /* hhmm: UTC+14 (Kiribati) and UTC-12 are the ends in use */
 
 /*
  * The UTC day of the message's Date: as days since 1970-01-01 into
  * *ret_day. Returns 0, -ENOENT when there is no Date: field, or -EINVAL
- * when it does not parse (or lies before 1970 or after 9999).
+ * when it does not parse (or lies before 1970 or after 9999, or names a
+ * numeric zone past +-1400).
  */
 int report_date_day(const char *msg, size_t len, int64_t *ret_day);
 

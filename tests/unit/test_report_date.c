@@ -39,6 +39,19 @@ static const struct {
     {"Date: 1 Jan 1969 10:00:00 +0000\n\n", -EINVAL, ""},
     {"Date: 1 Jan 1970 00:30:00 +0100\n\n", -EINVAL, ""},
     {"Date: 1 an 2024 10:00:00 +0000\n\n", -EINVAL, ""},
+    /* Four digits are the year written: year 1 is no 2001. */
+    {"Date: 1 Jan 0001 10:00:00 +0000\n\n", -EINVAL, ""},
+    {"Date: 1 Jan 0099 10:00:00 +0000\n\n", -EINVAL, ""},
+    {"Date: 1 Jan 101 10:00:00 +0000\n\n", 0, "2001-01-01"},
+    {"Date: 1 Jan 49 10:00:00 +0000\n\n", 0, "2049-01-01"},
+    {"Date: 1 Jan 70 10:00:00 +0000\n\n", 0, "1970-01-01"},
+    /* Zones: the ends in use hold, past them the date is broken. */
+    {"Date: 1 Jan 2024 10:00:00 +1400\n\n", 0, "2023-12-31"},
+    {"Date: 1 Jan 2024 23:00:00 -1200\n\n", 0, "2024-01-02"},
+    {"Date: 1 Jan 2024 10:00:00 -9999\n\n", -EINVAL, ""},
+    {"Date: 1 Jan 2024 10:00:00 +1401\n\n", -EINVAL, ""},
+    {"Date: 1 Jan 2024 10:00:00 +0060\n\n", -EINVAL, ""},
+    {"Date: 1 Jan 2024 10:00:00 +01\n\n", -EINVAL, ""},
 };
 
 static void
