@@ -516,7 +516,7 @@ record_scan(const struct config *cfg, const struct msg *m, const struct classifi
 {
     struct state_lookup_options lo;
     struct state_lookup sl;
-    char eb[128];
+    char eb[512];
     int r;
 
     if (cb_state == NULL || !cb_record || !cfg->record_state)
@@ -526,9 +526,11 @@ record_scan(const struct config *cfg, const struct msg *m, const struct classifi
     r = state_lookup_record(&sl, res);
     if (r < 0 && shared_state_unreachable(cb_state, r))
         log_debug("%s: shared state unreachable, message not recorded", m->queue_id);
-    else if (r < 0)
-        log_warning("%s: cannot record the message in StateDir: %s, verdict unchanged", m->queue_id,
-                    log_strerror(r, eb, sizeof(eb)));
+    else if (r < 0) {
+        /* Redis or StateDir: the operator must know which to look at. */
+        state_strerror(cb_state, r, eb, sizeof(eb));
+        log_warning("%s: cannot record the message in %s, verdict unchanged", m->queue_id, eb);
+    }
     if (r < 0)
         metrics_note_error(METRICS_ERR_STATE_RECORD);
 }
@@ -1142,15 +1144,16 @@ dispatch_reply(const struct config *cfg, struct msg *m, struct decision *d)
         *p = (char)tolower((unsigned char)*p);
     r = state_reply_claim(cb_state, addr, now, cfg->reply_interval, cfg->reply_hourly_cap, &claim);
     if (r < 0) {
-        char eb[128];
+        char eb[512];
 
         /* An outage of the shared ledger is logged once, not per message. */
         if (shared_state_unreachable(cb_state, r))
             log_debug("%s: reply ledger: %s, not replying", m->queue_id,
                       log_strerror(r, eb, sizeof(eb)));
-        else
-            log_error("%s: reply ledger: %s, not replying", m->queue_id,
-                      log_strerror(r, eb, sizeof(eb)));
+        else {
+            state_strerror(cb_state, r, eb, sizeof(eb));
+            log_error("%s: reply ledger in %s, not replying", m->queue_id, eb);
+        }
         snprintf(d->reply_note, sizeof(d->reply_note), "ledger-error");
         metrics_note_error(METRICS_ERR_REPLY_LEDGER);
         return;

@@ -310,7 +310,7 @@ scan_message(void *ctx, const struct mailbox_msg *m)
     struct output_source src = {.file = m->file, .index = m->index, .in_mbox = m->in_mbox};
     struct classifier_result *res = NULL;
     struct classifier_envelope env = {.mail_from = ""};
-    char buf[128];
+    char buf[512];
     int r;
 
     env.lookup = s->sl != NULL ? &s->sl->lookup : NULL;
@@ -323,9 +323,10 @@ scan_message(void *ctx, const struct mailbox_msg *m)
         return output_error(&s->out, &src, strerror_r(-r, buf, sizeof(buf)));
     }
     s->scanned++;
-    if (s->record && (r = state_lookup_record(s->sl, res)) < 0)
-        fprintf(stderr, "slopctl: cannot record %s: %s\n", m->file,
-                strerror_r(-r, buf, sizeof(buf)));
+    if (s->record && (r = state_lookup_record(s->sl, res)) < 0) {
+        state_strerror(s->sl != NULL ? s->sl->st : NULL, r, buf, sizeof(buf));
+        fprintf(stderr, "slopctl: cannot record %s in %s\n", m->file, buf);
+    }
     if (s->report != NULL)
         r = report_add(s->report, &src, m->data, m->len, res);
     else

@@ -20,6 +20,7 @@
  * negative errno values before they leave this file.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -408,6 +409,62 @@ out:
 }
 
 int
+state_schema_read(const char *dir, uint32_t *ret)
+{
+    MDB_val key = {sizeof(state_key_schema) - 1, state_key_schema}, val;
+    MDB_env *env = NULL;
+    MDB_txn *txn = NULL;
+    MDB_dbi dbi;
+    int rc;
+
+    if (dir == NULL || ret == NULL)
+        return -EINVAL;
+    rc = mdb_env_create(&env);
+    if (rc != MDB_SUCCESS)
+        return state_errno(rc);
+    rc = mdb_env_set_maxdbs(env, STATE_MAX_DBS);
+    /* MDB_NOLOCK: root checking the state (slop-milter -n) must not leave
+     * a lock file behind that the daemon's user cannot open. */
+    if (rc == MDB_SUCCESS)
+        rc = mdb_env_open(env, dir, MDB_RDONLY | MDB_NOLOCK | MDB_NOTLS, 0640);
+    if (rc == MDB_SUCCESS)
+        rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
+    if (rc == MDB_SUCCESS)
+        rc = mdb_dbi_open(txn, "meta", 0, &dbi);
+    if (rc == MDB_SUCCESS)
+        rc = mdb_get(txn, dbi, &key, &val);
+    if (rc == MDB_SUCCESS && val.mv_size != sizeof(*ret))
+        rc = MDB_INCOMPATIBLE;
+    if (rc == MDB_SUCCESS)
+        memcpy(ret, val.mv_data, sizeof(*ret));
+    if (txn != NULL)
+        mdb_txn_abort(txn);
+    mdb_env_close(env);
+    return state_errno(rc);
+}
+
+void
+state_open_strerror(const char *dir, int err, char *buf, size_t size)
+{
+    struct state_check chk;
+    uint32_t v = 0;
+    char eb[128];
+
+    if (err == -EUCLEAN && state_check_file(dir, &chk) == -EUCLEAN)
+        snprintf(buf, size, "data.mdb damaged (%s)", chk.reason);
+    else if (err == -EPROTO && state_schema_read(dir, &v) == 0 && v > STATE_SCHEMA_VERSION)
+        snprintf(buf, size,
+                 "data.mdb has schema %" PRIu32 ", newer than the %d this release reads "
+                 "(written by a newer slop-milter: run that release, or move the state aside)",
+                 v, STATE_SCHEMA_VERSION);
+    else if (err == -EPROTO)
+        snprintf(buf, size, "data.mdb is no LMDB environment this release reads (%s)",
+                 strerror_r(-err, eb, sizeof(eb)));
+    else
+        snprintf(buf, size, "%s", strerror_r(-err, eb, sizeof(eb)));
+}
+
+int
 state_sync(struct state *st)
 {
     if (st == NULL)
@@ -447,6 +504,31 @@ struct state_redis *
 state_redis_of(struct state *st)
 {
     return st != NULL ? st->redis : NULL;
+}
+
+void
+state_strerror(struct state *st, int err, char *buf, size_t size)
+{
+    char name[300], eb[128];
+    const char *why;
+    bool redis = st != NULL && st->redis != NULL &&
+                 (err == -EBADMSG || err == -ENOTCONN || err == -ETIMEDOUT || err == -EACCES ||
+                  err == -EIO || err == -E2BIG);
+
+    if (err == -EBADMSG && redis)
+        why = "it answered with an error reply or a reply of the wrong type (a Redis protocol "
+              "error)";
+    else if (err == -ENOTCONN && redis)
+        why = "down, waiting out the back-off";
+    else if (err == -E2BIG && redis)
+        why = "the command would be too long";
+    else
+        why = strerror_r(-err, eb, sizeof(eb));
+    if (redis)
+        state_redis_name(st->redis, name, sizeof(name));
+    else
+        snprintf(name, sizeof(name), "StateDir '%s'", st != NULL ? st->dir : "?");
+    snprintf(buf, size, "%s: %s", name, why);
 }
 
 struct state_claim_ctx {

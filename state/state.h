@@ -61,6 +61,21 @@ int state_open(const char *dir, unsigned flags, size_t map_size, struct state **
 
 struct state *state_close(struct state *st);
 
+/*
+ * The schema version dir's state records, read without a lock file (root
+ * checking a state must leave nothing the daemon's user cannot open).
+ * Only after state_check_file() found data.mdb whole. 0, or a negative
+ * errno (-ENOENT: none recorded).
+ */
+int state_schema_read(const char *dir, uint32_t *ret);
+
+/*
+ * Why state_open(dir) failed with err, in the words every program prints:
+ * "data.mdb damaged (...)", "data.mdb has schema 99, newer than the 2
+ * this release reads (...)", or the errno's text.
+ */
+void state_open_strerror(const char *dir, int err, char *buf, size_t size);
+
 struct state_redis;
 
 /*
@@ -72,6 +87,15 @@ struct state_redis;
 int state_attach_redis(struct state *st, struct state_redis *r);
 /* The attached Redis backend, or NULL (st may be NULL). */
 struct state_redis *state_redis_of(struct state *st);
+
+/*
+ * Where a state call that returned err failed, and why, for a message:
+ * "Redis 'unix:/run/redis.sock': it answered with an error reply ..."
+ * when it came from the attached Redis server (-EBADMSG,
+ * -ENOTCONN, -ETIMEDOUT, -EACCES, -EIO or -E2BIG while one is attached),
+ * else "StateDir '/var/lib/slop-milter': <strerror>". st may be NULL.
+ */
+void state_strerror(struct state *st, int err, char *buf, size_t size);
 
 /*
  * Flush every commit so far to disk. Under STATE_NOSYNC a commit reaches

@@ -184,6 +184,17 @@ state_redis_failures(struct state_redis *r)
     return r != NULL ? (uint64_t)atomic_load(&r->failures) : 0;
 }
 
+void
+state_redis_name(const struct state_redis *r, char *buf, size_t size)
+{
+    if (r == NULL)
+        snprintf(buf, size, "Redis");
+    else if (r->path != NULL)
+        snprintf(buf, size, "Redis 'unix:%s'", r->path);
+    else
+        snprintf(buf, size, "Redis 'inet:%d@%s'", r->port, r->host);
+}
+
 /* ---- the connection pool and the up/down bookkeeping ---- */
 
 static bool
@@ -581,7 +592,7 @@ state_redis_reply_claim(struct state_redis *r, const char *addr, time_t now, uin
         goto out;
     }
     if (rep[0]->type != REDIS_REPLY_STATUS) {
-        e = -EPROTO;
+        e = -EBADMSG;
         goto out;
     }
     replies_free(rep, 1);
@@ -601,7 +612,7 @@ state_redis_reply_claim(struct state_redis *r, const char *addr, time_t now, uin
         goto out;
     }
     if (!is_int(rep[0])) {
-        e = -EPROTO;
+        e = -EBADMSG;
         goto out;
     }
     if (hourly_cap == 0 || rep[0]->integer <= (long long)hourly_cap) {
@@ -650,7 +661,7 @@ state_redis_reply_release(struct state_redis *r, const char *addr, time_t now)
     batch_argf(b, "%lld", (long long)now);
     e = batch_run(r, b, rep);
     if (e == 0 && (!is_int(rep[0]) || rep[0]->integer != 1))
-        e = is_int(rep[0]) ? -ENOENT : -EPROTO;
+        e = is_int(rep[0]) ? -ENOENT : -EBADMSG;
     replies_free(rep, 1);
     if (e == 0) {
         batch_reset(b);
@@ -744,7 +755,7 @@ state_redis_record(struct state_redis *r, const uint64_t *fps, size_t n, uint64_
     e = batch_run(r, b, rep);
     for (size_t i = 0; e == 0 && i < b->n; i++)
         if (rep[i]->type == REDIS_REPLY_ERROR)
-            e = -EPROTO;
+            e = -EBADMSG;
     replies_free(rep, b->n);
     free(b);
     return e;
@@ -775,7 +786,7 @@ state_redis_sender_count(struct state_redis *r, const char *addr, time_t now, ui
         } else if (rep[0]->type == REDIS_REPLY_NIL) {
             *ret = 0;
         } else {
-            e = -EPROTO;
+            e = -EBADMSG;
         }
     }
     replies_free(rep, 1);
@@ -954,7 +965,7 @@ state_redis_stats(struct state_redis *r, void (*fn)(void *ctx, const char *kind,
             rep[0]->element[0]->type != REDIS_REPLY_STRING ||
             rep[0]->element[1]->type != REDIS_REPLY_ARRAY) {
             replies_free(rep, 1);
-            e = -EPROTO;
+            e = -EBADMSG;
             break;
         }
         snprintf(cursor, sizeof(cursor), "%s", rep[0]->element[0]->str);

@@ -17,6 +17,9 @@
  * -ENOTCONN until a back-off (0.5 s doubling to 30 s) has passed, then one
  * caller tries again. notify() is called once when the server goes down
  * and once when it comes back, never per call; the library never logs.
+ * A server that answers, but not as Redis answers the command (an error
+ * reply such as WRONGTYPE or NOPERM, a reply of another type) gives
+ * -EBADMSG, which LMDB never gives: state_strerror() names Redis for it.
  *
  * Threading: one struct state_redis is shared by every thread; it keeps a
  * small pool of connections under a mutex, and a command holds its
@@ -57,6 +60,8 @@ struct state_redis *state_redis_free(struct state_redis *r);
 int state_redis_ping(struct state_redis *r);
 /* Calls that failed since the start (including fast failures while down). */
 uint64_t state_redis_failures(struct state_redis *r);
+/* "Redis 'unix:/run/redis.sock'" or "Redis 'inet:6379@host'", for messages. */
+void state_redis_name(const struct state_redis *r, char *buf, size_t size);
 
 /* ---- the shared tables (see state.h and state_db.h for the meaning) ---- */
 

@@ -62,6 +62,15 @@ mkdir "$T/st"
 check "db stats: the Redis side counted" grep -qE '^ +seen_fp +[1-9][0-9]* keys' "$T/stats"
 check "db stats: the local seen_fp table stays empty" grep -qE '^ +seen_fp +0 entries' "$T/stats"
 
+# A server that answers with an error (a user allowed to read only): the
+# failed record names Redis, not the state directory.
+redis-cli -s "$REDIS_SOCK" ACL SETUSER reader on '>reader-pw' '~*' +@read +ping +auth >/dev/null
+printf 'reader-pw\n' >"$T/reader.pw"
+"$T/slopctl" --redis-user reader --redis-password-file "$T/reader.pw" scan --json --rules "$RULES" \
+    --state "$T/st" --record "$HERE/../fixtures/det-genuine-report.eml" >/dev/null 2>"$T/err"
+check "a Redis error reply to a record names Redis" \
+    grep -q "cannot record .* in Redis 'unix:$REDIS_SOCK': .*Redis protocol error" "$T/err"
+
 redis_stop
 "$T/slopctl" scan --json --rules "$RULES" --state "$T/st" "$HERE/../fixtures/det-genuine-report.eml" \
     >/dev/null 2>"$T/err"
