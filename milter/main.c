@@ -317,7 +317,7 @@ offline_state(const struct config *cfg)
 {
     struct state_check chk;
     struct state *st = NULL;
-    char path[PATH_MAX], eb[128];
+    char path[PATH_MAX], eb[400];
     struct stat sb;
     int r;
 
@@ -331,8 +331,9 @@ offline_state(const struct config *cfg)
         return NULL;
     }
     if (r < 0) {
+        state_open_strerror(cfg->state_dir, r, eb, sizeof(eb));
         fprintf(stderr, "slop-milter: cannot read StateDir '%s': %s, scanning without it\n",
-                cfg->state_dir, log_strerror(r, eb, sizeof(eb)));
+                cfg->state_dir, eb);
         return NULL;
     }
     return st;
@@ -375,9 +376,21 @@ static int
 state_file_ok(const struct config *cfg, bool *ret_without)
 {
     struct state_check chk;
+    uint32_t schema;
+    char why[400];
+    int r;
 
     *ret_without = false;
-    if (state_check_file(cfg->state_dir, &chk) != -EUCLEAN)
+    r = state_check_file(cfg->state_dir, &chk);
+    /* A state from a newer release is no damage: refused whatever
+     * OnStateError says, in the words slopctl uses. */
+    if (r == 0 && chk.present && state_schema_read(cfg->state_dir, &schema) == 0 &&
+        schema > STATE_SCHEMA_VERSION) {
+        state_open_strerror(cfg->state_dir, -EPROTO, why, sizeof(why));
+        log_error("cannot open StateDir '%s': %s", cfg->state_dir, why);
+        return EX_CANTCREAT;
+    }
+    if (r != -EUCLEAN)
         return EX_OK;
     if (cfg->on_state_error == CONFIG_STATE_RUN_WITHOUT) {
         log_error("StateDir: data.mdb damaged (%s) in '%s', running without state "
@@ -825,7 +838,10 @@ run_daemon(struct snapshot *snap)
         if (status != EX_OK)
             goto out;
     } else if (r < 0) {
-        log_error("cannot open StateDir '%s': %s", cfg->state_dir, log_strerror(r, eb, sizeof(eb)));
+        char why[400];
+
+        state_open_strerror(cfg->state_dir, r, why, sizeof(why));
+        log_error("cannot open StateDir '%s': %s", cfg->state_dir, why);
         status = EX_CANTCREAT;
         goto out;
     }

@@ -233,7 +233,8 @@ dbcheck_check(const char *dir)
 {
     struct dbcheck_tables *t;
     struct state_check chk;
-    char what[160];
+    char what[160], why[400];
+    uint32_t schema;
     int ret;
 
     ret = dbcheck_file(dir, &chk);
@@ -262,6 +263,13 @@ dbcheck_check(const char *dir)
         }
     }
     free(t);
+    /* Whole pages of a schema this release does not read are no state it
+     * can use: said as the daemon and every other command say it. */
+    if (ret == 0 && state_schema_read(dir, &schema) == 0 && schema > STATE_SCHEMA_VERSION) {
+        state_open_strerror(dir, -EPROTO, why, sizeof(why));
+        fprintf(stderr, "slopctl: cannot open state in '%s': %s\n", dir, why);
+        ret = EX_CANTCREAT;
+    }
     if (ret == 0)
         printf("state %s: OK\n", dir);
     return ret;

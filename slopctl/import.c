@@ -107,7 +107,7 @@ import_state_dir(const char *opt)
 int
 import_open_state(const char *dir, unsigned flags, struct state **ret)
 {
-    char buf[128];
+    char buf[400];
     int r = state_open(dir, flags, 0, ret);
 
     if (r == -EUCLEAN) {
@@ -118,7 +118,8 @@ import_open_state(const char *dir, unsigned flags, struct state **ret)
         return EX_CANTCREAT;
     }
     if (r < 0) {
-        import_err("cannot open state in '%s': %s", dir, strerror_r(-r, buf, sizeof(buf)));
+        state_open_strerror(dir, r, buf, sizeof(buf));
+        import_err("cannot open state in '%s': %s", dir, buf);
         return r == -ENOENT ? EX_NOINPUT : r == -EACCES ? EX_NOPERM : EX_CANTCREAT;
     }
     r = backend_attach(*ret);

@@ -123,6 +123,45 @@ check_meta_read(int fd, unsigned i, off_t off, struct check_meta *ret, char *why
     return 0;
 }
 
+static bool
+check_regular(int fd)
+{
+    struct stat sb;
+
+    return fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* What a file that is not a regular one is, for the reason. */
+static const char *
+check_kind(mode_t mode)
+{
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    if (S_ISCHR(mode) || S_ISBLK(mode))
+        return "a device";
+    return "not a regular file";
+}
+
+/* dir's lock.mdb, when present, must be a regular file too: LMDB opens and
+ * maps it. 0, or -EUCLEAN with the reason. */
+static int
+check_lock_file(const char *dir, struct state_check *c)
+{
+    char path[CHECK_PATH_MAX];
+    struct stat sb;
+
+    if (snprintf(path, sizeof(path), "%s/lock.mdb", dir) >= (int)sizeof(path))
+        return -ENAMETOOLONG;
+    if (stat(path, &sb) < 0 || S_ISREG(sb.st_mode))
+        return 0;
+    check_reason(c, "lock.mdb is %s, not a regular file", check_kind(sb.st_mode));
+    return -EUCLEAN;
+}
+
 /* The generation recorded in dir, or 0 when none (or unreadable). */
 static uint64_t
 check_generation_read(const char *dir)
@@ -134,9 +173,14 @@ check_generation_read(const char *dir)
 
     if (snprintf(path, sizeof(path), "%s/state.generation", dir) >= (int)sizeof(path))
         return 0;
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    /* O_NONBLOCK: a FIFO put there must not hang the start. */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0)
         return 0;
+    if (!check_regular(fd)) {
+        close(fd);
+        return 0;
+    }
     n = read(fd, buf, CHECK_GEN_MAX);
     close(fd);
     if (n <= 0)
@@ -164,7 +208,9 @@ state_check_file(const char *dir, struct state_check *ret)
         return -ENAMETOOLONG;
     c.generation = check_generation_read(dir);
 
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO for reading would wait for a writer,
+     * forever and without a word; it is refused below instead. */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         r = -errno;
         if (r == -ENOENT && c.generation > 0) {
@@ -184,6 +230,14 @@ state_check_file(const char *dir, struct state_check *ret)
         check_reason(&c, "cannot stat: %s", strerror(-r));
         goto out;
     }
+    if (!S_ISREG(sb.st_mode)) {
+        check_reason(&c, "%s, not a regular file", check_kind(sb.st_mode));
+        r = -EUCLEAN;
+        goto out;
+    }
+    r = check_lock_file(dir, &c);
+    if (r < 0)
+        goto out;
     c.file_bytes = (uint64_t)sb.st_size;
     /* LMDB writes both meta pages when it creates the file, so an empty
      * data.mdb was emptied: it would start over without a word. */
