@@ -2,21 +2,35 @@
  * metrics_http.c - MetricsSocket: libmicrohttpd serves GET /metrics
  * (metrics_http.h).
  *
- * Everything here runs on libmicrohttpd's one polling thread: reading the
- * state's sizes (short LMDB read transactions) and rendering the
- * counters. Milter threads never wait for it; they only increment
- * atomics (metrics.c). Connections are capped and time out, so a client
- * that stalls costs one slot of METRICS_HTTP_CONNECTIONS, not a thread.
+ * Everything here runs on one thread of ours that drives libmicrohttpd
+ * (its epoll set, MHD_run()): reading the state's sizes (short LMDB read
+ * transactions), rendering the counters, and keeping every client within
+ * bounds. Milter threads never wait for it; they only increment atomics
+ * (metrics.c).
+ *
+ * A client that trickles bytes must not hold a slot forever, nor may a
+ * crowd of silent ones lock the scraper out (issue 32: libmicrohttpd's
+ * timeout restarts on every byte). So each request has a total deadline,
+ * METRICS_HTTP_DEADLINE seconds from the connection's start or the end of
+ * its previous request to the last byte of the response, however busy
+ * the client keeps it; and past METRICS_HTTP_CONNECTIONS clients a new one
+ * closes the one that has waited longest without a request being
+ * answered, so a scrape always finds room. Closing is a shutdown() of the
+ * socket, which libmicrohttpd then sees as the client leaving.
  *
  * Content negotiation: OpenMetrics text unless the client's Accept names
  * text/plain and not application/openmetrics-text (Prometheus' own
  * format then, which promtool checks).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -27,16 +41,31 @@
 #include "state.h"
 #include "state_db.h"
 
-#define METRICS_HTTP_CONNECTIONS 16 /* clients served at once */
-#define METRICS_HTTP_TIMEOUT 10     /* seconds a client may stay silent */
+#define METRICS_HTTP_CONNECTIONS 16 /* clients kept at once; a new one closes the oldest idle */
+#define METRICS_HTTP_SLOTS ((size_t)METRICS_HTTP_CONNECTIONS * 2) /* with those closing */
+#define METRICS_HTTP_DEADLINE 5 /* seconds for a request: waiting, header, body, response */
+#define METRICS_HTTP_BACKLOG 64
 #define METRICS_HOST_MAX 256
 
 #define CT_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
 #define CT_PROMETHEUS "text/plain; version=0.0.4; charset=utf-8"
 
+/* One client connection, from libmicrohttpd's start to its close. */
+struct metrics_conn {
+    struct MHD_Connection *c; /* NULL: a free slot */
+    int fd;
+    long long since_ms; /* start of the current request's deadline */
+    bool answering;     /* its request is being answered: not idle */
+    bool closing;       /* shut down by us; waiting for libmicrohttpd */
+};
+
 struct metrics_http {
     struct MHD_Daemon *d;
     struct state *st;
+    struct metrics_conn conns[METRICS_HTTP_SLOTS];
+    int wake[2]; /* metrics_http_free() writes to wake[1] */
+    pthread_t thread;
+    bool running;
 };
 
 /* Split "inet:PORT@HOST" into port and host; no HOST: loopback. */
@@ -100,7 +129,7 @@ metrics_http_listen(const char *spec, int *ret_fd)
         goto out;
     }
     if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-        bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, METRICS_HTTP_CONNECTIONS) < 0) {
+        bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, METRICS_HTTP_BACKLOG) < 0) {
         r = -errno;
         goto out;
     }
@@ -149,6 +178,131 @@ read_gauges(struct state *st, struct metrics_gauges *g)
     g->state_used_bytes = ss.used_bytes;
     if (state_tables_stats(st, table_stat, g) < 0)
         g->n_tables = 0;
+}
+
+static long long
+now_ms(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static struct metrics_conn *
+conn_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+    return ci != NULL ? ci->socket_context : NULL;
+}
+
+/* Close mc: libmicrohttpd reads the end of the stream and lets it go. */
+static void
+conn_close(struct metrics_conn *mc)
+{
+    if (mc->closing)
+        return;
+    mc->closing = true;
+    shutdown(mc->fd, SHUT_RDWR);
+}
+
+/* A new client over the cap closes the idle one waiting longest; when
+ * every other is being answered, the new one goes. */
+static void
+conn_make_room(struct metrics_http *h, struct metrics_conn *fresh)
+{
+    struct metrics_conn *oldest = NULL;
+    size_t live = 0;
+
+    for (size_t i = 0; i < METRICS_HTTP_SLOTS; i++) {
+        struct metrics_conn *mc = &h->conns[i];
+
+        if (mc->c == NULL || mc->closing)
+            continue;
+        live++;
+        if (mc != fresh && !mc->answering && (oldest == NULL || mc->since_ms < oldest->since_ms))
+            oldest = mc;
+    }
+    if (live > METRICS_HTTP_CONNECTIONS)
+        conn_close(oldest != NULL ? oldest : fresh);
+}
+
+static void
+conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+            enum MHD_ConnectionNotificationCode toe)
+{
+    struct metrics_http *h = cls;
+    struct metrics_conn *mc = *socket_context;
+    const union MHD_ConnectionInfo *ci;
+
+    if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        if (mc != NULL)
+            memset(mc, 0, sizeof(*mc));
+        *socket_context = NULL;
+        return;
+    }
+    ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    for (size_t i = 0; i < METRICS_HTTP_SLOTS && mc == NULL; i++)
+        if (h->conns[i].c == NULL)
+            mc = &h->conns[i];
+    if (mc == NULL || ci == NULL) {
+        /* libmicrohttpd's own limit is the number of slots: not reached. */
+        if (ci != NULL)
+            shutdown(ci->connect_fd, SHUT_RDWR);
+        return;
+    }
+    *mc = (struct metrics_conn){.c = c, .fd = ci->connect_fd, .since_ms = now_ms()};
+    *socket_context = mc;
+    conn_make_room(h, mc);
+}
+
+/* The request's header is in: it is being answered, no longer idle. */
+static void
+conn_answering(struct MHD_Connection *c)
+{
+    struct metrics_conn *mc = conn_of(c);
+
+    if (mc != NULL)
+        mc->answering = true;
+}
+
+/* The response is out: the next request's deadline starts now. */
+static void
+request_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+                  enum MHD_RequestTerminationCode toe)
+{
+    struct metrics_conn *mc = conn_of(c);
+
+    (void)cls;
+    (void)req_cls;
+    (void)toe;
+    if (mc != NULL) {
+        mc->answering = false;
+        mc->since_ms = now_ms();
+    }
+}
+
+/* Close every client past its deadline; the milliseconds until the next
+ * deadline, or -1 when there is none. */
+static long long
+conn_sweep(struct metrics_http *h)
+{
+    long long now = now_ms(), next = -1;
+
+    for (size_t i = 0; i < METRICS_HTTP_SLOTS; i++) {
+        struct metrics_conn *mc = &h->conns[i];
+        long long end = mc->since_ms + METRICS_HTTP_DEADLINE * 1000LL;
+
+        if (mc->c == NULL || mc->closing)
+            continue;
+        if (end <= now)
+            conn_close(mc);
+        else if (next < 0 || end - now < next)
+            next = end - now;
+    }
+    return next;
 }
 
 static bool
@@ -201,6 +355,7 @@ handle(void *cls, struct MHD_Connection *conn, const char *url, const char *meth
     (void)upload_data;
     (void)upload_data_size;
     (void)req_cls;
+    conn_answering(conn);
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
         return respond_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n", "GET, HEAD");
     if (strcmp(url, "/metrics") != 0)
@@ -223,28 +378,74 @@ handle(void *cls, struct MHD_Connection *conn, const char *url, const char *meth
     return ret;
 }
 
+/* The server's thread: wait on libmicrohttpd's epoll set (readable while
+ * it has events; a socket we shut down is one) and on the wake-up pipe,
+ * never past the nearest deadline, then let libmicrohttpd work. */
+static void *
+serve(void *arg)
+{
+    struct metrics_http *h = arg;
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD);
+    struct pollfd pfd[2] = {
+        {.fd = di != NULL ? di->epoll_fd : -1, .events = POLLIN},
+        {.fd = h->wake[0], .events = POLLIN},
+    };
+
+    for (;;) {
+        MHD_UNSIGNED_LONG_LONG mhd_ms;
+        long long wait = conn_sweep(h);
+
+        if (MHD_get_timeout(h->d, &mhd_ms) == MHD_YES && (wait < 0 || (long long)mhd_ms < wait))
+            wait = (long long)mhd_ms;
+        if (poll(pfd, 2, wait > 60000 ? 60000 : (int)wait) < 0 && errno != EINTR)
+            break;
+        if (pfd[1].revents != 0)
+            break;
+        /* A failure here is one client's; the next turn serves the rest. */
+        (void)MHD_run(h->d);
+    }
+    return NULL;
+}
+
 int
 metrics_http_start(int fd, struct state *st, struct metrics_http **ret)
 {
     struct metrics_http *h = calloc(1, sizeof(*h));
+    int r;
 
     if (h == NULL) {
         close(fd);
         return -ENOMEM;
     }
     h->st = st;
-    /* One polling thread for every client: scrapes are rare and short. */
-    h->d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, handle, h,
-                            MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT,
-                            (unsigned)METRICS_HTTP_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
-                            (unsigned)METRICS_HTTP_TIMEOUT, MHD_OPTION_END);
+    h->wake[0] = h->wake[1] = -1;
+    if (pipe2(h->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
+        r = -errno;
+        close(fd);
+        goto fail;
+    }
+    /* No thread of libmicrohttpd's own: serve() drives it, so that the
+     * deadlines are kept even while no client sends anything. The limit
+     * leaves room for the connections being closed. */
+    h->d = MHD_start_daemon(
+        MHD_USE_EPOLL, 0, NULL, NULL, handle, h, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)METRICS_HTTP_SLOTS, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)METRICS_HTTP_DEADLINE, MHD_OPTION_NOTIFY_CONNECTION, conn_notify, h,
+        MHD_OPTION_NOTIFY_COMPLETED, request_completed, h, MHD_OPTION_END);
     if (h->d == NULL) {
         close(fd);
-        free(h);
-        return -EIO;
+        r = -EIO;
+        goto fail;
     }
+    r = -pthread_create(&h->thread, NULL, serve, h);
+    if (r < 0)
+        goto fail;
+    h->running = true;
     *ret = h;
     return 0;
+fail:
+    metrics_http_free(h);
+    return r;
 }
 
 struct metrics_http *
@@ -252,8 +453,20 @@ metrics_http_free(struct metrics_http *h)
 {
     if (h == NULL)
         return NULL;
+    if (h->running) {
+        /* A full pipe already holds a wake-up: nothing to retry. */
+        ssize_t w = write(h->wake[1], "x", 1);
+
+        (void)w;
+        pthread_join(h->thread, NULL);
+    }
     /* MHD_stop_daemon() also closes the listening socket it was given. */
-    MHD_stop_daemon(h->d);
+    if (h->d != NULL)
+        MHD_stop_daemon(h->d);
+    if (h->wake[0] >= 0)
+        close(h->wake[0]);
+    if (h->wake[1] >= 0)
+        close(h->wake[1]);
     free(h);
     return NULL;
 }

@@ -12,6 +12,10 @@
 #            log; both histograms count every message; a rule's findings
 #            equal the decision lines naming it; the state's sizes shown
 #   reload   SIGUSR1 raises slop_rules_generation to 2
+#   slow     issue 32: 16 slowloris clients (slow-http.py) each sending a
+#            header line every 4 s, reopened when closed: a scrape every
+#            5 s is answered, 6 of 6, and the server closes the
+#            tricklers; then 97 silent clients: scrapes still answered
 #   start    a taken port or a UNIX socket as MetricsSocket: the daemon
 #            refuses to start, with its exit status and one line
 #   docs     docs/prometheus/*.yml pass `promtool check config` and
@@ -27,7 +31,7 @@ src=$(cd "$here/../.." && pwd)
 msgs=$here/msgs
 passed=0 failed=0
 test_name=metrics
-daemon_pid="" scraper_pid="" load_pid=""
+daemon_pid="" scraper_pid="" load_pid="" slow_pid=""
 # shellcheck source-path=SCRIPTDIR source=testlib.sh
 . "$here/testlib.sh"
 
@@ -49,6 +53,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/slop-metrics.XXXXXX") || exit 1
 sock=$work/milter.sock
 
 cleanup() {
+    stop_pid "$slow_pid"
     stop_pid "$scraper_pid"
     stop_pid "$load_pid"
     stop_daemon
@@ -219,6 +224,52 @@ done
 scrape "$work/reload.om"
 check "reload: rule set generation 2" [ "$(value "$work/reload.om" slop_rules_generation)" = 2 ]
 check "reload: counts kept" [ "$(total slop_messages_total "$work/reload.om")" = "$N" ]
+
+# slow_clients MODE ARGS...: start slow-http.py, wait (bounded) until its
+# connections are open.
+slow_clients() {
+    rm -f "$work/slow.ready"
+    "$python" "$here/slow-http.py" "$@" "$work/slow.ready" >"$work/slow.out" 2>&1 &
+    slow_pid=$!
+    n=0
+    while [ ! -s "$work/slow.ready" ] && [ "$n" -lt 200 ]; do
+        sleep 0.1
+        n=$((n + 1))
+    done
+}
+
+# quick_scrapes COUNT PAUSE TAG: COUNT scrapes PAUSE s apart, each given
+# 8 s (the unbounded server kept them waiting for good); prints how many
+# were answered 200.
+quick_scrapes() {
+    _ok=0 _i=0
+    while [ "$_i" -lt "$1" ]; do
+        _i=$((_i + 1))
+        sleep "$2"
+        code=$(curl -s -m 8 -o "$work/$3.$_i.om" -w '%{http_code}' "$url" 2>/dev/null)
+        [ "$code" = 200 ] && _ok=$((_ok + 1))
+    done
+    echo "$_ok"
+}
+
+echo "== slow: 16 slowloris clients, a header line every 4 s; a scrape every 5 s"
+slow_clients slowloris "$port" 16 4 120
+check "slow: slowloris clients connected" [ -s "$work/slow.ready" ]
+ok=$(quick_scrapes 6 5 slowloris)
+stop_pid "$slow_pid"
+slow_pid=""
+closed=$(sed -n 's/^closed-by-server //p' "$work/slow.out")
+check "slow: scrapes answered under slowloris: $ok of 6" [ "$ok" -eq 6 ]
+check "slow: the server closed trickling clients (${closed:-none})" [ "${closed:-0}" -gt 0 ]
+check "slow: the last scrape parses" om_ok "$work/slowloris.6.om"
+
+echo "== slow: 97 silent clients"
+slow_clients silent "$port" 97 120
+check "slow: silent clients connected" [ -s "$work/slow.ready" ]
+ok=$(quick_scrapes 3 1 silent)
+stop_pid "$slow_pid"
+slow_pid=""
+check "slow: scrapes answered among 97 silent clients: $ok of 3" [ "$ok" -eq 3 ]
 
 echo "== start: MetricsSocket that cannot be served"
 write_conf "$work/taken.conf" "$work/taken.sock" "inet:$port@127.0.0.1"
