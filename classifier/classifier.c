@@ -368,20 +368,20 @@ out:
 
 int
 classifier_learn_tokens(const struct classifier *c, const char *msg, size_t len, uint64_t *ret,
-                        size_t max, size_t *ret_n, uint64_t *ret_key)
+                        size_t max, size_t *ret_n, uint64_t *ret_hint)
 {
     struct mime_view *view = NULL;
     struct message *m = NULL;
     int r;
 
-    if (c == NULL || (msg == NULL && len > 0) || ret == NULL || ret_n == NULL || ret_key == NULL)
+    if (c == NULL || (msg == NULL && len > 0) || ret == NULL || ret_n == NULL || ret_hint == NULL)
         return -EINVAL;
     r = scan_build(c, msg, len, NULL, &view, &m);
     if (r < 0)
         goto out;
     r = learn_tokens(m, ret, max, ret_n);
     if (r == 0)
-        *ret_key = learn_key(m);
+        *ret_hint = learn_hint(m);
 out:
     message_free(m);
     mime_view_free(view);

@@ -353,12 +353,12 @@ const char *classifier_bug_class_name(unsigned bit);
  * report prose, notes, added comments; quotes and signatures removed),
  * and structural tokens (kind, measure bands, touched subsystems, the
  * trailer set), each hashed to 64 bits. Writes at most max distinct
- * tokens, sorted, into ret and sets *ret_n, and sets *ret_key to the
- * digest that identifies the message for learning: of its Message-ID when
- * it has one, else of its body. Returns 0, -ENOMEM or -EINVAL.
+ * tokens, sorted, into ret and sets *ret_n, and sets *ret_hint to the
+ * digest of its Message-ID (0: none), which learning keeps only as a hint:
+ * a learned message is known by its tokens. Returns 0, -ENOMEM or -EINVAL.
  */
 int classifier_learn_tokens(const struct classifier *c, const char *msg, size_t len, uint64_t *ret,
-                            size_t max, size_t *ret_n, uint64_t *ret_key);
+                            size_t max, size_t *ret_n, uint64_t *ret_hint);
 
 const char *classifier_kind_name(enum classifier_kind kind);
 const char *classifier_action_name(enum classifier_action action);

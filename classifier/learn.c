@@ -183,11 +183,11 @@ learn_tokens(const struct message *m, uint64_t *ret, size_t max, size_t *ret_n)
 }
 
 uint64_t
-learn_key(const struct message *m)
+learn_hint(const struct message *m)
 {
     if (m->message_id != NULL && *m->message_id != '\0')
         return token_hash('I', m->message_id, strlen(m->message_id));
-    return token_hash('B', m->regions[REGION_BODY].text, m->regions[REGION_BODY].len);
+    return 0;
 }
 
 /* Upper tail of the chi-square distribution with v (even) degrees of

@@ -27,8 +27,9 @@
  * 0 or -ENOMEM. */
 int learn_tokens(const struct message *m, uint64_t *ret, size_t max, size_t *ret_n);
 
-/* The message's learning key: its Message-ID's digest, else its body's. */
-uint64_t learn_key(const struct message *m);
+/* The digest of m's Message-ID, kept beside a learned message as a hint
+ * (the key is its tokens' digest: state_learn.h); 0 without one. */
+uint64_t learn_hint(const struct message *m);
 
 /*
  * Combine counts[i] (slop, genuine) of n tokens with totals into the

@@ -235,8 +235,8 @@ auto_learn_class(const struct config *cfg, const struct classifier_result *res)
 static void
 auto_learn(const struct scan_job *j, int cls)
 {
-    uint64_t *tokens, key = 0;
-    size_t n = 0;
+    struct state_learn_msg lm = {0};
+    uint64_t *tokens;
     char eb[128];
     int r;
 
@@ -244,10 +244,10 @@ auto_learn(const struct scan_job *j, int cls)
     if (tokens == NULL)
         return;
     r = classifier_learn_tokens(j->snap->classifier, j->buf, j->len, tokens, STATE_LEARN_MAX_TOKENS,
-                                &n, &key);
+                                &lm.n, &lm.hint);
+    lm.tokens = tokens;
     if (r == 0)
-        r = state_learn_add(cb_state, key, (enum state_learn_class)cls, tokens, n, time(NULL),
-                            NULL);
+        r = state_learn_add(cb_state, &lm, (enum state_learn_class)cls, time(NULL), NULL);
     if (r < 0)
         log_warning("%s: cannot learn the message in StateDir: %s, verdict unchanged", j->queue_id,
                     log_strerror(r, eb, sizeof(eb)));

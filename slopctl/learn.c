@@ -56,19 +56,17 @@ learn_message(void *ctx, const struct mailbox_msg *m)
 {
     struct learn_run *lr = ctx;
     enum state_learn_outcome out = STATE_LEARN_UNKNOWN;
-    size_t n = 0;
-    uint64_t key = 0;
+    struct state_learn_msg lm = {.tokens = lr->tokens};
     char buf[128];
     int r;
 
-    r = classifier_learn_tokens(lr->c, m->data, m->len, lr->tokens, STATE_LEARN_MAX_TOKENS, &n,
-                                &key);
+    r = classifier_learn_tokens(lr->c, m->data, m->len, lr->tokens, STATE_LEARN_MAX_TOKENS, &lm.n,
+                                &lm.hint);
     if (r == 0) {
         if (lr->cls < 0)
-            r = state_learn_forget(lr->st, key, lr->tokens, n, &out);
+            r = state_learn_forget(lr->st, &lm, &out);
         else
-            r = state_learn_add(lr->st, key, (enum state_learn_class)lr->cls, lr->tokens, n,
-                                lr->now, &out);
+            r = state_learn_add(lr->st, &lm, (enum state_learn_class)lr->cls, lr->now, &out);
     }
     if (r == -ENOSPC || r == -EIO || r == -EROFS)
         return r; /* the state, not this message: stop */

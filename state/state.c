@@ -269,11 +269,19 @@ state_open_txn(struct state *st, MDB_txn *txn, void *ctx)
     if (val.mv_size != sizeof(c->version))
         return MDB_INCOMPATIBLE;
     memcpy(&c->version, val.mv_data, sizeof(c->version));
+    /* A read-only open of older state reads its learned tables as empty:
+     * their keys and tokens are not the ones this release computes. */
+    st->learn_stale = c->version < 3;
     /* Upgrade older state: state_tables_open() above created the tables
-     * a newer schema adds, so recording the version finishes it. */
+     * a newer schema adds, and the learned tables of schema 2 are emptied
+     * (state_learn_upgrade()); recording the version finishes it. */
     if (c->version < STATE_SCHEMA_VERSION && !st->readonly) {
         uint32_t v = STATE_SCHEMA_VERSION;
 
+        rc = state_learn_upgrade(st, txn, c->version);
+        if (rc != MDB_SUCCESS)
+            return rc;
+        st->learn_stale = false;
         val.mv_size = sizeof(v);
         val.mv_data = &v;
         c->version = v;

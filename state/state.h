@@ -18,8 +18,12 @@
 
 /* 2: the learned token counts (learn_token, learn_msg). A writable open
  * of schema 1 state creates the new tables and records 2; nothing else
- * changed, so that is the whole upgrade. */
-#define STATE_SCHEMA_VERSION 2
+ * changed, so that is the whole upgrade.
+ * 3: learned messages keyed by a digest of the tokens they added, with
+ * the Message-ID's digest as a hint, and new tokens. A writable open of
+ * schema 2 state empties learn_token and learn_msg (their keys and tokens
+ * cannot be carried over: docs/state.md) and records 3. */
+#define STATE_SCHEMA_VERSION 3
 
 enum state_flags {
     STATE_READONLY = 1 << 0, /* open for reading only (slopctl db stats) */

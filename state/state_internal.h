@@ -38,7 +38,7 @@ enum state_table {
     STATE_T_SERIES_COVER,   /* flagged cover letter's Message-ID -> i64 time, note */
     STATE_T_SERIES_LOG,  /* u64 BE root hash, u64 BE id hash -> time, version, index, paragraphs */
     STATE_T_LEARN_TOKEN, /* u64 token (integer key) -> i64 last seen, u32 slop, u32 genuine */
-    STATE_T_LEARN_MSG,   /* u64 message key -> i64 time, u8 class (schema 2) */
+    STATE_T_LEARN_MSG,   /* u64 content key -> i64 time, u8 class, u64 Message-ID hint (3) */
     STATE_T__COUNT,
 };
 
@@ -49,7 +49,8 @@ struct state {
     MDB_dbi ledger;
     MDB_dbi hourly;
     bool readonly;
-    bool nosync; /* STATE_NOSYNC: the owner calls state_sync() */
+    bool nosync;      /* STATE_NOSYNC: the owner calls state_sync() */
+    bool learn_stale; /* schema < 3 opened read-only: learned tables read as empty */
     pthread_rwlock_t resize_lock;
     MDB_dbi tables[STATE_T__COUNT];
     bool have[STATE_T__COUNT];
@@ -64,6 +65,10 @@ int state_run(struct state *st, bool rdonly, state_txn_fn *fn, void *ctx);
 
 /* state_check.c: record txnid in dir/state.generation, atomically. */
 int state_generation_write(const char *dir, uint64_t txnid);
+
+/* state_learn.c: in state_open()'s write transaction, bring the learned
+ * tables of schema version from up to STATE_SCHEMA_VERSION; an LMDB code. */
+int state_learn_upgrade(struct state *st, MDB_txn *txn, uint32_t from);
 
 /* state_tables.c: open (creating unless read-only) every table of enum
  * state_table inside state_open()'s transaction; returns an LMDB code. */

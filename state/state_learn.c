@@ -3,10 +3,18 @@
  *
  * Layout: "learn_token" maps a u64 token (host order) to its i64 last
  * learned time and u32 slop and genuine message counts; "learn_msg" maps
- * a u64 message key to the i64 time it was learned and its u8 class;
- * "index_meta" key "learn_totals" holds the u64 messages per class. A
- * token whose counts both reach 0 is deleted. Counts never go below 0:
- * forgetting a message whose tokens were pruned meanwhile leaves 0.
+ * a u64 message key to the i64 time it was learned, its u8 class and the
+ * u64 digest of its Message-ID (a hint for people reading a dump, never
+ * a key); "index_meta" key "learn_totals" holds the u64 messages per
+ * class. A token whose counts both reach 0 is deleted. Counts never go
+ * below 0: forgetting a message whose tokens were pruned meanwhile
+ * leaves 0.
+ *
+ * The message key is a digest of the very tokens the message adds
+ * (classifier_learn_tokens()), as rspamd's learn cache keys by its
+ * tokens: the same key means the same tokens, so a move or a forget takes
+ * away exactly what learning it added, and two mails that share a
+ * Message-ID are two messages.
  *
  * Threading: one transaction per call through state_run(); learning
  * (a writer) never blocks the daemon's read transactions.
@@ -20,7 +28,7 @@
 #include "state_learn.h"
 
 #define LEARN_TOKEN_BYTES 16
-#define LEARN_MSG_BYTES 9
+#define LEARN_MSG_BYTES 17 /* schema 3; 9 in schema 2 */
 
 static char learn_totals_key[] = "learn_totals";
 
@@ -81,14 +89,15 @@ counts_txn(struct state *st, MDB_txn *txn, void *ctx)
     MDB_stat ms;
     int rc;
 
-    rc = totals_get(st, txn, c->totals.messages);
-    if (rc != MDB_SUCCESS)
-        return rc;
     c->totals.tokens = 0;
-    if (!st->have[STATE_T_LEARN_TOKEN]) {
+    c->totals.messages[0] = c->totals.messages[1] = 0;
+    if (!st->have[STATE_T_LEARN_TOKEN] || st->learn_stale) {
         c->below = true;
         return MDB_SUCCESS;
     }
+    rc = totals_get(st, txn, c->totals.messages);
+    if (rc != MDB_SUCCESS)
+        return rc;
     if (mdb_stat(txn, st->tables[STATE_T_LEARN_TOKEN], &ms) == MDB_SUCCESS)
         c->totals.tokens = ms.ms_entries;
     c->below = c->totals.messages[0] < c->minimum || c->totals.messages[1] < c->minimum ||
@@ -201,7 +210,8 @@ tokens_update(struct state *st, MDB_txn *txn, const uint64_t *tokens, size_t n, 
 
 struct learn_ctx {
     uint64_t key;
-    int cls; /* -1: forget */
+    uint64_t hint; /* the Message-ID's digest, stored beside the class */
+    int cls;       /* -1: forget */
     const uint64_t *tokens;
     size_t n;
     int64_t now;
@@ -220,7 +230,7 @@ learn_txn(struct state *st, MDB_txn *txn, void *ctx)
     if (rc != MDB_SUCCESS)
         return rc;
     rc = mdb_get(txn, st->tables[STATE_T_LEARN_MSG], &key, &val);
-    if (rc == MDB_SUCCESS && val.mv_size == LEARN_MSG_BYTES)
+    if (rc == MDB_SUCCESS && val.mv_size >= 9)
         old = ((const unsigned char *)val.mv_data)[8] ? 1 : 0;
     else if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND)
         return rc;
@@ -253,6 +263,7 @@ learn_txn(struct state *st, MDB_txn *txn, void *ctx)
         totals[c->cls]++;
         memcpy(buf, &c->now, 8);
         buf[8] = (unsigned char)c->cls;
+        memcpy(buf + 9, &c->hint, 8);
         val.mv_size = sizeof(buf);
         val.mv_data = buf;
         rc = mdb_put(txn, st->tables[STATE_T_LEARN_MSG], &key, &val, 0);
@@ -262,6 +273,20 @@ learn_txn(struct state *st, MDB_txn *txn, void *ctx)
     return totals_put(st, txn, totals);
 }
 
+/* The message's key: FNV-1a (64 bits) over its sorted tokens' bytes. */
+static uint64_t
+learn_key(const uint64_t *tokens, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+
+    for (size_t i = 0; i < n; i++)
+        for (int b = 0; b < 8; b++) {
+            h ^= (tokens[i] >> (8 * b)) & 0xff;
+            h *= 0x100000001b3ULL;
+        }
+    return h;
+}
+
 static int
 learn_run(struct state *st, struct learn_ctx *c, enum state_learn_outcome *ret)
 {
@@ -269,6 +294,7 @@ learn_run(struct state *st, struct learn_ctx *c, enum state_learn_outcome *ret)
 
     if (st == NULL || (c->n > 0 && c->tokens == NULL))
         return -EINVAL;
+    c->key = learn_key(c->tokens, c->n);
     if (c->n > STATE_LEARN_MAX_TOKENS)
         return -E2BIG;
     if (st->readonly)
@@ -280,22 +306,43 @@ learn_run(struct state *st, struct learn_ctx *c, enum state_learn_outcome *ret)
 }
 
 int
-state_learn_add(struct state *st, uint64_t key, enum state_learn_class cls, const uint64_t *tokens,
-                size_t n, time_t now, enum state_learn_outcome *ret)
+state_learn_add(struct state *st, const struct state_learn_msg *msg, enum state_learn_class cls,
+                time_t now, enum state_learn_outcome *ret)
 {
-    struct learn_ctx c = {
-        .key = key, .cls = cls == STATE_LEARN_GENUINE, .tokens = tokens, .n = n, .now = now};
+    struct learn_ctx c = {.hint = msg->hint,
+                          .cls = cls == STATE_LEARN_GENUINE,
+                          .tokens = msg->tokens,
+                          .n = msg->n,
+                          .now = now};
 
     return learn_run(st, &c, ret);
 }
 
 int
-state_learn_forget(struct state *st, uint64_t key, const uint64_t *tokens, size_t n,
+state_learn_forget(struct state *st, const struct state_learn_msg *msg,
                    enum state_learn_outcome *ret)
 {
-    struct learn_ctx c = {.key = key, .cls = -1, .tokens = tokens, .n = n};
+    struct learn_ctx c = {.cls = -1, .tokens = msg->tokens, .n = msg->n};
 
     return learn_run(st, &c, ret);
+}
+
+int
+state_learn_upgrade(struct state *st, MDB_txn *txn, uint32_t from)
+{
+    MDB_val key = {sizeof(learn_totals_key) - 1, learn_totals_key};
+    int rc;
+
+    if (from != 2)
+        return MDB_SUCCESS; /* schema 1 had no learned tables; 3 is current */
+    /* Schema 2 keyed messages by Message-ID and counted other tokens: a
+     * move or forget could not find what they added. Empty is honest. */
+    rc = mdb_drop(txn, st->tables[STATE_T_LEARN_TOKEN], 0);
+    if (rc == MDB_SUCCESS)
+        rc = mdb_drop(txn, st->tables[STATE_T_LEARN_MSG], 0);
+    if (rc == MDB_SUCCESS)
+        rc = mdb_del(txn, st->tables[STATE_T_INDEX_META], &key, NULL);
+    return rc == MDB_NOTFOUND ? MDB_SUCCESS : rc;
 }
 
 struct prune_ctx {

@@ -3,9 +3,12 @@
  * (slopctl learn, forget; the daemon's look-ups), kept behind an API of
  * their own so that another store (shared state) can hold them.
  *
- * A message is learned once, under a 64-bit key (classifier_learn_tokens()
- * gives it): learning it again as the same class changes nothing, as the
- * other class moves its tokens across, and forgetting it takes them away.
+ * A message is learned once, under a 64-bit digest of the tokens it adds
+ * (classifier_learn_tokens() gives them), as rspamd's learn cache keys
+ * by content: learning it again as the same class changes nothing, as the
+ * other class moves exactly those tokens across, and forgetting it takes
+ * them away. Two mails with one Message-ID are two messages; the
+ * Message-ID's digest is kept beside the class only as a hint.
  * Every call is one transaction, so a learner killed half-way leaves the
  * counts of the messages it committed and nothing of the one it was in.
  * Thread-safe like state.h.
@@ -40,6 +43,14 @@ struct state_learn_totals {
 /* Most tokens one call takes (a message's cap, CLASSIFIER_LEARN_MAX_TOKENS). */
 #define STATE_LEARN_MAX_TOKENS 2048
 
+/* One message to learn or forget: its distinct tokens, sorted (the key is
+ * their digest), and the digest of its Message-ID (0: none). */
+struct state_learn_msg {
+    const uint64_t *tokens;
+    size_t n;
+    uint64_t hint;
+};
+
 /*
  * In one read transaction: the totals, and when both classes have at least
  * minimum messages, ret[i][0] slop and ret[i][1] genuine counts of
@@ -49,13 +60,13 @@ struct state_learn_totals {
 int state_learn_counts(struct state *st, const uint64_t *tokens, size_t n, uint64_t minimum,
                        uint32_t (*ret)[2], struct state_learn_totals *ret_totals);
 
-/* Learn the message key with tokens[0..n) (distinct) as cls at now; sets
- * *ret (may be NULL). 0 or a negative errno (-EROFS, -E2BIG). */
-int state_learn_add(struct state *st, uint64_t key, enum state_learn_class cls,
-                    const uint64_t *tokens, size_t n, time_t now, enum state_learn_outcome *ret);
+/* Learn msg as cls at now; sets *ret (may be NULL). 0 or a negative
+ * errno (-EROFS, -E2BIG). */
+int state_learn_add(struct state *st, const struct state_learn_msg *msg, enum state_learn_class cls,
+                    time_t now, enum state_learn_outcome *ret);
 
-/* Forget the message key, whose tokens are tokens[0..n). */
-int state_learn_forget(struct state *st, uint64_t key, const uint64_t *tokens, size_t n,
+/* Forget msg: take away what learning it added. */
+int state_learn_forget(struct state *st, const struct state_learn_msg *msg,
                        enum state_learn_outcome *ret);
 
 int state_learn_totals(struct state *st, struct state_learn_totals *ret);

@@ -4,8 +4,9 @@
 # written for this test): counts after learn, relearn as the same class
 # (no-op) and as the other (moved), forget; a model trained on half of
 # each set separates the other half; the LearnMinimum gate; db prune's
-# cap; the schema; and a learner killed with SIGKILL while a reader scans
-# leaves counts that forget exactly back to zero.
+# cap; the schema; two mails with one Message-ID learned, moved back and
+# forth and forgotten end at zero; and a learner killed with SIGKILL while
+# a reader scans leaves counts that forget exactly back to zero.
 # Usage: sh learn.sh SLOPCTL RULES_DIR FIXTURES_DIR
 set -u
 
@@ -129,13 +130,68 @@ check "default-like minimum 200: silent" sh -c "! grep -q LEARNED_ '$T/out'"
 
 # ---- schema and prune ----
 "$SLOPCTL" db stats --state "$S" >"$T/out" 2>"$T/err"
-check "db stats: schema 2 with learn tables" \
-    sh -c "grep -qi 'schema.*2' '$T/out' && grep -q learn_token '$T/out' && grep -q learn_msg '$T/out'"
+check "db stats: schema 3 with learn tables" \
+    sh -c "grep -qi 'schema.*3' '$T/out' && grep -q learn_token '$T/out' && grep -q learn_msg '$T/out'"
 cp -r "$S" "$T/pruned"
 "$SLOPCTL" db prune --state "$T/pruned" --learned-max 50 >"$T/out" 2>"$T/err"
 check "db prune caps the learned tokens" [ "$(stat_of "$T/pruned" tokens)" = 50 ]
 "$SLOPCTL" db prune --state "$T/pruned" --learned-days 0 >"$T/out" 2>"$T/err"
 check "db prune --learned-days 0 drops every token" [ "$(stat_of "$T/pruned" tokens)" = 0 ]
+
+# ---- two mails, one Message-ID: each is a message of its own ----
+# A learned message is known by its content: a move subtracts what that
+# mail added, not what the other mail sharing its Message-ID brings.
+M=$T/mid
+mkdir "$T/mid-a" "$T/mid-b"
+a=$(ls "$FIX"/slop/*.eml | head -1)
+b=$(ls "$FIX"/genuine/*.eml | head -1)
+sed 's/^Message-ID: .*/Message-ID: <shared-1@example.test>/' "$a" >"$T/mid-a/a.eml"
+sed 's/^Message-ID: .*/Message-ID: <shared-1@example.test>/' "$b" >"$T/mid-b/b.eml"
+check "the two mails share one Message-ID" \
+    [ "$(grep -h '^Message-ID:' "$T/mid-a/a.eml" "$T/mid-b/b.eml" | sort -u | wc -l)" -eq 1 ]
+"$SLOPCTL" learn --genuine --state "$T/mid-fresh" --rules "$RULES" "$T/mid-a" >/dev/null 2>&1
+"$SLOPCTL" learn --slop --state "$T/mid-fresh" --rules "$RULES" "$T/mid-b" >/dev/null 2>&1
+fresh_tokens=$(stat_of "$T/mid-fresh" tokens)
+i=0
+while [ $i -lt 6 ]; do
+    if [ $((i % 2)) -eq 0 ]; then ca=slop cb=genuine; else ca=genuine cb=slop; fi
+    "$SLOPCTL" learn --$ca --state "$M" --rules "$RULES" "$T/mid-a" >/dev/null 2>&1
+    "$SLOPCTL" learn --$cb --state "$M" --rules "$RULES" "$T/mid-b" >/dev/null 2>&1
+    i=$((i + 1))
+done
+check "learned alternately 6 times: one slop, one genuine" \
+    [ "$(stat_of "$M" slop)" = 1 -a "$(stat_of "$M" genuine)" = 1 ]
+check "the tokens are those of learning each once ($fresh_tokens)" \
+    [ "$(stat_of "$M" tokens)" = "$fresh_tokens" ]
+"$SLOPCTL" scan --json --rules "$RULES" --state "$M" --learn-minimum 1 "$T/mid-a" >"$T/out" 2>"$T/err"
+check "and their counts: the genuine mail reads as genuine" grep -q LEARNED_GENUINE_ "$T/out"
+run forget --state "$M" "$T/mid-a" "$T/mid-b"
+check "forgetting both forgets two messages" grep -q "forgot 2 messages, 0 were not learned" "$T/out"
+check "forgetting both leaves no message and no token" \
+    [ "$(stat_of "$M" slop)" = 0 -a "$(stat_of "$M" genuine)" = 0 -a "$(stat_of "$M" tokens)" = 0 ]
+
+# ---- schema 2 state: read as unlearned, emptied by the upgrade ----
+# Its keys (Message-IDs) and tokens are not this release's: a state made
+# schema 2 through db dump and load reads as nothing learned, and the
+# first writable open empties the learned tables and records schema 3.
+"$SLOPCTL" learn --slop --state "$T/mid-fresh" --rules "$RULES" "$T/train-slop" >/dev/null 2>&1
+"$SLOPCTL" db dump --state "$T/mid-fresh" "$T/dump" >/dev/null 2>&1
+python3 -c '
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+i = lines.index(" " + b"schema_version".hex())
+lines[i + 1] = " 02000000"
+open(sys.argv[1], "w").write("\n".join(lines))' "$T/dump"
+"$SLOPCTL" db load --state "$T/old" "$T/dump" >/dev/null 2>&1
+check "a schema 2 state with learned counts" \
+    sh -c "'$SLOPCTL' db stats --state '$T/old' | grep -q 'schema 2' &&
+           '$SLOPCTL' db stats --state '$T/old' | grep -q 'learn_token  *[1-9]'"
+check "read-only, its learned counts read as none" \
+    [ "$(stat_of "$T/old" slop)" = 0 -a "$(stat_of "$T/old" tokens)" = 0 ]
+run learn --genuine --state "$T/old" "$T/mid-a"
+check "the upgrade empties them: only the new message counts" \
+    [ "$(stat_of "$T/old" slop)" = 0 -a "$(stat_of "$T/old" genuine)" = 1 ]
+check "and records schema 3" sh -c "'$SLOPCTL' db stats --state '$T/old' | grep -q 'schema 3'"
 
 # ---- SIGKILL while learning, a reader scanning all along ----
 K=$T/killed
@@ -144,7 +200,9 @@ mkdir "$big"
 i=0
 while [ $i -lt 25 ]; do
     for f in "$FIX"/slop/*.eml; do
-        sed "s/^Message-ID: <\(.*\)@/Message-ID: <k$i-\1@/" "$f" >"$big/$i-$(basename "$f")"
+        # Each copy its own mail: a learned message is known by its content.
+        sed -e "s/^Message-ID: <\(.*\)@/Message-ID: <k$i-\1@/" -e "s/^Subject: /Subject: k$i /" \
+            "$f" >"$big/$i-$(basename "$f")"
     done
     i=$((i + 1))
 done
