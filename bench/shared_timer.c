@@ -59,7 +59,7 @@ one_message(struct state *st, unsigned i, time_t now)
         fps[k] = mix((uint64_t)i * 4 + k + 1);
     snprintf(id, sizeof(id), "<bench-%u@example.test>", i);
     snprintf(from, sizeof(from), "sender%u@example.test", i % 100);
-    r = state_seen_find(st, fps, 4, mix(i + 7), id, now - 30 * 86400, &seen);
+    r = state_seen_find(st, fps, 4, mix(i + 7), id, now - 30 * 86400, 0, &seen);
     if (r < 0 && r != -ENOENT)
         return r;
     (void)state_sender_count(st, from, now);

@@ -89,12 +89,12 @@ c_function_fix(void *ctx, const char *f, const char *b, struct classifier_fix *r
 
 static bool
 c_duplicate(void *ctx, const uint64_t *fps, size_t n, uint64_t sim, const char *self,
-            struct classifier_seen *ret)
+            int64_t before, struct classifier_seen *ret)
 {
     struct counting *c = ctx;
 
     c->calls++;
-    return c->inner->find_duplicate(c->inner->ctx, fps, n, sim, self, ret);
+    return c->inner->find_duplicate(c->inner->ctx, fps, n, sim, self, before, ret);
 }
 
 static size_t

@@ -8,9 +8,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
+
+#include <gmime/gmime.h>
 
 #include "classifier.h"
 #include "facts.h"
@@ -410,6 +413,78 @@ classifier_result_free(struct classifier_result *r)
     free(r->from);
     free(r);
     return NULL;
+}
+
+#define ARRIVAL_FIELDS_MAX 200 /* header fields looked at for a date */
+#define ARRIVAL_VALUE_MAX 1024 /* bytes of a field's value kept */
+
+/* The unix time of an RFC 5322 date, 0 when it does not parse. */
+static int64_t
+arrival_date(const char *text)
+{
+    GDateTime *dt;
+    int64_t t;
+
+    mime_view_global_init();
+    dt = g_mime_utils_header_decode_date(text);
+    if (dt == NULL)
+        return 0;
+    t = g_date_time_to_unix(dt);
+    g_date_time_unref(dt);
+    return t > 0 ? t : 0;
+}
+
+/* Field name[0..nlen) is name. */
+static bool
+arrival_named(const char *p, size_t nlen, const char *name)
+{
+    return nlen == strlen(name) && strncasecmp(p, name, nlen) == 0;
+}
+
+int64_t
+classifier_arrival(const char *msg, size_t len)
+{
+    char value[ARRIVAL_VALUE_MAX + 1];
+    int64_t date = 0;
+    unsigned fields = 0;
+    size_t off;
+
+    if (msg == NULL)
+        return 0;
+    off = mime_view_header_start(msg, len);
+    while (off < len && msg[off] != '\n' && msg[off] != '\r' && fields++ < ARRIVAL_FIELDS_MAX) {
+        const char *colon = memchr(msg + off, ':', len - off);
+        const char *nl = memchr(msg + off, '\n', len - off);
+        size_t nlen, end, n = 0;
+        bool received, dated;
+
+        if (colon == NULL || (nl != NULL && colon > nl))
+            break; /* not a field: the header block is over */
+        nlen = (size_t)(colon - (msg + off));
+        received = arrival_named(msg + off, nlen, "Received");
+        dated = date == 0 && arrival_named(msg + off, nlen, "Date");
+        for (end = (size_t)(colon - msg) + 1; end < len; end++) {
+            if (msg[end] == '\n' &&
+                (end + 1 >= len || (msg[end + 1] != ' ' && msg[end + 1] != '\t')))
+                break;
+            if ((received || dated) && n < ARRIVAL_VALUE_MAX)
+                value[n++] = msg[end] == '\n' || msg[end] == '\r' ? ' ' : msg[end];
+        }
+        value[n] = '\0';
+        off = end + 1;
+        if (received) {
+            /* The date follows the last ';' (RFC 5321, section 4.4); only
+             * the topmost Received: is the hop that delivered it. */
+            const char *semi = strrchr(value, ';');
+            int64_t t = semi != NULL ? arrival_date(semi + 1) : 0;
+
+            if (t != 0)
+                return t;
+        }
+        if (dated)
+            date = arrival_date(value);
+    }
+    return date;
 }
 
 const char *

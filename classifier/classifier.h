@@ -123,7 +123,8 @@ struct classifier_fix {
 
 struct classifier_seen {
     char message_id[CLASSIFIER_MSGID_MAX];
-    int64_t date; /* unix time it was recorded */
+    int64_t date;                   /* unix time it was recorded */
+    char from[CLASSIFIER_ADDR_MAX]; /* its From: address, lower case; "" unknown */
 };
 
 struct classifier_maint {
@@ -158,9 +159,12 @@ struct classifier_lookup {
     bool (*find_function_fix)(void *ctx, const char *function, const char *bug_class,
                               struct classifier_fix *ret);
     /* Mail seen in the caller's window with one of fps or a simhash near
-     * simhash (0: none), other than the message self_id (may be NULL). */
+     * simhash (0: none), other than the message self_id (may be NULL),
+     * recorded before the unix time before and before self_id itself was
+     * recorded (0: no bound but self_id's): a message is a duplicate only
+     * of mail that arrived before it. */
     bool (*find_duplicate)(void *ctx, const uint64_t *fps, size_t n_fps, uint64_t simhash,
-                           const char *self_id, struct classifier_seen *ret);
+                           const char *self_id, int64_t before, struct classifier_seen *ret);
     /* Maintainers and lists of path; returns how many were written (<= max). */
     size_t (*maintainers_of)(void *ctx, const char *path, struct classifier_maint *ret, size_t max);
     /* addr (lower case) is listed in MAINTAINERS and trusted. */
@@ -193,6 +197,10 @@ struct classifier_envelope {
      * is one unless it is a patch or a reply in a thread, whatever its
      * recipients. */
     bool as_report;
+    /* Unix time the message arrived (the daemon: its clock at MAIL FROM;
+     * slopctl: classifier_arrival()); only mail recorded before it can be
+     * its duplicate. 0: unknown, no bound. */
+    int64_t arrival;
 };
 
 struct classifier_hit {
@@ -359,6 +367,14 @@ const char *classifier_bug_class_name(unsigned bit);
  */
 int classifier_learn_tokens(const struct classifier *c, const char *msg, size_t len, uint64_t *ret,
                             size_t max, size_t *ret_n, uint64_t *ret_hint);
+
+/*
+ * When the message msg[0..len) arrived, for an offline scan of delivered
+ * mail: the date of its first (topmost) Received: field, the hop that
+ * delivered it, else of its Date: field. Returns the unix time, or 0
+ * when neither field has a date that parses.
+ */
+int64_t classifier_arrival(const char *msg, size_t len);
 
 const char *classifier_kind_name(enum classifier_kind kind);
 const char *classifier_action_name(enum classifier_action action);

@@ -544,8 +544,8 @@ facts_report_fixed(struct message *m, const struct classifier_lookup *lk, unsign
 }
 
 static int
-facts_duplicate(struct message *m, const struct classifier_lookup *lk,
-                const struct classifier_result *res)
+facts_duplicate(struct message *m, const struct classifier_envelope *env,
+                const struct classifier_lookup *lk, const struct classifier_result *res)
 {
     struct classifier_seen seen;
     struct sbuf b = {0};
@@ -560,9 +560,14 @@ facts_duplicate(struct message *m, const struct classifier_lookup *lk,
         return 0;
     memset(&seen, 0, sizeof(seen));
     if (!lk->find_duplicate(lk->ctx, res->fingerprints, res->n_fingerprints, res->simhash,
-                            m->message_id, &seen))
+                            m->message_id, env->arrival, &seen))
         return 0;
     seen.message_id[sizeof(seen.message_id) - 1] = '\0';
+    seen.from[sizeof(seen.from) - 1] = '\0';
+    /* The same author sending it again ("Re-send: ...", a bounce, a list
+     * that ate it) is a resend, not a copy of someone else's work. */
+    if (seen.from[0] != '\0' && m->from_addr != NULL && strcasecmp(seen.from, m->from_addr) == 0)
+        return 0;
     t = (time_t)seen.date;
     if (gmtime_r(&t, &tm) != NULL)
         strftime(date, sizeof(date), "%Y-%m-%d", &tm);
@@ -756,7 +761,7 @@ facts_apply(struct message *m, const struct classifier_envelope *env, struct cla
     else if (r == 0)
         r = facts_report_fixed(m, lk, classes, traced, n_traced);
     if (r == 0)
-        r = facts_duplicate(m, lk, res);
+        r = facts_duplicate(m, env, lk, res);
     if (r == 0)
         r = facts_maintainers(m, env, lk);
     if (r == 0)

@@ -325,6 +325,10 @@ job_new(struct snapshot *snap, struct msg *m)
     j->env.mail_from = j->from;
     j->env.rcpt = (const char *const *)j->rcpts;
     j->env.n_rcpt = j->n_rcpts;
+    /* Mail recorded up to the second this one began (times are whole
+     * seconds) came before it; -t reads a message that arrived earlier,
+     * and its own Received: says when. */
+    j->env.arrival = cb_record ? (int64_t)m->arrived + 1 : classifier_arrival(j->buf, j->len);
     if (cb_state != NULL) {
         struct state_lookup_options lo;
 

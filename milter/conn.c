@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "conn.h"
 #include "membudget.h"
@@ -50,6 +51,7 @@ msg_new(size_t max)
     m->max_headers = CONN_MAX_HEADERS;
     m->max_header_size = CONN_HEADER_MAX;
     clock_gettime(CLOCK_MONOTONIC, &m->started);
+    m->arrived = time(NULL);
     return m;
 }
 

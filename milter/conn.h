@@ -73,6 +73,7 @@ struct msg {
     bool busy;       /* the budget was full: bytes were dropped */
     int error;       /* first internal error (negative errno), 0: none */
     struct timespec started;
+    time_t arrived; /* wall clock at MAIL FROM: mail recorded after it is no duplicate of it */
 };
 
 struct conn {

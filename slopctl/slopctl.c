@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <sysexits.h>
 #include <unistd.h>
 
@@ -102,10 +103,12 @@ static const char usage_details[] =
     "                           \"\" for none)\n"
     "      --only-actions       do not print messages whose action is none\n"
     "      --state DIR          use the indices and history in DIR (read-only);\n"
-    "                           default: the default state below when it exists\n"
+    "                           default: the default state below when it exists;\n"
+    "                           each message is judged as of its arrival (its\n"
+    "                           Received:, else its Date:)\n"
     "      --no-state           use no state at all\n"
     "      --record             also record fingerprints and sender counts, as\n"
-    "                           the daemon does\n"
+    "                           the daemon does, at each message's arrival\n"
     "      --duplicate-days N   window for duplicates (default 30)\n"
     "      --learn-minimum N    messages each class needs learned before the\n"
     "                           LEARNED_* findings speak (default 200)\n"
@@ -315,6 +318,13 @@ scan_message(void *ctx, const struct mailbox_msg *m)
 
     env.lookup = s->sl != NULL ? &s->sl->lookup : NULL;
     env.as_report = s->as_report;
+    if (s->sl != NULL) {
+        /* As of its arrival, as the daemon saw it: only mail recorded
+         * before then can be what it duplicates, and --record writes it
+         * at that time, so that later scans keep the arrival order. */
+        env.arrival = classifier_arrival(m->data, m->len);
+        s->sl->opts.now = (time_t)env.arrival;
+    }
     r = classifier_scan(s->c, m->data, m->len, &env, &res);
     if (r < 0) {
         s->failed++;

@@ -78,16 +78,19 @@ int state_fixes_find_function(struct state *st, const char *function, const char
 
 /* ---- seen mail (state_seen.c) ---- */
 
-/* Remember the fingerprints and simhash (0: none) of message_id at now;
- * a fingerprint already seen after now - window_s keeps its first sender.
- * fps[0], when present, is the message's key: near-duplicate prose only
- * counts between messages with the same key or without one. */
+/* Remember the fingerprints and simhash (0: none) of message_id, sent by
+ * from (its From: address; NULL: unknown), at now; a fingerprint already
+ * seen after now - window_s keeps its first sender. fps[0], when present,
+ * is the message's key: near-duplicate prose only counts between messages
+ * with the same key or without one. */
 int state_seen_record(struct state *st, const uint64_t *fps, size_t n, uint64_t simhash,
-                      const char *message_id, time_t now, uint32_t window_s);
-/* 0 and the earliest match seen at or after since, other than self_id; or
- * -ENOENT. */
+                      const char *message_id, const char *from, time_t now, uint32_t window_s);
+/* 0 and the earliest match seen at or after since, other than self_id,
+ * recorded before before (0: no bound) and before self_id's own record
+ * (an offline scan of mail the daemon recorded: only what arrived before
+ * it); or -ENOENT. ret->from is that match's sender, "" when unknown. */
 int state_seen_find(struct state *st, const uint64_t *fps, size_t n, uint64_t simhash,
-                    const char *self_id, time_t since, struct classifier_seen *ret);
+                    const char *self_id, time_t since, time_t before, struct classifier_seen *ret);
 /* Drop seen mail recorded at or before before (inclusive, so that
  * `slopctl db prune --days 0` also removes what was recorded this second). */
 int state_seen_prune(struct state *st, time_t before, uint64_t *ret_removed);

@@ -79,10 +79,15 @@ cb_find_function_fix(void *ctx, const char *function, const char *bug_class,
 
 static bool
 cb_find_duplicate(void *ctx, const uint64_t *fps, size_t n, uint64_t simhash, const char *self_id,
-                  struct classifier_seen *ret)
+                  int64_t before, struct classifier_seen *ret)
 {
     const struct state_lookup *sl = ctx;
-    return state_seen_find(sl->st, fps, n, simhash, self_id, lookup_since(sl), ret) == 0;
+    /* The window reaches back from the message's arrival, not from now:
+     * an offline scan of old mail looks at what came before it then. */
+    time_t since =
+        before != 0 ? (time_t)before - (time_t)sl->opts.duplicate_days * 86400 : lookup_since(sl);
+
+    return state_seen_find(sl->st, fps, n, simhash, self_id, since, (time_t)before, ret) == 0;
 }
 
 static size_t
@@ -188,11 +193,11 @@ state_lookup_record(const struct state_lookup *sl, const struct classifier_resul
         bool sender = res->count_sender && res->from != NULL && res->from[0] != '\0';
 
         r = state_redis_record(sl->st->redis, res->fingerprints, res->n_fingerprints, res->simhash,
-                               res->message_id, sender ? res->from : NULL, now,
+                               res->message_id, res->from, sender, now,
                                sl->opts.duplicate_days * 86400u);
     } else if (res->n_fingerprints > 0 || res->simhash != 0)
         r = state_seen_record(sl->st, res->fingerprints, res->n_fingerprints, res->simhash,
-                              res->message_id, now, sl->opts.duplicate_days * 86400u);
+                              res->message_id, res->from, now, sl->opts.duplicate_days * 86400u);
     if (r == 0 && sl->st->redis == NULL && res->count_sender && res->from != NULL &&
         res->from[0] != '\0')
         r = state_sender_add(sl->st, res->from, now);

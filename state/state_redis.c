@@ -691,18 +691,22 @@ add_sender(struct state_redis *r, struct rd_batch *b, const char *a, time_t now)
     batch_word(b, "172800");
 }
 
+/* A seen entry names its message "ID" or "ID\tFROM" (FROM: the sender,
+ * lower case; entries written before it have none). */
 static void
 add_seen(struct state_redis *r, struct rd_batch *b, const uint64_t *fps, size_t n, uint64_t simhash,
-         const char *id, time_t now, uint32_t window_s)
+         const char *id, const char *from, time_t now, uint32_t window_s)
 {
     size_t idn = id_len(id);
     uint32_t window = window_s > 0 ? window_s : 1;
+    const char *tab = from != NULL ? "\t" : "";
 
     for (size_t i = 0; i < n && i < STATE_REDIS_FPS_MAX; i++) {
         batch_cmd(b);
         batch_word(b, "SET");
         batch_argf(b, "%sfp:%016llx", r->prefix, (unsigned long long)fps[i]);
-        batch_argf(b, "%lld %.*s", (long long)now, (int)idn, id ? id : "");
+        batch_argf(b, "%lld %.*s%s%s", (long long)now, (int)idn, id ? id : "", tab,
+                   from ? from : "");
         batch_word(b, "NX");
         batch_word(b, "EX");
         batch_argf(b, "%u", window);
@@ -717,8 +721,9 @@ add_seen(struct state_redis *r, struct rd_batch *b, const uint64_t *fps, size_t 
         batch_argf(b, "%sband:%u:%04x", r->prefix, band, v);
         batch_word(b, "NX");
         batch_argf(b, "%lld", (long long)now);
-        batch_argf(b, "%016llx %016llx %.*s", (unsigned long long)simhash,
-                   (unsigned long long)(n > 0 ? fps[0] : 0), (int)idn, id ? id : "");
+        batch_argf(b, "%016llx %016llx %.*s%s%s", (unsigned long long)simhash,
+                   (unsigned long long)(n > 0 ? fps[0] : 0), (int)idn, id ? id : "", tab,
+                   from ? from : "");
         batch_cmd(b);
         batch_word(b, "ZREMRANGEBYSCORE");
         batch_argf(b, "%sband:%u:%04x", r->prefix, band, v);
@@ -733,24 +738,26 @@ add_seen(struct state_redis *r, struct rd_batch *b, const uint64_t *fps, size_t 
 
 int
 state_redis_record(struct state_redis *r, const uint64_t *fps, size_t n, uint64_t simhash,
-                   const char *message_id, const char *sender, time_t now, uint32_t window_s)
+                   const char *message_id, const char *from, bool count_sender, time_t now,
+                   uint32_t window_s)
 {
     redisReply *rep[RD_CMDS] = {NULL};
     char a[RD_ADDR_MAX + 1];
     struct rd_batch *b;
+    bool known;
     int e = 0;
 
     if (r == NULL || (fps == NULL && n > 0))
         return -EINVAL;
-    if (sender != NULL && addr_lower(sender, a) < 0)
-        sender = NULL;
-    if (n == 0 && simhash == 0 && sender == NULL)
+    known = from != NULL && addr_lower(from, a) == 0;
+    count_sender = count_sender && known;
+    if (n == 0 && simhash == 0 && !count_sender)
         return 0;
     b = batch_new();
     if (b == NULL)
         return -ENOMEM;
-    add_seen(r, b, fps, n, simhash, message_id, now, window_s);
-    if (sender != NULL)
+    add_seen(r, b, fps, n, simhash, message_id, known ? a : NULL, now, window_s);
+    if (count_sender)
         add_sender(r, b, a, now);
     e = batch_run(r, b, rep);
     for (size_t i = 0; e == 0 && i < b->n; i++)
@@ -797,23 +804,34 @@ state_redis_sender_count(struct state_redis *r, const char *addr, time_t now, ui
 struct find {
     const char *self;
     int64_t since;
+    int64_t before; /* INT64_MAX: no bound; lowered by self's own entry */
     struct classifier_seen *ret;
     bool found;
 };
 
+/* As state_seen.c's: the earliest entry; self's own lowers the bound. */
 static void
-take(struct find *f, int64_t when, const char *id, size_t n)
+take(struct find *f, int64_t when, const char *p, size_t n)
 {
-    if (when < f->since)
+    const char *tab = memchr(p, '\t', n);
+    size_t idn = tab != NULL ? (size_t)(tab - p) : n;
+    size_t fn = tab != NULL ? n - idn - 1 : 0;
+
+    if (f->self != NULL && strlen(f->self) == idn && memcmp(f->self, p, idn) == 0) {
+        if (when < f->before)
+            f->before = when;
         return;
-    if (f->self != NULL && strlen(f->self) == n && memcmp(f->self, id, n) == 0)
+    }
+    if (when < f->since || (f->found && f->ret->date <= when))
         return;
-    if (f->found && f->ret->date <= when)
-        return;
-    if (n >= sizeof(f->ret->message_id))
-        n = sizeof(f->ret->message_id) - 1;
-    memcpy(f->ret->message_id, id, n);
-    f->ret->message_id[n] = '\0';
+    if (idn >= sizeof(f->ret->message_id))
+        idn = sizeof(f->ret->message_id) - 1;
+    if (fn >= sizeof(f->ret->from))
+        fn = 0;
+    memcpy(f->ret->message_id, p, idn);
+    f->ret->message_id[idn] = '\0';
+    memcpy(f->ret->from, tab != NULL ? tab + 1 : "", fn);
+    f->ret->from[fn] = '\0';
     f->ret->date = when;
     f->found = true;
 }
@@ -861,10 +879,13 @@ take_band(struct find *f, const redisReply *rep, uint64_t simhash, uint64_t my_k
 
 int
 state_redis_seen_find(struct state_redis *r, const uint64_t *fps, size_t n, uint64_t simhash,
-                      const char *self_id, time_t since, struct classifier_seen *ret)
+                      const char *self_id, time_t since, time_t before, struct classifier_seen *ret)
 {
     redisReply *rep[RD_CMDS] = {NULL};
-    struct find f = {.self = self_id, .since = (int64_t)since, .ret = ret};
+    struct find f = {.self = self_id,
+                     .since = (int64_t)since,
+                     .before = before != 0 ? (int64_t)before : INT64_MAX,
+                     .ret = ret};
     struct rd_batch *b;
     size_t nfp = n < STATE_REDIS_FPS_MAX ? n : STATE_REDIS_FPS_MAX;
     int e;
@@ -899,7 +920,7 @@ state_redis_seen_find(struct state_redis *r, const uint64_t *fps, size_t n, uint
             take_fp(&f, rep[i]);
         for (size_t i = nfp; i < b->n; i++)
             take_band(&f, rep[i], simhash, n > 0 ? fps[0] : 0);
-        e = f.found ? 0 : -ENOENT;
+        e = f.found && ret->date < f.before ? 0 : -ENOENT;
     }
     replies_free(rep, b->n);
     free(b);

@@ -69,13 +69,15 @@ int state_redis_reply_claim(struct state_redis *r, const char *addr, time_t now,
                             uint32_t interval_s, uint32_t hourly_cap, enum state_claim *ret);
 int state_redis_reply_release(struct state_redis *r, const char *addr, time_t now);
 int state_redis_seen_find(struct state_redis *r, const uint64_t *fps, size_t n, uint64_t simhash,
-                          const char *self_id, time_t since, struct classifier_seen *ret);
+                          const char *self_id, time_t since, time_t before,
+                          struct classifier_seen *ret);
 int state_redis_sender_count(struct state_redis *r, const char *addr, time_t now, uint32_t *ret);
 /* Record a message in one round trip: fingerprints and simhash (n 0 and
- * simhash 0: none) kept for window_s, and when sender is not NULL one
- * more for it today. */
+ * simhash 0: none) of message_id sent by from (NULL: unknown) kept for
+ * window_s, and with count_sender one more for from today. */
 int state_redis_record(struct state_redis *r, const uint64_t *fps, size_t n, uint64_t simhash,
-                       const char *message_id, const char *sender, time_t now, uint32_t window_s);
+                       const char *message_id, const char *from, bool count_sender, time_t now,
+                       uint32_t window_s);
 
 /* Count the keys under the prefix by kind (SCAN, for slopctl db stats). */
 int state_redis_stats(struct state_redis *r, void (*fn)(void *ctx, const char *kind, uint64_t n),

@@ -10,9 +10,16 @@
  * the message's first fingerprint (a report's key), and near prose with a
  * different key is no duplicate. Entries carry their time;
  * look-ups ignore entries older than the window and prune removes them.
+ * After the Message-ID an entry may hold '\0' and the sender's From:
+ * address (entries written before it have none: sender unknown), so that
+ * the same author's resend is told from someone else's copy.
+ * Arrival order: a look-up takes only entries recorded before its bound
+ * and before the message's own entry, when it has one (an offline scan of
+ * mail the daemon recorded).
  * Threading: like state.h; every call is one short transaction.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,7 +29,7 @@
 #define SEEN_BANDS 4
 #define SEEN_NEAR_BITS 3
 #define SEEN_BAND_SCAN_MAX 2000 /* candidates read per band */
-#define SEEN_VALUE_MAX (24 + CLASSIFIER_MSGID_MAX)
+#define SEEN_VALUE_MAX (24 + CLASSIFIER_MSGID_MAX + CLASSIFIER_ADDR_MAX)
 
 static void
 band_key(uint64_t simhash, unsigned band, unsigned char key[3])
@@ -40,11 +47,27 @@ msgid_len(const char *id)
     return id ? strnlen(id, CLASSIFIER_MSGID_MAX - 1) : 0;
 }
 
+/* Message-ID, and '\0' and the sender when known, at p; returns bytes. */
+static size_t
+put_id(char *p, const char *id, const char *from)
+{
+    size_t idn = msgid_len(id), fn = from ? strnlen(from, CLASSIFIER_ADDR_MAX - 1) : 0;
+
+    memcpy(p, id ? id : "", idn);
+    if (fn == 0)
+        return idn;
+    p[idn] = '\0';
+    for (size_t i = 0; i < fn; i++)
+        p[idn + 1 + i] = (char)(from[i] >= 'A' && from[i] <= 'Z' ? from[i] - 'A' + 'a' : from[i]);
+    return idn + 1 + fn;
+}
+
 struct record_ctx {
     const uint64_t *fps;
     size_t n;
     uint64_t simhash;
     const char *id;
+    const char *from;
     int64_t now;
     int64_t keep_after;
 };
@@ -54,7 +77,7 @@ record_txn(struct state *st, MDB_txn *txn, void *ctx)
 {
     struct record_ctx *c = ctx;
     char vbuf[SEEN_VALUE_MAX];
-    size_t idn = msgid_len(c->id);
+    size_t idn;
     int rc;
 
     for (size_t i = 0; i < c->n; i++) {
@@ -71,7 +94,7 @@ record_txn(struct state *st, MDB_txn *txn, void *ctx)
             return rc;
         }
         memcpy(vbuf, &c->now, sizeof(c->now));
-        memcpy(vbuf + 8, c->id ? c->id : "", idn);
+        idn = put_id(vbuf + 8, c->id, c->from);
         val = (MDB_val){8 + idn, vbuf};
         rc = mdb_put(txn, st->tables[STATE_T_SEEN_FP], &key, &val, 0);
         if (rc != MDB_SUCCESS)
@@ -82,7 +105,7 @@ record_txn(struct state *st, MDB_txn *txn, void *ctx)
     memcpy(vbuf, &c->simhash, 8);
     memcpy(vbuf + 8, &c->now, 8);
     memcpy(vbuf + 16, c->n > 0 ? &c->fps[0] : &(uint64_t){0}, 8);
-    memcpy(vbuf + 24, c->id ? c->id : "", idn);
+    idn = put_id(vbuf + 24, c->id, c->from);
     for (unsigned b = 0; b < SEEN_BANDS; b++) {
         unsigned char kb[3];
         MDB_val key = {sizeof(kb), kb}, val = {24 + idn, vbuf};
@@ -97,12 +120,13 @@ record_txn(struct state *st, MDB_txn *txn, void *ctx)
 
 int
 state_seen_record(struct state *st, const uint64_t *fps, size_t n, uint64_t simhash,
-                  const char *message_id, time_t now, uint32_t window_s)
+                  const char *message_id, const char *from, time_t now, uint32_t window_s)
 {
     struct record_ctx c = {.fps = fps,
                            .n = n,
                            .simhash = simhash,
                            .id = message_id,
+                           .from = from,
                            .now = (int64_t)now,
                            .keep_after = (int64_t)now - window_s};
 
@@ -113,7 +137,8 @@ state_seen_record(struct state *st, const uint64_t *fps, size_t n, uint64_t simh
     if (n == 0 && simhash == 0)
         return 0;
     if (st->redis != NULL)
-        return state_redis_record(st->redis, fps, n, simhash, message_id, NULL, now, window_s);
+        return state_redis_record(st->redis, fps, n, simhash, message_id, from, false, now,
+                                  window_s);
     return state_run(st, false, record_txn, &c);
 }
 
@@ -123,27 +148,46 @@ struct find_ctx {
     uint64_t simhash;
     const char *self;
     int64_t since;
+    int64_t bound;  /* the caller's; INT64_MAX: none */
+    int64_t before; /* bound, or self's own entry's time when earlier */
     struct classifier_seen *ret;
     bool found;
 };
 
-static bool
-is_self(const struct find_ctx *c, const char *id, size_t n)
-{
-    return c->self != NULL && strlen(c->self) == n && memcmp(c->self, id, n) == 0;
-}
-
+/* An entry's Message-ID and sender from p[0..n) (put_id()'s layout); the
+ * time it was recorded is when. Keeps the earliest; an entry of the
+ * message itself lowers the bound instead. */
 static void
-take(struct find_ctx *c, int64_t when, const char *id, size_t n)
+take(struct find_ctx *c, int64_t when, const char *p, size_t n)
 {
-    if (c->found && c->ret->date <= when)
+    const char *nul = memchr(p, '\0', n);
+    size_t idn = nul != NULL ? (size_t)(nul - p) : n;
+    size_t fn = nul != NULL ? n - idn - 1 : 0;
+
+    if (c->self != NULL && strlen(c->self) == idn && memcmp(c->self, p, idn) == 0) {
+        if (when < c->before)
+            c->before = when;
         return;
-    if (n >= sizeof(c->ret->message_id))
-        n = sizeof(c->ret->message_id) - 1;
-    memcpy(c->ret->message_id, id, n);
-    c->ret->message_id[n] = '\0';
+    }
+    if (when < c->since || (c->found && c->ret->date <= when))
+        return;
+    if (idn >= sizeof(c->ret->message_id))
+        idn = sizeof(c->ret->message_id) - 1;
+    if (fn >= sizeof(c->ret->from))
+        fn = 0; /* no address is that long: not ours */
+    memcpy(c->ret->message_id, p, idn);
+    c->ret->message_id[idn] = '\0';
+    memcpy(c->ret->from, nul != NULL ? nul + 1 : "", fn);
+    c->ret->from[fn] = '\0';
     c->ret->date = when;
     c->found = true;
+}
+
+/* The earliest match, when it came before the bound. */
+static int
+found_rc(const struct find_ctx *c)
+{
+    return c->found && c->ret->date < c->before ? MDB_SUCCESS : MDB_NOTFOUND;
 }
 
 static int
@@ -155,6 +199,7 @@ find_txn(struct state *st, MDB_txn *txn, void *ctx)
     int rc;
 
     c->found = false;
+    c->before = c->bound;
     for (size_t i = 0; i < c->n && st->have[STATE_T_SEEN_FP]; i++) {
         uint64_t fp = c->fps[i];
         MDB_val key = {sizeof(fp), &fp}, val;
@@ -168,12 +213,10 @@ find_txn(struct state *st, MDB_txn *txn, void *ctx)
         if (val.mv_size < 8)
             continue;
         memcpy(&when, val.mv_data, 8);
-        if (when < c->since || is_self(c, (const char *)val.mv_data + 8, val.mv_size - 8))
-            continue;
         take(c, when, (const char *)val.mv_data + 8, val.mv_size - 8);
     }
     if (c->simhash == 0 || !st->have[STATE_T_SEEN_BAND])
-        return c->found ? MDB_SUCCESS : MDB_NOTFOUND;
+        return found_rc(c);
 
     rc = mdb_cursor_open(txn, st->tables[STATE_T_SEEN_BAND], &cur);
     if (rc != MDB_SUCCESS)
@@ -199,8 +242,7 @@ find_txn(struct state *st, MDB_txn *txn, void *ctx)
              * boilerplate), not a duplicate. */
             if (other_key != 0 && my_key != 0 && other_key != my_key)
                 continue;
-            if (__builtin_popcountll(other ^ c->simhash) > SEEN_NEAR_BITS || when < c->since ||
-                is_self(c, (const char *)val.mv_data + 24, val.mv_size - 24))
+            if (__builtin_popcountll(other ^ c->simhash) > SEEN_NEAR_BITS)
                 continue;
             take(c, when, (const char *)val.mv_data + 24, val.mv_size - 24);
         }
@@ -211,18 +253,19 @@ find_txn(struct state *st, MDB_txn *txn, void *ctx)
     mdb_cursor_close(cur);
     if (rc != MDB_SUCCESS)
         return rc;
-    return c->found ? MDB_SUCCESS : MDB_NOTFOUND;
+    return found_rc(c);
 }
 
 int
 state_seen_find(struct state *st, const uint64_t *fps, size_t n, uint64_t simhash,
-                const char *self_id, time_t since, struct classifier_seen *ret)
+                const char *self_id, time_t since, time_t before, struct classifier_seen *ret)
 {
     struct find_ctx c = {.fps = fps,
                          .n = n,
                          .simhash = simhash,
                          .self = self_id,
                          .since = (int64_t)since,
+                         .bound = before != 0 ? (int64_t)before : INT64_MAX,
                          .ret = ret};
 
     if (st == NULL || ret == NULL || (fps == NULL && n > 0))
@@ -230,7 +273,7 @@ state_seen_find(struct state *st, const uint64_t *fps, size_t n, uint64_t simhas
     if (n == 0 && simhash == 0)
         return -ENOENT;
     if (st->redis != NULL)
-        return state_redis_seen_find(st->redis, fps, n, simhash, self_id, since, ret);
+        return state_redis_seen_find(st->redis, fps, n, simhash, self_id, since, before, ret);
     return state_run(st, true, find_txn, &c);
 }
 

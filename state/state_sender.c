@@ -70,7 +70,7 @@ state_sender_add(struct state *st, const char *addr, time_t now)
     if (r < 0)
         return r;
     if (st->redis != NULL)
-        return state_redis_record(st->redis, NULL, 0, 0, NULL, addr, now, 0);
+        return state_redis_record(st->redis, NULL, 0, 0, NULL, addr, true, now, 0);
     return state_run(st, false, add_txn, &key);
 }
 

@@ -140,6 +140,8 @@ find_mail() {
 # ---- 1. a duplicate across hosts ----------------------------------------------------
 variant "$msgs/slop-report.eml" "$root/d1.eml" dupA
 variant "$msgs/slop-report.eml" "$root/d2.eml" dupB
+# Someone else's copy: the same author's would be a resend, no duplicate.
+sed -i 's/^From: .*/From: Rory Copier <rory@example.test>/' "$root/d2.eml"
 h a send "$root/d1.eml" riley@example.test security@slop.test
 h b send "$root/d2.eml" rory@example.test security@slop.test
 check "report on A and its copy on B delivered" h b wait security@slop.test 1 30
@@ -260,6 +262,7 @@ sleep 3
 n=$(count2 kim@example.test)
 check "kill: kim answered once, never twice ($n)" [ "$n" -eq 1 ]
 variant "$msgs/slop-report.eml" "$root/d3.eml" dupC
+sed -i 's/^From: .*/From: Rory Copier <rory@example.test>/' "$root/d3.eml"
 base=$(count2 security@slop.test)
 h a send "$root/d3.eml" rory@example.test security@slop.test >/dev/null 2>&1
 poll_delivered $((base + 1)) 30

@@ -330,20 +330,43 @@ scan "$T/newpatch.eml"
 check "patch with the maintainer in Cc: quiet" jcheck '"MAINTAINERS_NOT_CC" not in H(0)'
 
 # ---- duplicates and floods through --record ----
+# An offline scan records (with --record) and judges each message as of
+# its arrival (its Received:, else its Date:): only mail that arrived
+# before it can be what it duplicates, and the same author's resend is no
+# duplicate (issue 31, findings 2 and 3).
+later() { # later FILE NEW-FILE MSGID [FROM]: a copy that arrived an hour later
+    sed "s/^Message-ID: .*/Message-ID: <$3>/; s/^Date: .*/Date: Mon, 30 Nov 2026 11:00:00 +0000/" \
+        "$T/$1" >"$T/$2"
+    [ -z "${4:-}" ] || sed -i "s/^From: .*/From: $4/" "$T/$2"
+}
 scan --record "$T/real.eml"
 check "first report recorded, no duplicate" jcheck '"DUPLICATE" not in H(0)'
-sed 's/real-1@r.example/real-2@r.example/' "$T/real.eml" >"$T/real2.eml"
+later real.eml real2.eml real-2@r.example 'Other Finder <other@finder.example>'
+later real.eml resend.eml resend-1@r.example
 scan "$T/real2.eml"
-check "same report again under another Message-ID: DUPLICATE" \
+check "same report later from another sender: DUPLICATE" \
     jcheck 'H(0)["DUPLICATE"]["evidence"].startswith("duplicate of <real-1@r.example> from ")'
+scan "$T/resend.eml"
+check "same report resent later by its author: no DUPLICATE" jcheck '"DUPLICATE" not in H(0)'
 scan "$T/real.eml"
 check "the recorded message itself is no duplicate" jcheck '"DUPLICATE" not in H(0)'
 scan "$T/missing.eml"
 check "a different report: no DUPLICATE" jcheck '"DUPLICATE" not in H(0)'
+scan --record "$T/real2.eml"
+scan "$T/real.eml" "$T/real2.eml"
+check "after the later copy is recorded, the earlier one is still no duplicate of it" \
+    jcheck '"DUPLICATE" not in H(0) and "DUPLICATE" in H(1)'
+sum_before=$(cksum <"$T/state/data.mdb")
+scan "$T/real.eml" "$T/real2.eml" "$T/missing.eml"
+check "scan without --record leaves the state's data as it was" \
+    [ "$sum_before" = "$(cksum <"$T/state/data.mdb")" ]
 scan --record "$T/fixpatch.eml"
-sed 's/fix-1@p.example/fix-2@p.example/' "$T/fixpatch.eml" >"$T/fixpatch2.eml"
+later fixpatch.eml fixpatch2.eml fix-2@p.example 'Other Sender <other@sender.example>'
+later fixpatch.eml fixresend.eml fix-3@p.example
 scan "$T/fixpatch2.eml"
-check "same patch resent: DUPLICATE" jcheck '"DUPLICATE" in H(0)'
+check "same patch later from another sender: DUPLICATE" jcheck '"DUPLICATE" in H(0)'
+scan "$T/fixresend.eml"
+check "same patch resent by its author: no DUPLICATE" jcheck '"DUPLICATE" not in H(0)'
 
 i=0
 while [ $i -lt 9 ]; do

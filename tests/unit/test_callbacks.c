@@ -374,9 +374,10 @@ state_dir_remove(struct state *st, const char *dir)
     assert_int_equal(rmdir(dir), 0);
 }
 
-/* A fixture whose Message-ID is replaced by id: the same mail sent again. */
+/* A fixture whose Message-ID is replaced by id: the same mail sent again;
+ * with author, by someone else (its From: line). */
 static struct msg *
-msg_with_id(const char *name, const char *id, const char *from)
+msg_with_id(const char *name, const char *id, const char *from, const char *author)
 {
     struct msg *m = msg_new(1 << 20);
     size_t len;
@@ -387,6 +388,18 @@ msg_with_id(const char *name, const char *id, const char *from)
     end = strchr(hdr, '\n');
     assert_non_null(end);
     assert_true(asprintf(&copy, "%.*sMessage-ID: <%s>%s", (int)(hdr - raw), raw, id, end) > 0);
+    if (author != NULL) {
+        char *again;
+
+        free(raw);
+        raw = copy;
+        hdr = strstr(raw, "From: ");
+        assert_non_null(hdr);
+        end = strchr(hdr, '\n');
+        assert_non_null(end);
+        assert_true(asprintf(&again, "%.*sFrom: %s%s", (int)(hdr - raw), raw, author, end) > 0);
+        copy = again;
+    }
     msg_set_sender(m, from);
     msg_add_rcpt(m, "<security@kernel.org>", true);
     assert_int_equal(msg_load_raw(m, copy, strlen(copy)), 0);
@@ -405,9 +418,10 @@ has_hit(const struct classifier_result *res, const char *rule)
 }
 
 /*
- * The same patch under a new Message-ID is a duplicate once the first was
- * recorded at eom; nothing is recorded with RecordState no or when the
- * state is only read (-t).
+ * The same patch under a new Message-ID from someone else is a duplicate
+ * once the first was recorded at eom; the same author sending it again is
+ * a resend, never a duplicate (issue 31, finding 2); nothing is recorded
+ * with RecordState no or when the state is only read (-t).
  */
 static void
 test_state_duplicate(void **state)
@@ -428,12 +442,14 @@ test_state_duplicate(void **state)
         char dir[] = "/tmp/test_callbacks_state_XXXXXX";
         struct state *st = state_dir_new(dir);
         struct snapshot *s = snap_from(cases[i].cfg);
-        static const char *const ids[] = {"first-send@sender.example",
-                                          "second-send@sender.example"};
+        static const char *const ids[] = {"first-send@sender.example", "second-send@sender.example",
+                                          "copy@other.example"};
+        static const char *const authors[] = {NULL, NULL, "Other Person <other@other.example>"};
 
         callbacks_setup(st, cases[i].record, NULL);
-        for (size_t n = 0; n < 2; n++) {
-            struct msg *m = msg_with_id("state/patch-unfixed.eml", ids[n], "<pat@sender.example>");
+        for (size_t n = 0; n < 3; n++) {
+            struct msg *m =
+                msg_with_id("state/patch-unfixed.eml", ids[n], "<pat@sender.example>", authors[n]);
             struct decision d;
 
             decision_init(&d);
@@ -441,7 +457,7 @@ test_state_duplicate(void **state)
             assert_non_null(d.res);
             assert_int_equal(d.res->kind, CLASSIFIER_KIND_PATCH);
             assert_true(d.res->n_fingerprints > 0);
-            if (has_hit(d.res, "DUPLICATE") != (n == 1 && cases[i].duplicate))
+            if (has_hit(d.res, "DUPLICATE") != (n == 2 && cases[i].duplicate))
                 fail_msg("case %zu, message %zu: DUPLICATE %s", i, n,
                          has_hit(d.res, "DUPLICATE") ? "hit" : "missing");
             decision_release(&d);

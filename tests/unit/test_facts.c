@@ -55,6 +55,8 @@ struct fake {
     size_t n_seen;
     uint64_t seen_simhash;
     const char *seen_id;
+    const char *seen_from; /* the earlier message's sender; NULL: unknown */
+    int64_t before;        /* the bound find_duplicate was asked with */
     const char *maint_prefix, *maint_addr, *maint_list;
     const char *trusted;
     uint32_t sender;
@@ -139,12 +141,13 @@ f_function_fix(void *ctx, const char *function, const char *bug_class, struct cl
 
 static bool
 f_duplicate(void *ctx, const uint64_t *fps, size_t n, uint64_t simhash, const char *self_id,
-            struct classifier_seen *ret)
+            int64_t before, struct classifier_seen *ret)
 {
     struct fake *f = ctx;
     bool hit = false;
 
     f->calls++;
+    f->before = before;
     if (f->seen_id == NULL || (self_id != NULL && strcmp(self_id, f->seen_id) == 0))
         return false;
     for (size_t i = 0; i < n; i++)
@@ -156,6 +159,7 @@ f_duplicate(void *ctx, const uint64_t *fps, size_t n, uint64_t simhash, const ch
     if (!hit)
         return false;
     snprintf(ret->message_id, sizeof(ret->message_id), "%s", f->seen_id);
+    snprintf(ret->from, sizeof(ret->from), "%s", f->seen_from ? f->seen_from : "");
     ret->date = 1796083200; /* 2026-12-01 */
     return true;
 }
@@ -1241,6 +1245,75 @@ test_duplicate(void **state)
     classifier_free(c);
 }
 
+/* Issue 31, finding 2: the same report sent again by its own author is a
+ * resend, not a duplicate; the same text from someone else still is. The
+ * look-up is asked with the message's arrival, so that only mail that
+ * came before it can be what it duplicates. */
+static void
+test_duplicate_resend(void **state)
+{
+    static const char *const fixtures[] = {"report-real.eml", "patch-fixed.eml"};
+    static const char *const senders[] = {"Sam@Reporter.example", "pat@sender.example"};
+    struct classifier *c = NULL;
+
+    (void)state;
+    assert_int_equal(classifier_new(rules_dir, NULL, NULL, NULL, &c), 0);
+    for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
+        struct classifier_result *first, *again;
+        struct fake f;
+
+        fake_tree(&f);
+        f.tree = false;
+        first = scan_with(c, fixtures[i], &f);
+        assert_int_equal(first->n_fingerprints, 1);
+        f.seen_fps[0] = first->fingerprints[0];
+        f.seen_simhash = first->simhash;
+        f.n_seen = 1;
+        f.seen_id = "earlier@example.org";
+        f.seen_from = senders[i];
+        again = scan_with(c, fixtures[i], &f);
+        assert_null(find_hit(again, "DUPLICATE"));
+        classifier_result_free(again);
+
+        f.seen_from = "someone-else@example.net";
+        again = scan_with(c, fixtures[i], &f);
+        assert_non_null(find_hit(again, "DUPLICATE"));
+        /* DUPLICATE alone never reaches the tag threshold. */
+        if (first->score < 0.5)
+            assert_true(again->score < 5.0);
+        classifier_result_free(again);
+        classifier_result_free(first);
+    }
+    classifier_free(c);
+}
+
+/* The arrival the caller gives is the bound the look-up is asked with. */
+static void
+test_duplicate_arrival(void **state)
+{
+    struct classifier *c = NULL;
+    struct classifier_result *res = NULL;
+    struct fake f;
+    struct classifier_lookup lk;
+    struct classifier_envelope env = {.mail_from = ""};
+    size_t len;
+    char *raw = testutil_read_fixture("state/report-real.eml", &len);
+
+    (void)state;
+    assert_int_equal(classifier_new(rules_dir, NULL, NULL, NULL, &c), 0);
+    fake_tree(&f);
+    f.tree = false;
+    f.seen_id = "earlier@example.org";
+    lk = fake_lookup(&f);
+    env.lookup = &lk;
+    env.arrival = 1796000000;
+    assert_int_equal(classifier_scan(c, raw, len, &env, &res), 0);
+    assert_int_equal(f.before, 1796000000);
+    classifier_result_free(res);
+    free(raw);
+    classifier_free(c);
+}
+
 /* A maintainer's mail is scored but never answered or held. */
 static void
 test_trusted(void **state)
@@ -1319,6 +1392,8 @@ main(void)
         cmocka_unit_test(test_bug_classes),
         cmocka_unit_test(test_rules),
         cmocka_unit_test(test_duplicate),
+        cmocka_unit_test(test_duplicate_resend),
+        cmocka_unit_test(test_duplicate_arrival),
         cmocka_unit_test(test_trusted),
         cmocka_unit_test(test_hunk_fingerprint_reference),
         cmocka_unit_test(test_hunk_fingerprint_edges),

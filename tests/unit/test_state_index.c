@@ -254,30 +254,68 @@ test_seen(void **state)
     struct classifier_seen seen;
     uint64_t removed = 0;
 
-    assert_int_equal(state_seen_record(fx->st, &fp, 1, sim, "first@example.org", t0, 30 * DAY), 0);
+    assert_int_equal(
+        state_seen_record(fx->st, &fp, 1, sim, "first@example.org", "A@Example.org", t0, 30 * DAY),
+        0);
     /* a later copy keeps the first sender inside the window */
-    assert_int_equal(state_seen_record(fx->st, &fp, 1, 0, "second@example.org", t0 + DAY, 30 * DAY),
-                     0);
-    assert_int_equal(state_seen_find(fx->st, &fp, 1, 0, NULL, t0 - DAY, &seen), 0);
+    assert_int_equal(
+        state_seen_record(fx->st, &fp, 1, 0, "second@example.org", NULL, t0 + DAY, 30 * DAY), 0);
+    assert_int_equal(state_seen_find(fx->st, &fp, 1, 0, NULL, t0 - DAY, 0, &seen), 0);
     assert_string_equal(seen.message_id, "first@example.org");
+    assert_string_equal(seen.from, "a@example.org");
     assert_true(seen.date == (int64_t)t0);
+    /* arrival order: only what was recorded before the bound */
+    assert_int_equal(state_seen_find(fx->st, &fp, 1, 0, NULL, t0 - DAY, t0, &seen), -ENOENT);
+    assert_int_equal(state_seen_find(fx->st, &fp, 1, 0, NULL, t0 - DAY, t0 + 1, &seen), 0);
+    assert_int_equal(state_seen_find(fx->st, NULL, 0, sim ^ 0x0101, NULL, t0 - DAY, t0, &seen),
+                     -ENOENT);
     /* outside the window */
-    assert_int_equal(state_seen_find(fx->st, &fp, 1, 0, NULL, t0 + 1, &seen), -ENOENT);
+    assert_int_equal(state_seen_find(fx->st, &fp, 1, 0, NULL, t0 + 1, 0, &seen), -ENOENT);
     /* itself */
-    assert_int_equal(state_seen_find(fx->st, &fp, 1, 0, "first@example.org", t0 - DAY, &seen),
+    assert_int_equal(state_seen_find(fx->st, &fp, 1, 0, "first@example.org", t0 - DAY, 0, &seen),
                      -ENOENT);
     /* near duplicates by simhash: 2 bits off is near, 12 is not */
-    assert_int_equal(state_seen_find(fx->st, NULL, 0, sim ^ 0x0101, NULL, t0 - DAY, &seen), 0);
+    assert_int_equal(state_seen_find(fx->st, NULL, 0, sim ^ 0x0101, NULL, t0 - DAY, 0, &seen), 0);
     assert_string_equal(seen.message_id, "first@example.org");
     assert_int_equal(
-        state_seen_find(fx->st, NULL, 0, sim ^ 0x0fff00000000ULL, NULL, t0 - DAY, &seen), -ENOENT);
+        state_seen_find(fx->st, NULL, 0, sim ^ 0x0fff00000000ULL, NULL, t0 - DAY, 0, &seen),
+        -ENOENT);
     /* near prose about other code (another key) is a template, not a copy */
-    assert_int_equal(state_seen_find(fx->st, &other, 1, sim ^ 0x0101, NULL, t0 - DAY, &seen),
+    assert_int_equal(state_seen_find(fx->st, &other, 1, sim ^ 0x0101, NULL, t0 - DAY, 0, &seen),
                      -ENOENT);
     /* prune */
     assert_int_equal(state_seen_prune(fx->st, t0 + 1, &removed), 0);
     assert_int_equal(removed, 1);
-    assert_int_equal(state_seen_find(fx->st, &fp, 1, sim, NULL, 0, &seen), -ENOENT);
+    assert_int_equal(state_seen_find(fx->st, &fp, 1, sim, NULL, 0, 0, &seen), -ENOENT);
+}
+
+/* Issue 31, finding 3: an offline scan of mail the daemon recorded. The
+ * earlier report is no duplicate of the later one, whose own entry is
+ * there too; the later one is a duplicate of the earlier. An entry of
+ * the message itself bounds the look-up even with no bound given. */
+static void
+test_seen_arrival(void **state)
+{
+    struct fx *fx = *state;
+    const time_t t0 = 1796083200;
+    uint64_t fp = 0x5555, sim = 0x0123456789abcdefULL;
+    struct classifier_seen seen;
+
+    assert_int_equal(
+        state_seen_record(fx->st, &fp, 1, sim, "early@example.org", "a@example.org", t0, 30 * DAY),
+        0);
+    assert_int_equal(state_seen_record(fx->st, &fp, 1, sim ^ 1, "late@example.org", "b@example.org",
+                                       t0 + 60, 30 * DAY),
+                     0);
+    assert_int_equal(state_seen_find(fx->st, &fp, 1, sim, "early@example.org", t0 - DAY, 0, &seen),
+                     -ENOENT);
+    assert_int_equal(
+        state_seen_find(fx->st, &fp, 1, sim ^ 1, "late@example.org", t0 - DAY, 0, &seen), 0);
+    assert_string_equal(seen.message_id, "early@example.org");
+    assert_string_equal(seen.from, "a@example.org");
+    /* a message never recorded, arrived before both */
+    assert_int_equal(
+        state_seen_find(fx->st, &fp, 1, sim, "new@example.org", t0 - DAY, t0 - 1, &seen), -ENOENT);
 }
 
 static void
@@ -342,16 +380,16 @@ test_lookup(void **state)
     assert_false(lk->has_symbol(lk->ctx, "hub_port_made_up"));
     assert_true(lk->is_trusted(lk->ctx, "greg@maint.example"));
     assert_int_equal(lk->sender_count(lk->ctx, "a@example.org"), 0);
-    assert_false(lk->find_duplicate(lk->ctx, &fp, 1, 0, NULL, &seen));
+    assert_false(lk->find_duplicate(lk->ctx, &fp, 1, 0, NULL, 0, &seen));
 
     assert_int_equal(state_lookup_record(&sl, &res), 0);
     assert_int_equal(lk->sender_count(lk->ctx, "a@example.org"), 1);
-    assert_true(lk->find_duplicate(lk->ctx, &fp, 1, 0, "m2@example.org", &seen));
+    assert_true(lk->find_duplicate(lk->ctx, &fp, 1, 0, "m2@example.org", 0, &seen));
     assert_string_equal(seen.message_id, "m1@example.org");
-    assert_false(lk->find_duplicate(lk->ctx, &fp, 1, 0, "m1@example.org", &seen));
+    assert_false(lk->find_duplicate(lk->ctx, &fp, 1, 0, "m1@example.org", 0, &seen));
     /* eight days later the window of seven has passed */
     sl.opts.now += 8 * DAY;
-    assert_false(lk->find_duplicate(lk->ctx, &fp, 1, 0, "m2@example.org", &seen));
+    assert_false(lk->find_duplicate(lk->ctx, &fp, 1, 0, "m2@example.org", 0, &seen));
     /* not trusted when the caller says so */
     sl.opts.trust_maintainers = false;
     assert_false(lk->is_trusted(lk->ctx, "greg@maint.example"));
@@ -367,6 +405,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_tree, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fixes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_maintainers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_seen_arrival, setup, teardown),
         cmocka_unit_test_setup_teardown(test_seen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sender, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lookup, setup, teardown),
