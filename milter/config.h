@@ -129,8 +129,9 @@ struct config {
     char *doc_base;                       /* "": the profile has no document base */
     struct config_list report_recipients; /* patterns, lower case */
     bool reply_enable;
-    unsigned reply_requires; /* enum config_require bits */
-    char *authserv_id;       /* "": the MTA's {j} */
+    unsigned reply_requires;  /* enum config_require bits */
+    char *authserv_id;        /* "": the MTA's {j} */
+    char *public_suffix_list; /* "": libpsl's and the packaged list only */
     char *reply_from;
     char *reply_template;
     uint32_t reply_interval; /* seconds */

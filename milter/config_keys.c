@@ -248,6 +248,12 @@ const struct key config_keys[] = {
      "OpenDKIM, OpenDMARC or rspamd on this host or the border MTA, which must remove "
      "incoming fields that claim this id). Empty: the MTA's host name (macro {j}), else "
      "the local host name."},
+    {"PublicSuffixList", T_PATH, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(public_suffix_list),
+     "A Public Suffix List file (public_suffix_list.dat, or libpsl's DAFSA form) fetched "
+     "from publicsuffix.org, for alignment in ReplyRequires. The newest of it, the "
+     "packaged /usr/share/publicsuffix list and libpsl's own copy is used. Empty: the "
+     "newer of those two. A file that cannot be read stops the start. Read at start-up "
+     "only."},
     {"ReplyFrom", T_STRING, 0, NULL, "slop-milter <postmaster@HOSTNAME>", 0, 0, NULL, NULL,
      F(reply_from), "From: header of replies (the envelope sender is always <>)."},
     {"ReplyTemplate", T_PATH, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(reply_template),

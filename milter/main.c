@@ -542,6 +542,8 @@ warn_restart_keys(const struct config *old, const struct config *new)
 {
     if (str_changed(old->metrics_socket, new->metrics_socket))
         log_warning("reload: MetricsSocket takes effect on restart only");
+    if (str_changed(old->public_suffix_list, new->public_suffix_list))
+        log_warning("reload: PublicSuffixList takes effect on restart only");
     if (str_changed(old->socket, new->socket) || old->socket_mode != new->socket_mode ||
         str_changed(old->user_id, new->user_id) || str_changed(old->pid_file, new->pid_file) ||
         old->umask != new->umask || str_changed(old->state_dir, new->state_dir) ||
@@ -802,7 +804,7 @@ run_daemon(struct snapshot *snap)
         goto out;
     }
     log_setup(cfg->syslog && !opts.foreground, cfg->syslog_facility, opts.foreground);
-    if (reply_verify_load_list() < 0 &&
+    if (reply_verify_load_list(cfg->public_suffix_list) < 0 &&
         (cfg->reply_requires & (CONFIG_REQUIRE_DMARC_PASS | CONFIG_REQUIRE_DKIM_ALIGNED)) != 0)
         log_warning("no Public Suffix List (install publicsuffix): dmarc-pass and dkim-aligned "
                     "in ReplyRequires prove nothing");
@@ -1023,6 +1025,15 @@ main(int argc, char **argv)
         config_write_effective(snap->cfg, stdout);
         snapshot_unref(snap);
         return EX_OK;
+    }
+    /* Once per process, before -n says OK and -t judges: a list named
+     * but unreadable is a mistake to report now, not a silent fallback. */
+    if (reply_verify_load_list(snap->cfg->public_suffix_list) < 0 &&
+        snap->cfg->public_suffix_list[0] != '\0') {
+        fprintf(stderr, "slop-milter: PublicSuffixList '%s': cannot be read as a list\n",
+                snap->cfg->public_suffix_list);
+        snapshot_unref(snap);
+        return EX_CONFIG;
     }
     if (opts.check_only) {
         struct config_error cerr;

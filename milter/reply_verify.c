@@ -107,22 +107,41 @@ from_domain(const char *from, char out[DOMAIN_MAX])
     return strchr(addr, '@') != NULL && addr_domain(addr, out);
 }
 
-static const psl_ctx_t *psl_list;
-static pthread_once_t psl_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t psl_lock = PTHREAD_MUTEX_INITIALIZER;
+static psl_ctx_t *psl_list;
+static int psl_status = 1; /* 1: not loaded yet */
 
-static void
-psl_load(void)
+/* The newest list, so that an updated publicsuffix package or a fresh
+ * download counts without a rebuild. A named file is tried on its own
+ * first: psl_latest() would pass over one it cannot read. */
+static int
+psl_load(const char *file)
 {
-    /* The newer of libpsl's built-in copy and the packaged file, so that
-     * an updated publicsuffix package counts without a rebuild. */
-    psl_list = psl_latest(NULL);
+    psl_ctx_t *f;
+
+    if (file != NULL && file[0] != '\0') {
+        f = psl_load_file(file);
+        if (f == NULL || psl_suffix_count(f) == 0) { /* -1: a DAFSA, uncounted */
+            psl_free(f);
+            return -EINVAL;
+        }
+        psl_free(f);
+    }
+    psl_list = psl_latest(file != NULL && file[0] != '\0' ? file : NULL);
+    return psl_list != NULL ? 0 : -ENOENT;
 }
 
 int
-reply_verify_load_list(void)
+reply_verify_load_list(const char *file)
 {
-    pthread_once(&psl_once, psl_load);
-    return psl_list != NULL ? 0 : -ENOENT;
+    int r;
+
+    pthread_mutex_lock(&psl_lock);
+    if (psl_status > 0)
+        psl_status = psl_load(file);
+    r = psl_status;
+    pthread_mutex_unlock(&psl_lock);
+    return r;
 }
 
 bool
@@ -131,7 +150,8 @@ reply_verify_org_domain(const char *domain, char *out, size_t size)
     char d[DOMAIN_MAX];
     const char *org;
 
-    if (domain == NULL || !domain_copy(domain, strlen(domain), d) || reply_verify_load_list() < 0)
+    if (domain == NULL || !domain_copy(domain, strlen(domain), d) ||
+        reply_verify_load_list(NULL) < 0)
         return false;
     /* NULL for a public suffix itself: no one registered it. */
     org = psl_registrable_domain(psl_list, d);

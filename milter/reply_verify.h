@@ -29,9 +29,9 @@
  * authserv-id unreadable, or equal to AuthservID), and none of them proves
  * anything.
  *
- * The list is libpsl's newest of its built-in copy and the packaged file
- * (/usr/share/publicsuffix), loaded once per process on first use, never
- * freed. Thread-safe.
+ * The list is libpsl's newest of its built-in copy, the packaged file
+ * (/usr/share/publicsuffix) and PublicSuffixList, loaded once per process
+ * (reply_verify_load_list(), or on first use), never freed. Thread-safe.
  */
 #ifndef SLOP_MILTER_REPLY_VERIFY_H
 #define SLOP_MILTER_REPLY_VERIFY_H
@@ -79,11 +79,13 @@ const char *reply_verify_refusal_name(enum reply_verify_refusal r);
 
 /*
  * Load the Public Suffix List now rather than on the first message, so
- * that start-up can say when there is none. Returns 0, or -ENOENT when
- * libpsl has neither a built-in list nor a readable file (then no domain
- * has an organisational domain and no alignment is ever proved).
+ * that start-up can say when there is none: the newest of file (may be
+ * NULL or ""), libpsl's built-in copy and the packaged file. Only the
+ * first call of a process loads; later ones return its result. Returns
+ * 0; -EINVAL when file is named but holds no list (nothing is loaded
+ * then: no alignment is proved); -ENOENT when there is no list at all.
  */
-int reply_verify_load_list(void);
+int reply_verify_load_list(const char *file);
 
 /* True when proved satisfies at least one bit of required. */
 bool reply_verify_ok(unsigned required, unsigned proved);

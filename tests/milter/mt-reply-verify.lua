@@ -16,7 +16,13 @@
 --      (two customers of one public suffix): not answered;
 --   8. a trusted dmarc=pass for a subdomain's sender: answered (so 6 and 7
 --      were never queued);
---   9. slop-milter -t on case 6 names the cap as the reason.
+--   9. slop-milter -t on case 6 names the cap as the reason;
+--  10. PublicSuffixList: a list written here makes shared.test and
+--      onmicrosoft.com public suffixes, so a pass for attacker.shared.test
+--      does not answer victim.shared.test (-t), nor one for
+--      attacker.onmicrosoft.com victim.onmicrosoft.com; without the key
+--      the two shared.test names are one organisation and it would;
+--  11. a PublicSuffixList that cannot be read stops -n with exit 78.
 local lib = dofile(MSGS .. "/../lib.lua")
 local conf = WORK .. "/reply-verify.conf"
 local sent = WORK .. "/sent"
@@ -142,6 +148,43 @@ end
 lib.check("9. -t: reply-to names the cap",
     said == "<riley9@example.test> (unverified: ReplyRequires not met, "
         .. "Authentication-Results over-cap)", said)
+
+local psl = WORK .. "/psl.dat"
+fh = assert(io.open(psl, "w"))
+fh:write("// a list for the test: no real list names .test\ncom\norg\ntest\n"
+    .. "shared.test\nonmicrosoft.com\n")
+fh:close()
+local conf10 = WORK .. "/reply-verify-10.conf"
+lib.write_conf(conf10, { "Recipients security@slop.test", "ReplyTransport sendmail",
+    "SendmailPath " .. fake, "TagThreshold 5", "ReplyThreshold 5", "AuthservID mx.mt.test",
+    "PublicSuffixList " .. psl })
+local function preview_reply(conf_path, author_domain, env)
+    local path = with_from("A <a@" .. author_domain .. ">", { { "Authentication-Results",
+        "mx.mt.test; dmarc=pass header.from=" .. author_domain } }, author_domain .. ".eml")
+    for _, kv in ipairs(lib.preview(conf_path, path, env)) do
+        if kv[1] == "reply-to" then
+            return kv[2]
+        end
+    end
+end
+for _, c in ipairs({
+    { "shared.test customers do not align", conf10, "attacker.shared.test",
+        "victim@victim.shared.test", "unverified: ReplyRequires not met" },
+    { "onmicrosoft.com customers do not align", conf10, "attacker.onmicrosoft.com",
+        "victim@victim.onmicrosoft.com", "unverified: ReplyRequires not met" },
+    { "one customer's names align", conf10, "lists.shared.test", "pat@b.lists.shared.test",
+        "would be sent" },
+    { "without it shared.test is one organisation", conf9, "attacker.shared.test",
+        "victim@victim.shared.test", "would be sent" },
+}) do
+    said = preview_reply(c[2], c[3], c[4])
+    lib.check("10. PublicSuffixList: " .. c[1], said == "<" .. c[4] .. "> (" .. c[5] .. ")", said)
+end
+
+local conf11 = WORK .. "/reply-verify-11.conf"
+lib.write_conf(conf11, { "PublicSuffixList " .. WORK .. "/no-such-list.dat" })
+local _, _, code = os.execute(SLOP_MILTER .. " -n -c '" .. conf11 .. "' 2>/dev/null")
+lib.check("11. unreadable PublicSuffixList: -n exits 78", code == 78, code)
 
 mt.disconnect(conn)
 lib.finish()
