@@ -512,7 +512,8 @@ is_trace_line(const char *p, size_t len)
     };
     const size_t n_marks = sizeof(trace_marks) / sizeof(trace_marks[0]);
 
-    if (has_timestamp(p, len) || has_offset(p, len) || report_sanitizer_line(p, len))
+    if (has_timestamp(p, len) || has_offset(p, len) || report_sanitizer_line(p, len) ||
+        report_backtrace_line(p, len))
         return true;
     /* One pass over the line, comparing only the marks that start with
      * the byte at hand, instead of one search per mark. */

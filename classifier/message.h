@@ -184,6 +184,14 @@ int patch_parse_subject(struct message *m);
  * leading white space allowed. */
 bool report_sanitizer_line(const char *p, size_t len);
 
+/* report_parse.c: a line of another runtime's backtrace: Python's
+ * "Traceback (most recent call last):" and "File \"x.py\", line 3", Java's
+ * "at a.B.c(B.java:42)" and "Caused by:", Ruby's "from x.rb:12:in `f'",
+ * JavaScript's and Rust's "at f (x.js:1:2)", Go's "goroutine 1 [running]:",
+ * gdb's "#0  0x... in f ()", PHP's "#0 /x.php(12): f()". Leading white
+ * space allowed. */
+bool report_backtrace_line(const char *p, size_t len);
+
 /* report_parse.c: split prose from code and traces, extract versions,
  * identifiers and URLs from text[0..len) (own text, quotes removed). */
 int report_parse(struct message *m, const char *text, size_t len,

@@ -3,8 +3,10 @@
  * pull out the facts a maintainer looks for first.
  *
  * report_parse() reads the author's own text (quotes already removed) line
- * by line. Kernel and sanitizer traces, fenced and indented code blocks,
- * shell prompt lines and .config lines go to REGION_CODE; the rest is
+ * by line. Kernel and sanitizer traces, other runtimes' backtraces
+ * (Python, Java, Ruby, JavaScript, Go, Rust, gdb), fenced and indented code
+ * blocks, indented commands under a lead-in ("Reproduce:"), shell prompt
+ * lines and .config lines go to REGION_CODE; the rest is
  * REGION_REPORT. Versions, function names, source paths, CONFIG_ symbols
  * and URLs are collected from both, never from inside a URL. Each line is
  * read once for the classes of bytes it holds, and every question that
@@ -400,6 +402,114 @@ report_sanitizer_line(const char *p, size_t len)
     return false;
 }
 
+/* Digits from s.p[i] on; i when there are none. */
+static size_t
+digits_end(struct span s, size_t i)
+{
+    while (i < s.n && is_digit(s.p[i]))
+        i++;
+    return i;
+}
+
+/* The source files whose frames backtrace_frame_at() takes. */
+static bool
+is_frame_ext(const char *e, size_t n)
+{
+    static const char *const exts[] = {"rb", "py",  "js", "mjs", "cjs",   "ts", "java", "kt",
+                                       "go", "rs",  "c",  "cc",  "cpp",   "h",  "php",  "scala",
+                                       "cs", "exs", "ex", "pl",  "swift", "lua"};
+
+    for (size_t k = 0; k < sizeof(exts) / sizeof(exts[0]); k++)
+        if (strlen(exts[k]) == n && memcmp(e, exts[k], n) == 0)
+            return true;
+    return false;
+}
+
+/*
+ * Whether the line s, which starts a frame (after "at ", "from ", "#N"),
+ * names a source file with a line number where a frame does: at the end
+ * of the line ("Foo.java:42)", "main.rs:4:5", "x.c:12"), before ":in "
+ * (Ruby), ", line N" (Python), " +0x" (Go) or "(N)" (PHP). A file and line
+ * in prose ("see lib/x.c:75 for the loop") has words after it.
+ */
+static bool
+backtrace_frame_at(struct span s)
+{
+    for (const char *d = memchr(s.p, '.', s.n); d != NULL;
+         d = memchr(d + 1, '.', (size_t)(s.p + s.n - d - 1))) {
+        size_t i = (size_t)(d - s.p) + 1, e = i, j;
+
+        while (e < s.n && e - i < 6 && s.p[e] >= 'a' && s.p[e] <= 'z')
+            e++;
+        if (e == i || e >= s.n || !is_frame_ext(s.p + i, e - i))
+            continue;
+        if (s.p[e] == '"' && starts(s.p + e, s.n - e, "\", line ") && digits_end(s, e + 8) > e + 8)
+            return true;
+        if (s.p[e] == '(' && (j = digits_end(s, e + 1)) > e + 1 && j < s.n && s.p[j] == ')')
+            return true;
+        if (s.p[e] != ':' || (j = digits_end(s, e + 1)) == e + 1)
+            continue;
+        if (starts(s.p + j, s.n - j, ":in ") || starts(s.p + j, s.n - j, " +0x"))
+            return true;
+        if (j + 1 < s.n && s.p[j] == ':' && is_digit(s.p[j + 1]))
+            j = digits_end(s, j + 1);
+        while (j < s.n && (s.p[j] == ')' || s.p[j] == ' ' || s.p[j] == '\t'))
+            j++;
+        if (j == s.n)
+            return true;
+    }
+    return false;
+}
+
+bool
+report_backtrace_line(const char *p, size_t len)
+{
+    struct span s = trim_left((struct span){p, len});
+    size_t i;
+
+    if (s.n < 4)
+        return false;
+    switch (s.p[0]) {
+    case 'T':
+        return starts(s.p, s.n, "Traceback (most recent call last):");
+    case 'E':
+        return starts(s.p, s.n, "Exception in thread \"");
+    case 'C':
+        return starts(s.p, s.n, "Caused by: ");
+    case 'g':
+        /* Go: "goroutine 1 [running]:" */
+        if (!starts(s.p, s.n, "goroutine "))
+            return false;
+        i = digits_end(s, 10);
+        return i > 10 && starts(s.p + i, s.n - i, " [");
+    case 't':
+        /* Rust: "thread 'main' panicked at src/main.rs:4:5:" */
+        return starts(s.p, s.n, "thread '") && ascii_find(s.p, s.n, "' panicked at ") != NULL;
+    case 'a':
+        return starts(s.p, s.n, "at ") && backtrace_frame_at(s);
+    case 'f':
+        return starts(s.p, s.n, "from ") && backtrace_frame_at(s);
+    case 'F':
+        return starts(s.p, s.n, "File \"") && backtrace_frame_at(s);
+    case '#':
+        /* gdb's "#0  0x00007f... in f () from x.so", "#1  f (a=1) at x.c:12";
+         * PHP's "#0 /srv/x.php(12): f()". */
+        i = digits_end(s, 1);
+        if (i == 1 || i >= s.n || (s.p[i] != ' ' && s.p[i] != '\t'))
+            return false;
+        while (i < s.n && (s.p[i] == ' ' || s.p[i] == '\t'))
+            i++;
+        return (starts(s.p + i, s.n - i, "0x") && hex_run(s.p + i + 2, s.n - i - 2) >= 4) ||
+               backtrace_frame_at(s);
+    case '/':
+    case '.':
+        /* Ruby's first line: "/srv/app/x.rb:12:in `f': undefined method" */
+        return backtrace_frame_at(s);
+    default:
+        return false;
+    }
+}
+
 static bool
 is_sanitizer_line(struct span s)
 {
@@ -563,6 +673,7 @@ is_trace_start(struct span s, uint64_t has)
            (holds(has, need.colon) && is_register_line(t)) ||
            ((holds(has, need.frame_old) || holds(has, need.frame)) && is_frame_line(t)) ||
            ((has & need.sanitizer) != 0 && is_sanitizer_line(t)) ||
+           report_backtrace_line(t.p, t.n) ||
            (may_hold_marker(has) && find_any(s.p, s.n, &trace_markers_filter));
 }
 
@@ -805,6 +916,74 @@ strip_syslog(struct span s)
 /* Also the index of the line's text in report_parse(). */
 enum line_class { LINE_REPORT = 0, LINE_CODE = 1 };
 
+/* Bytes of a program's name or path: "python3", "./poc", "/usr/bin/x". */
+static bool
+is_command_char(char c)
+{
+    return is_ident(c) || c == '.' || c == '/' || c == '-' || c == '+' || c == '~';
+}
+
+/*
+ * A command as people indent it under "To reproduce:": a program (a
+ * lower-case name or a path) and, unless it is a path itself, an
+ * argument that is an option, a path, a file or a URL ("python3 poc.py",
+ * "curl -x http://a dict://b", "./poc"); a trailing '.' or a C
+ * statement's ';', '{' or '}' is prose or code, not a command.
+ */
+static bool
+is_command_shape(struct span s)
+{
+    size_t i = 0, e;
+    bool path;
+
+    s = trim_left(s);
+    if (starts(s.p, s.n, "$ "))
+        s = trim_left((struct span){s.p + 2, s.n - 2});
+    if (s.n < 2 || s.p[s.n - 1] == '.' || memchr(s.p, ';', s.n) != NULL ||
+        memchr(s.p, '{', s.n) != NULL || memchr(s.p, '}', s.n) != NULL)
+        return false;
+    if (!((s.p[0] >= 'a' && s.p[0] <= 'z') || s.p[0] == '.' || s.p[0] == '/' || s.p[0] == '~'))
+        return false;
+    while (i < s.n && is_command_char(s.p[i]))
+        i++;
+    if (i < s.n && s.p[i] != ' ' && s.p[i] != '\t')
+        return false;
+    path = memchr(s.p, '/', i) != NULL;
+    for (;;) {
+        while (i < s.n && (s.p[i] == ' ' || s.p[i] == '\t'))
+            i++;
+        if (i >= s.n)
+            return path;
+        e = i;
+        while (e < s.n && s.p[e] != ' ' && s.p[e] != '\t')
+            e++;
+        if (s.p[i] == '-' || memchr(s.p + i, '/', e - i) != NULL ||
+            memchr(s.p + i, '=', e - i) != NULL)
+            return true;
+        for (const char *d = memchr(s.p + i, '.', e - i); d != NULL && d + 1 < s.p + e;
+             d = memchr(d + 1, '.', (size_t)(s.p + e - d - 1)))
+            if (ascii_is_alnum((unsigned char)d[1]))
+                return true;
+        i = e;
+    }
+}
+
+/* The last non-blank line before l[i] ends in ':' ("To reproduce:",
+ * "Run it with:"): the text says that what follows is to be run. */
+static bool
+after_lead_in(const struct span *l, size_t i)
+{
+    while (i > 0) {
+        struct span p = l[--i];
+
+        while (p.n > 0 && (p.p[p.n - 1] == ' ' || p.p[p.n - 1] == '\t'))
+            p.n--;
+        if (p.n > 0)
+            return p.p[p.n - 1] == ':';
+    }
+    return false;
+}
+
 /*
  * Classify each line. Traces run while lines continue them; a blank line
  * stays inside only when the next non-blank line clearly belongs to the
@@ -863,7 +1042,7 @@ classify(const struct span *l, const uint64_t *has, size_t n, unsigned char *cls
             continue;
         }
         if (is_indented(s)) {
-            size_t j = i, nonblank = 0, code = 0;
+            size_t j = i, nonblank = 0, code = 0, commands = 0;
 
             /* The block: indented lines, with blank lines between them. */
             while (j < n) {
@@ -871,6 +1050,7 @@ classify(const struct span *l, const uint64_t *has, size_t n, unsigned char *cls
                     nonblank++;
                     if (is_codeish(l[j], has[j]) || is_trace_start(l[j], has[j]))
                         code++;
+                    commands += is_command_shape(l[j]);
                     j++;
                     continue;
                 }
@@ -880,7 +1060,10 @@ classify(const struct span *l, const uint64_t *has, size_t n, unsigned char *cls
                 }
                 break;
             }
-            if (nonblank >= 2 && code > 0 && code * 2 >= nonblank)
+            /* Commands under a lead-in are code however few: a single
+             * indented "./poc" under "Reproduce:" is the reproducer. */
+            if ((nonblank >= 2 && code > 0 && code * 2 >= nonblank) ||
+                (commands == nonblank && after_lead_in(l, i)))
                 memset(cls + i, LINE_CODE, j - i);
             i = j - 1;
         }
@@ -1414,6 +1597,12 @@ extract_versions(struct message *m, const char *s, size_t n, size_t first_digit,
  *     word ("8.5 and earlier", "through", "to and including");
  *   - git describe strings (v6.9-rc2-123-gabcdef012345,
  *     curl-8_5_0-12-g1234567) and tags written name-N_N_N (curl-8_5_0);
+ *   - two components after a comparison ("< 2.3", ">= 1.4"), and npm's
+ *     "^1.4.2";
+ *   - a package at a version ("lodash@4.17.20", "@scope/pkg@1.2.3"),
+ *     Maven's "group:artifact:9.0.41", and a release named "name-1.2.3"
+ *     as a token or a path component ("gems/rack-2.2.3/lib",
+ *     "jackson-databind-2.9.10.jar"), unless the name is a tool's;
  *   - a commit id (7 to 40 hex digits, a digit among them) after
  *     "commit", "HEAD", "master", "main", "revision", "tree" or "at"
  *     after one of them ("current master at abc1234", "git master
@@ -1597,7 +1786,7 @@ before_range_word(const char *s, size_t n, size_t e)
 /* What product_version_token() strips off a token's front (">~@#+")
  * and end (".:!?-"): tables, not strchr(), as every token is asked. */
 static const bool token_lead[256] = {
-    ['>'] = true, ['~'] = true, ['@'] = true, ['#'] = true, ['+'] = true};
+    ['>'] = true, ['~'] = true, ['@'] = true, ['#'] = true, ['+'] = true, ['^'] = true};
 static const bool token_trail[256] = {
     ['.'] = true, [':'] = true, ['!'] = true, ['?'] = true, ['-'] = true};
 
@@ -1613,6 +1802,67 @@ is_token_trail(char c)
     return token_trail[(unsigned char)c];
 }
 
+/* Archive and package files named for a release: "x-2.9.10.jar". */
+static size_t
+strip_archive(const char *t, size_t n)
+{
+    static const struct needle exts[] = {
+        NEEDLE(".tar.gz"), NEEDLE(".tar.xz"), NEEDLE(".tar.bz2"), NEEDLE(".tgz"),
+        NEEDLE(".zip"),    NEEDLE(".jar"),    NEEDLE(".war"),     NEEDLE(".gem"),
+        NEEDLE(".whl"),    NEEDLE(".egg"),    NEEDLE(".nupkg"),   NEEDLE(".dist-info"),
+    };
+
+    for (size_t k = 0; k < sizeof(exts) / sizeof(exts[0]); k++)
+        if (ends_with(t, n, &exts[k]))
+            return n - exts[k].n;
+    return n;
+}
+
+/*
+ * The version of a release named "name-1.2.3", t[0..n) one path
+ * component or token: a gem's or a wheel's directory, a jar, a tarball
+ * ("rack-2.2.3", "jackson-databind-2.9.10.jar", "openssl-3.0.2.tar.gz").
+ * The name starts with a letter and is no tool that built or ran the test
+ * (a not_products[] word, "gcc-12.2.0"). Sets *vb and *vn; false when t
+ * is not one.
+ */
+static bool
+named_release(const char *t, size_t n, const char *const *skip, size_t nskip, size_t *vb,
+              size_t *vn)
+{
+    char name[16];
+    size_t dash = 0, k = 0;
+
+    n = strip_archive(t, n);
+    for (size_t i = 1; i + 1 < n; i++)
+        if (t[i] == '-' && is_digit(t[i + 1]))
+            dash = i;
+    if (dash < 2 || !(ascii_class[(unsigned char)t[0]] & ASCII_ALPHA) ||
+        version_shape(t + dash + 1, n - dash - 1) == 0)
+        return false;
+    for (size_t i = 0; i < dash; i++)
+        if (!is_ident(t[i]) && t[i] != '-' && t[i] != '.')
+            return false;
+    for (; k < dash && k + 1 < sizeof(name); k++)
+        name[k] = (char)(t[k] >= 'A' && t[k] <= 'Z' ? t[k] - 'A' + 'a' : t[k]);
+    name[k] = '\0';
+    if (word_in(name, skip, nskip))
+        return false;
+    *vb = dash + 1;
+    *vn = n - dash - 1;
+    return true;
+}
+
+/* A comparison right before position b ("< 2.3", ">= 1.4", "<= 8.5"):
+ * a two-component number in a range is a version. */
+static bool
+after_comparison(const char *s, size_t b)
+{
+    while (b > 0 && s[b - 1] == ' ')
+        b--;
+    return b > 0 && (s[b - 1] == '<' || s[b - 1] == '>' || s[b - 1] == '=');
+}
+
 /* One token s[b..e) of the line s[0..n) that holds a digit. */
 static int
 product_version_token(struct message *m, const char *s, size_t n, size_t b, size_t e, uint64_t has)
@@ -1626,10 +1876,10 @@ product_version_token(struct message *m, const char *s, size_t n, size_t b, size
     };
     static const char *const version_words[] = {"version", "versions", "release", "releases",
                                                 "ver"};
-    const char *t, *slash;
+    const char *t, *slash, *at, *colon;
     char prev[16];
     unsigned comps;
-    size_t len;
+    size_t len, vb, vn;
 
     while (b < e && is_token_lead(s[b]))
         b++;
@@ -1651,7 +1901,42 @@ product_version_token(struct message *m, const char *s, size_t n, size_t b, size
      * most tokens with a digit (addresses, offsets, counts) have none. */
     if (memchr(t, '.', len) == NULL || (holds(has, need.cvss) && after_cvss(s, b)))
         return 0;
+    /* "lodash@4.17.20", "@scope/pkg@1.2.3": a package at a version. */
+    at = memchr(t + 1, '@', len - 1);
+    if (at != NULL && (ascii_class[(unsigned char)t[0]] & ASCII_ALPHA) != 0 && is_alnum(at[-1]) &&
+        version_shape(at + 1, (size_t)(t + len - at - 1)) > 0)
+        return add_fact(&m->versions, at + 1, (size_t)(t + len - at - 1), REPORT_MAX_VERSIONS);
+    /* "org.apache.tomcat:tomcat-catalina:9.0.41": Maven's group:artifact:version. */
+    colon = memchr(t, ':', len);
+    if (colon != NULL && colon > t && (ascii_class[(unsigned char)t[0]] & ASCII_ALPHA) != 0) {
+        const char *last = t + len;
+
+        while (last > colon && last[-1] != ':')
+            last--;
+        /* Two colons: a group and an artifact, not "Python:3.11.4". */
+        if (last - 1 > colon && version_shape(last, (size_t)(t + len - last)) > 0)
+            return add_fact(&m->versions, last, (size_t)(t + len - last), REPORT_MAX_VERSIONS);
+    }
     slash = memchr(t, '/', len);
+    /* A release named in a path: ".../gems/rack-2.2.3/lib/rack/x.rb",
+     * ".../lib/jackson-databind-2.9.10.jar". */
+    if (slash != NULL && memchr(t, '-', len) != NULL) {
+        const char *c = t, *end = t + len;
+
+        while (c < end) {
+            const char *ce = memchr(c, '/', (size_t)(end - c));
+            size_t cn = ce != NULL ? (size_t)(ce - c) : (size_t)(end - c);
+
+            if (named_release(c, cn, not_products, sizeof(not_products) / sizeof(not_products[0]),
+                              &vb, &vn))
+                return add_fact(&m->versions, c + vb, vn, REPORT_MAX_VERSIONS);
+            c += cn + 1;
+        }
+    }
+    if (slash == NULL && memchr(t, '-', len) != NULL &&
+        named_release(t, len, not_products, sizeof(not_products) / sizeof(not_products[0]), &vb,
+                      &vn))
+        return add_fact(&m->versions, t + vb, vn, REPORT_MAX_VERSIONS);
     if (slash != NULL) {
         size_t nl = (size_t)(slash - t);
 
@@ -1684,7 +1969,7 @@ product_version_token(struct message *m, const char *s, size_t n, size_t b, size
         return 0;
     if (comps == 2 &&
         !word_in(prev, version_words, sizeof(version_words) / sizeof(version_words[0])) &&
-        !before_range_word(s, n, e))
+        !before_range_word(s, n, e) && !after_comparison(s, b))
         return 0;
     return add_fact(&m->versions, t, len, REPORT_MAX_VERSIONS);
 }

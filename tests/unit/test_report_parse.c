@@ -129,6 +129,24 @@ static const struct fact_case {
      {"commit 3f2a9c1", "commit abc1234", "commit 9e8d7c6b5a4f"},
      {NULL}},
     {"Fails at commit 1a2b3c4 too.\n", VERSIONS, {"commit 1a2b3c4"}, {NULL}},
+    /* Other ecosystems: ranges, package@version, Maven coordinates, a
+     * release named in a path, a jar, npm's caret. */
+    {"Affected versions: < 2.3, fixed in >= 2.3.1 (was ^1.4.2).\n",
+     VERSIONS,
+     {"2.3", "2.3.1", "1.4.2"},
+     {NULL}},
+    {"Installed lodash@4.17.20 and @scope/pkg@1.2.3 with npm.\n",
+     VERSIONS,
+     {"4.17.20", "1.2.3"},
+     {NULL}},
+    {"It pulls in org.apache.tomcat:tomcat-catalina:9.0.41 and jackson-databind-2.9.10.jar.\n",
+     VERSIONS,
+     {"9.0.41", "2.9.10"},
+     {NULL}},
+    {"/usr/local/bundle/gems/rack-2.2.3/lib/rack/request.rb:123:in `call'\n",
+     VERSIONS,
+     {"2.2.3"},
+     {NULL}},
     /* "commit" or "Commit" as a word, first in the line or not. */
     {"Commit 1a2b3c4d5e6f broke it.\n", VERSIONS, {"commit 1a2b3c4d5e6f"}, {NULL}},
     {"A recommit 1a2b3c4d5e6f, a summit 0a1b2c3d4e5f, ommit 9a8b7c6d5e4f.\n",
@@ -239,6 +257,8 @@ static const char *const no_version_cases[] = {
     "paths such as lib/1.2.3/foo and a/b/1.2.3 are not products.\n",
     "The server answers \"HTTP/1.1 200 OK\" over TLS/1.3, not HTTP/2.\n",
     "Links to https://github.com/o/p/blob/master/lib/x.c and https://e.org/t/tree/main/x.\n",
+    "Built with gcc-12.2.0 in /opt/python-3.11.4/bin; Python:3.11.4 printed utf-8.\n",
+    "Mail me at user@10.0.0.1, the x-1 build, 3 < 4 and a ratio of 1.5.\n",
 };
 
 static void
@@ -338,6 +358,36 @@ static const struct split_case {
      "Then at 03:12 the kernel: it stops.\n",
      {NULL},
      {"sshd[901]:  Accepted publickey", "Then at 03:12 the kernel: it stops."}},
+    {"one indented command under a lead-in",
+     "Reproduce:\n"
+     "\n"
+     "    python3 poc.py --host 127.0.0.1\n"
+     "\n"
+     "The server then stops answering.\n",
+     {"python3 poc.py --host"},
+     {"Reproduce:", "The server then stops answering."}},
+    {"an indented quotation under a lead-in stays prose",
+     "The manual says:\n"
+     "\n"
+     "    the value is checked before use.\n"
+     "\n"
+     "It is not.\n",
+     {NULL},
+     {"the value is checked before use.", "It is not."}},
+    {"backtraces of other runtimes",
+     "Traceback (most recent call last):\n"
+     "  File \"/srv/app/views.py\", line 42, in upload\n"
+     "    data = parse(body)\n"
+     "ValueError: bad header\n"
+     "/srv/bundle/gems/rack-2.2.3/lib/rack/multipart.rb:88:in `parse': stack level too deep\n"
+     "\tfrom /srv/bundle/gems/rack-2.2.3/lib/rack/request.rb:12:in `POST'\n"
+     "Exception in thread \"main\" java.lang.StackOverflowError\n"
+     "\tat org.example.Parser.parse(Parser.java:120)\n"
+     "#0  0x00007ffff7f42b32 in Curl_failf () from ./lib/.libs/libcurl.so.4\n"
+     "Then see lib/x.c:75 for the loop.\n",
+     {"File \"/srv/app/views.py\", line 42", "rack/multipart.rb:88:in", "Parser.java:120",
+      "#0  0x00007ffff7f42b32"},
+     {"Then see lib/x.c:75 for the loop."}},
     {"config lines",
      "My config:\nCONFIG_KASAN=y\n# CONFIG_SLUB_DEBUG is not set\nthat is all\n",
      {"CONFIG_KASAN=y", "# CONFIG_SLUB_DEBUG is not set"},
