@@ -28,6 +28,7 @@
 
 #include "ascii.h"
 #include "header_block.h"
+#include "mime_html.h"
 #include "mime_view.h"
 #include "textbuf.h"
 
@@ -128,12 +129,6 @@ void
 mime_view_global_init(void)
 {
     pthread_once(&mime_view_once, mime_view_init_once);
-}
-
-static int
-buf_addc(struct textbuf *b, char c)
-{
-    return textbuf_add(b, &c, 1);
 }
 
 /* Length of the valid UTF-8 sequence at s[0..n), or 0 if it is invalid. */
@@ -545,136 +540,6 @@ out:
     return r;
 }
 
-/* Strip tags, turn block tags into line breaks and decode common entities. */
-static int
-html_to_text(const char *s, size_t n, struct textbuf *out)
-{
-    static const char *const blocks[] = {"br", "p",  "div", "li", "tr",  "h1",         "h2",
-                                         "h3", "h4", "h5",  "h6", "pre", "blockquote", "table"};
-    static const struct {
-        const char *name;
-        const char *text;
-    } ents[] = {{"amp;", "&"},   {"lt;", "<"},   {"gt;", ">"},
-                {"quot;", "\""}, {"nbsp;", " "}, {"apos;", "'"}};
-    size_t i = 0, run;
-    int r;
-
-    while (i < n) {
-        if (s[i] == '<') {
-            size_t j = i + 1, k = 0;
-            char name[16];
-            bool skip_content = false;
-
-            if (j < n && s[j] == '/')
-                j++;
-            while (j < n && k < sizeof(name) - 1 &&
-                   ((s[j] >= 'a' && s[j] <= 'z') || (s[j] >= 'A' && s[j] <= 'Z') ||
-                    (s[j] >= '0' && s[j] <= '9')))
-                name[k++] = (char)(s[j++] | 0x20);
-            name[k] = '\0';
-            if (s[i + 1] != '/' && (strcmp(name, "script") == 0 || strcmp(name, "style") == 0))
-                skip_content = true;
-            while (j < n && s[j] != '>')
-                j++;
-            i = j < n ? j + 1 : n;
-            if (skip_content) {
-                const char *end = NULL;
-
-                for (size_t q = i; q + 1 < n; q++) {
-                    if (s[q] == '<' && s[q + 1] == '/') {
-                        end = s + q;
-                        break;
-                    }
-                }
-                i = end ? (size_t)(end - s) : n;
-                continue;
-            }
-            for (size_t b = 0; b < sizeof(blocks) / sizeof(blocks[0]); b++) {
-                if (strcmp(name, blocks[b]) == 0) {
-                    r = buf_addc(out, '\n');
-                    if (r < 0)
-                        return r;
-                    break;
-                }
-            }
-            continue;
-        }
-        if (s[i] == '&') {
-            bool done = false;
-
-            for (size_t e = 0; e < sizeof(ents) / sizeof(ents[0]); e++) {
-                size_t el = strlen(ents[e].name);
-
-                if (n - i - 1 >= el && strncasecmp(s + i + 1, ents[e].name, el) == 0) {
-                    r = textbuf_add(out, ents[e].text, strlen(ents[e].text));
-                    if (r < 0)
-                        return r;
-                    i += 1 + el;
-                    done = true;
-                    break;
-                }
-            }
-            if (!done && i + 2 < n && s[i + 1] == '#') {
-                size_t j = i + 2;
-                unsigned long cp = 0;
-                bool hex = (s[j] == 'x' || s[j] == 'X');
-
-                if (hex)
-                    j++;
-                while (j < n && j - i < 10 &&
-                       ((s[j] >= '0' && s[j] <= '9') ||
-                        (hex && ((s[j] | 0x20) >= 'a' && (s[j] | 0x20) <= 'f')))) {
-                    unsigned d =
-                        s[j] <= '9' ? (unsigned)(s[j] - '0') : (unsigned)((s[j] | 0x20) - 'a' + 10);
-                    cp = cp * (hex ? 16 : 10) + d;
-                    j++;
-                }
-                if (j < n && s[j] == ';' && cp > 0 && cp <= 0x10ffff &&
-                    !(cp >= 0xd800 && cp <= 0xdfff)) {
-                    char u[4];
-                    size_t ul;
-
-                    if (cp < 0x80) {
-                        u[0] = (char)cp;
-                        ul = 1;
-                    } else if (cp < 0x800) {
-                        u[0] = (char)(0xc0 | (cp >> 6));
-                        u[1] = (char)(0x80 | (cp & 0x3f));
-                        ul = 2;
-                    } else if (cp < 0x10000) {
-                        u[0] = (char)(0xe0 | (cp >> 12));
-                        u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-                        u[2] = (char)(0x80 | (cp & 0x3f));
-                        ul = 3;
-                    } else {
-                        u[0] = (char)(0xf0 | (cp >> 18));
-                        u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-                        u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-                        u[3] = (char)(0x80 | (cp & 0x3f));
-                        ul = 4;
-                    }
-                    r = textbuf_add(out, u, ul);
-                    if (r < 0)
-                        return r;
-                    i = j + 1;
-                    done = true;
-                }
-            }
-            if (done)
-                continue;
-        }
-        /* Text up to the next tag or entity goes in one piece. */
-        run = i + 1;
-        while (run < n && s[run] != '<' && s[run] != '&')
-            run++;
-        r = textbuf_add(out, s + i, run - i);
-        if (r < 0)
-            return r;
-        i = run;
-    }
-    return 0;
-}
-
 /*
  * The content of part as it stands in the message, still in its transfer
  * encoding (*ret_enc). The parser, reading the GMimeStreamMem that
@@ -908,7 +773,7 @@ part_set_text(struct walker *w, struct mime_part *p, const char *raw, size_t n, 
         r = convert_text(raw, n, cs, w->limits->max_part_bytes, &utf);
         if (r >= 0) {
             p->truncated = r == 1;
-            r = html_to_text(utf.p ? utf.p : "", utf.len, &out);
+            r = mime_html_to_text(utf.p ? utf.p : "", utf.len, &out);
         }
         free(utf.p);
     } else {
