@@ -1645,8 +1645,9 @@ is_version_delim(char c)
     return version_delims[(unsigned char)c];
 }
 
-/* Components of a version filling t[0..n) ("8.7.0-DEV", "1.1.1w"): 2 or
- * 3 of at most three digits each; 0 when t is not one. */
+/* Components of a version filling t[0..n) ("8.7.0-DEV", "1.1.1w", a
+ * release line "20.x" or "9.0.x"): 2 or 3 of at most three digits each,
+ * the last one may be an 'x'; 0 when t is not one. */
 static unsigned
 version_shape(const char *t, size_t n)
 {
@@ -1668,6 +1669,8 @@ version_shape(const char *t, size_t n)
         else
             break;
     }
+    if (comps < 3 && i + 2 == n && t[i] == '.' && (t[i + 1] == 'x' || t[i + 1] == 'X'))
+        return comps + 1;
     if (comps < 2 || comps > 3)
         return 0;
     if (i < n && t[i] >= 'a' && t[i] <= 'z' && (i + 1 == n || t[i + 1] == '-'))
@@ -1863,6 +1866,30 @@ after_comparison(const char *s, size_t b)
     return b > 0 && (s[b - 1] == '<' || s[b - 1] == '>' || s[b - 1] == '=');
 }
 
+/*
+ * The word before position b is a product's name as people write one,
+ * with a capital ("OpenSSL 3.0", "Tomcat 9.0.x", "Node.js 20.x"): a two-
+ * component number after it is its version. Not a word that numbers or
+ * rates something ("Figure 3.2", "Score 7.5"); the caller has ruled out
+ * the tools' and the document's words.
+ */
+static bool
+after_product_name(const char *s, size_t b, const char *prev)
+{
+    static const char *const rating[] = {"score", "base",  "rating", "severity", "level",
+                                         "grade", "ratio", "size",   "weight",   "priority",
+                                         "risk",  "cvss",  "epss",   "impact",   "about"};
+    size_t e = b, w;
+
+    while (e > 0 && s[e - 1] == ' ')
+        e--;
+    w = e;
+    while (w > 0 && s[w - 1] != ' ' && s[w - 1] != '\t' && s[w - 1] != '(')
+        w--;
+    return e > w && e - w >= 2 && s[w] >= 'A' && s[w] <= 'Z' && is_alnum(s[e - 1]) &&
+           !word_in(prev, rating, sizeof(rating) / sizeof(rating[0]));
+}
+
 /* One token s[b..e) of the line s[0..n) that holds a digit. */
 static int
 product_version_token(struct message *m, const char *s, size_t n, size_t b, size_t e, uint64_t has)
@@ -1969,7 +1996,7 @@ product_version_token(struct message *m, const char *s, size_t n, size_t b, size
         return 0;
     if (comps == 2 &&
         !word_in(prev, version_words, sizeof(version_words) / sizeof(version_words[0])) &&
-        !before_range_word(s, n, e) && !after_comparison(s, b))
+        !before_range_word(s, n, e) && !after_comparison(s, b) && !after_product_name(s, b, prev))
         return 0;
     return add_fact(&m->versions, t, len, REPORT_MAX_VERSIONS);
 }

@@ -143,6 +143,10 @@ static const struct fact_case {
      VERSIONS,
      {"9.0.41", "2.9.10"},
      {NULL}},
+    {"Seen with OpenSSL 3.0, on Tomcat 9.0.x and on Node.js 20.x (not 1.5 times).\n",
+     VERSIONS,
+     {"3.0", "9.0.x", "20.x"},
+     {"1.5"}},
     {"/usr/local/bundle/gems/rack-2.2.3/lib/rack/request.rb:123:in `call'\n",
      VERSIONS,
      {"2.2.3"},
@@ -259,6 +263,7 @@ static const char *const no_version_cases[] = {
     "Links to https://github.com/o/p/blob/master/lib/x.c and https://e.org/t/tree/main/x.\n",
     "Built with gcc-12.2.0 in /opt/python-3.11.4/bin; Python:3.11.4 printed utf-8.\n",
     "Mail me at user@10.0.0.1, the x-1 build, 3 < 4 and a ratio of 1.5.\n",
+    "Its Score 7.5, Figure 3.2 and Table 1.x; About 3.5 GHz on Python 3.11.\n",
 };
 
 static void
