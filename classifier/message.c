@@ -747,10 +747,10 @@ is_reply_subject(const char *subject)
 /*
  * Does the author's own text read like a bug or security report? One
  * strong indicator (a kernel splat, a sanitizer name, a CVE id, a fuzzer,
- * an explicit reproducer) is enough; weaker words that also turn up in
- * ordinary discussion ("crash", "security", "overflow") need two distinct
- * ones. Matches are case-insensitive and must start at a word boundary.
- * The subject is scanned too: "[bug report]" and "KASAN: ..." live there.
+ * an explicit reproducer, a class of web or library flaw) is enough; weaker words that also turn up
+ * in ordinary discussion ("crash", "security", "overflow") need two distinct ones. Matches are
+ * case-insensitive and must start at a word boundary. The subject is scanned too: "[bug report]"
+ * and "KASAN: ..." live there.
  */
 static const char *const report_strong[] = {
     "kasan",
@@ -785,6 +785,20 @@ static const char *const report_strong[] = {
     "[bug",
     "kernel bug at",
     "static checker warning",
+    /* The classes web and library advisories name. */
+    "cross-site",
+    "xss",
+    "csrf",
+    "ssrf",
+    "sql injection",
+    "command injection",
+    "path traversal",
+    "directory traversal",
+    "request smuggling",
+    "prototype pollution",
+    "open redirect",
+    "remote code execution",
+    "information disclosure",
 };
 static const char *const report_weak[] = {
     "crash",

@@ -182,6 +182,10 @@ static const struct routed_case {
      "From: a@example.org\nTo: security@example.org\nSubject: security bug?\n\n"
      "Is this a security bug?\n\n$ ./tool --name $(printf 'A%.0s' {1..5000})\n",
      false, CLASSIFIER_KIND_REPORT},
+    {"a web advisory's class names a problem",
+     "From: a@example.org\nTo: security@example.org\nSubject: widget\n\n"
+     "The embed widget has a stored XSS in the title field.\n",
+     false, CLASSIFIER_KIND_REPORT},
     {"the caller's word makes a question a report",
      "From: a@example.org\nTo: security@example.org\nSubject: Bounty programme\n\n"
      "Do you run a bounty programme for security bugs?\n",
