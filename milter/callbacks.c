@@ -81,7 +81,8 @@
 #define CB_NR_STAGES (SMFIP_NR_CONN | SMFIP_NR_RCPT | SMFIP_NR_HDR | SMFIP_NR_EOH)
 
 static struct state *cb_state;
-static bool cb_record; /* the state may be written (the daemon, not -t) */
+static bool cb_record;                          /* the state may be written (the daemon, not -t) */
+static enum callbacks_state_down cb_state_down; /* set before smfi_main() */
 static struct reply_sender *cb_sender;
 static atomic_uint cb_state_users; /* scan jobs that hold a look-up into cb_state */
 /* The NR_* flags of the last negotiation, for a connection whose conn was
@@ -101,6 +102,7 @@ static char hdr_subject[] = "Subject";
 static char redis_rcode[] = "451";
 static char redis_xcode[] = "4.3.0";
 static char redis_text[] = "shared state unavailable, try again later";
+static char state_text[] = "state unavailable, try again later";
 
 void
 callbacks_setup(struct state *st, bool record, struct reply_sender *sender)
@@ -108,6 +110,12 @@ callbacks_setup(struct state *st, bool record, struct reply_sender *sender)
     cb_state = st;
     cb_record = record;
     cb_sender = sender;
+}
+
+void
+callbacks_state_down(enum callbacks_state_down how)
+{
+    cb_state_down = how;
 }
 
 unsigned
@@ -1000,6 +1008,17 @@ cb_envfrom(SMFICTX *ctx, char **argv)
         return CB_PASS;
     }
     c->msg = msg_free(c->msg);
+    /* OnStateError tempfail or accept: the start logged why, once. With
+     * no message kept, the later stages let it through unscanned. A
+     * monitor never turns mail away. */
+    if (cb_state_down == CALLBACKS_STATE_ACCEPT ||
+        (cb_state_down == CALLBACKS_STATE_TEMPFAIL && cfg->mode == CONFIG_MODE_MONITOR))
+        return CB_PASS;
+    if (cb_state_down == CALLBACKS_STATE_TEMPFAIL) {
+        if (smfi_setreply(ctx, redis_rcode, redis_xcode, state_text) != MI_SUCCESS)
+            log_warning("cannot set the SMTP reply for OnStateError tempfail");
+        return SMFIS_TEMPFAIL;
+    }
     m = msg_new((size_t)cfg->max_message_size);
     if (m == NULL) {
         log_error("out of memory starting a message, applying OnInternalError");

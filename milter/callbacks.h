@@ -57,6 +57,17 @@ void callbacks_log_decision(const struct msg *m, const struct decision *d);
  */
 void callbacks_setup(struct state *st, bool record, struct reply_sender *sender);
 
+/* Running without the state it should have (OnStateError): each message
+ * is scanned without state, answered 4xx, or accepted unscanned. */
+enum callbacks_state_down {
+    CALLBACKS_STATE_UP = 0,
+    CALLBACKS_STATE_SCAN,
+    CALLBACKS_STATE_TEMPFAIL,
+    CALLBACKS_STATE_ACCEPT,
+};
+/* Call with callbacks_setup(), before smfi_main(). */
+void callbacks_state_down(enum callbacks_state_down how);
+
 /*
  * Scans still reading the state given to callbacks_setup(): after a
  * timeout a scan's worker outlives its message. Close the state only when

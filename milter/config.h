@@ -42,6 +42,8 @@ enum config_failure {
 enum config_state_error {
     CONFIG_STATE_REFUSE = 0,
     CONFIG_STATE_RUN_WITHOUT,
+    CONFIG_STATE_TEMPFAIL, /* run, answering every message 4xx */
+    CONFIG_STATE_ACCEPT,   /* run, accepting every message unscanned */
 };
 
 /* Where the shared, per-message state lives (StateBackend). */

@@ -22,8 +22,10 @@ static const int fail_values[] = {CONFIG_FAIL_ACCEPT, CONFIG_FAIL_TEMPFAIL, CONF
                                   CONFIG_FAIL_QUARANTINE};
 static const int oversize_values[] = {CONFIG_FAIL_SCAN, CONFIG_FAIL_ACCEPT, CONFIG_FAIL_TEMPFAIL,
                                       CONFIG_FAIL_REJECT, CONFIG_FAIL_QUARANTINE};
-static const char *const state_error_words[] = {"refuse", "run-without", NULL};
-static const int state_error_values[] = {CONFIG_STATE_REFUSE, CONFIG_STATE_RUN_WITHOUT};
+static const char *const state_error_words[] = {"refuse", "run-without", "tempfail", "accept",
+                                                NULL};
+static const int state_error_values[] = {CONFIG_STATE_REFUSE, CONFIG_STATE_RUN_WITHOUT,
+                                         CONFIG_STATE_TEMPFAIL, CONFIG_STATE_ACCEPT};
 static const char *const backend_words[] = {"lmdb", "redis", NULL};
 static const int backend_values[] = {CONFIG_BACKEND_LMDB, CONFIG_BACKEND_REDIS};
 static const char *const redis_error_words[] = {"accept", "tempfail", NULL};
@@ -115,10 +117,16 @@ const struct key config_keys[] = {
     {"OnStateError", T_ENUM, 0, "refuse", NULL, 0, 0, ENUM(state_error_words, state_error_values),
      F(on_state_error),
      "What to do at start-up when StateDir's data.mdb is damaged (cut short, emptied, bad "
-     "meta pages, or missing where state.generation says state existed): refuse exits with "
+     "meta pages, a damaged page found by the page walk a start runs when the file changed "
+     "since it was last found whole, a damaged page LMDB met while serving, not a regular "
+     "file, or missing where state.generation says state existed): refuse exits with "
      "status 73 and names the damage; run-without starts without any state, so the "
      "findings that need it (duplicates, floods, known fixes, the tree index, series) are "
-     "skipped and no replies are sent. Either way the file is left as it is for "
+     "skipped and no replies are sent; tempfail starts and answers every message 4xx, so "
+     "the MTA keeps it queued until the state is mended; accept starts and accepts every "
+     "message unscanned. A damaged page LMDB meets while serving aborts the daemon once "
+     "(LMDB's own assertion) after recording the damage in state.damaged: the next start "
+     "applies this setting instead of aborting again. The file is left as it is for "
      "slopctl db check and slopctl db recover. Read at start-up only."},
     {"StateBackend", T_ENUM, 0, "lmdb", NULL, 0, 0, ENUM(backend_words, backend_values),
      F(state_backend),

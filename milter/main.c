@@ -315,7 +315,6 @@ out:
 static struct state *
 offline_state(const struct config *cfg)
 {
-    struct state_check chk;
     struct state *st = NULL;
     char path[PATH_MAX], eb[400];
     struct stat sb;
@@ -325,9 +324,9 @@ offline_state(const struct config *cfg)
         stat(path, &sb) != 0)
         return NULL;
     r = state_open(cfg->state_dir, STATE_READONLY, 0, &st);
-    if (r == -EUCLEAN && state_check_file(cfg->state_dir, &chk) == -EUCLEAN) {
-        fprintf(stderr, "slop-milter: StateDir: data.mdb damaged (%s), scanning without it\n",
-                chk.reason);
+    if (r == -EUCLEAN) {
+        state_open_strerror(cfg->state_dir, r, eb, sizeof(eb));
+        fprintf(stderr, "slop-milter: StateDir: %s, scanning without it\n", eb);
         return NULL;
     }
     if (r < 0) {
@@ -367,10 +366,11 @@ offline(struct snapshot *snap, char **files, int n)
 
 /*
  * Check StateDir's data file before anything maps it: LMDB would fault on
- * a file cut short, and start an emptied one over without a word. Sets
- * *ret_without when OnStateError lets the daemon run without state.
- * Returns EX_OK, or EX_CANTCREAT to refuse. A file that cannot be read at
- * all is left for state_open() to report.
+ * a file cut short, start an emptied one over without a word, and abort
+ * the daemon on a damaged page (so its pages are walked, when they are not
+ * known whole). Sets *ret_without when OnStateError lets the daemon run
+ * without state. Returns EX_OK, or EX_CANTCREAT to refuse. A file that
+ * cannot be read at all is left for state_open() to report.
  */
 static int
 state_file_ok(const struct config *cfg, bool *ret_without)
@@ -378,10 +378,11 @@ state_file_ok(const struct config *cfg, bool *ret_without)
     struct state_check chk;
     uint32_t schema;
     char why[400];
+    const char *how;
     int r;
 
     *ret_without = false;
-    r = state_check_file(cfg->state_dir, &chk);
+    r = state_check_pages(cfg->state_dir, &chk);
     /* A state from a newer release is no damage: refused whatever
      * OnStateError says, in the words slopctl uses. */
     if (r == 0 && chk.present && state_schema_read(cfg->state_dir, &schema) == 0 &&
@@ -392,17 +393,37 @@ state_file_ok(const struct config *cfg, bool *ret_without)
     }
     if (r != -EUCLEAN)
         return EX_OK;
-    if (cfg->on_state_error == CONFIG_STATE_RUN_WITHOUT) {
-        log_error("StateDir: data.mdb damaged (%s) in '%s', running without state "
-                  "(OnStateError run-without): no replies, no findings that need it",
+    switch (cfg->on_state_error) {
+    case CONFIG_STATE_RUN_WITHOUT:
+        how = "running without state (OnStateError run-without): no replies, no findings "
+              "that need it";
+        break;
+    case CONFIG_STATE_TEMPFAIL:
+        how = "answering every message 4xx (OnStateError tempfail): the MTA keeps them queued";
+        break;
+    case CONFIG_STATE_ACCEPT:
+        how = "accepting every message unscanned (OnStateError accept)";
+        break;
+    default:
+        log_error("StateDir: data.mdb damaged (%s) in '%s', refusing to start "
+                  "(see slopctl db check and db recover, or OnStateError)",
                   chk.reason, cfg->state_dir);
-        *ret_without = true;
-        return EX_OK;
+        return EX_CANTCREAT;
     }
-    log_error("StateDir: data.mdb damaged (%s) in '%s', refusing to start "
-              "(see slopctl db check and db recover, or OnStateError)",
-              chk.reason, cfg->state_dir);
-    return EX_CANTCREAT;
+    log_error("StateDir: data.mdb damaged (%s) in '%s', %s; see slopctl db check and db recover",
+              chk.reason, cfg->state_dir, how);
+    *ret_without = true;
+    return EX_OK;
+}
+
+/* LMDB met a damaged page while serving: it aborts the daemon when this
+ * returns. The damage is recorded; the next start applies OnStateError. */
+static void
+state_damaged_now(const char *dir, const char *reason)
+{
+    log_error("StateDir: data.mdb damaged (%s) in '%s', stopping; the next start applies "
+              "OnStateError (see slopctl db check and db recover)",
+              reason, dir);
 }
 
 struct ids {
@@ -869,6 +890,10 @@ run_daemon(struct snapshot *snap)
     }
     membudget_setup_trim(cfg->trim_memory);
     callbacks_setup(rt.st, true, rt.sender);
+    if (without_state)
+        callbacks_state_down(cfg->on_state_error == CONFIG_STATE_TEMPFAIL ? CALLBACKS_STATE_TEMPFAIL
+                             : cfg->on_state_error == CONFIG_STATE_ACCEPT ? CALLBACKS_STATE_ACCEPT
+                                                                          : CALLBACKS_STATE_SCAN);
     snapshot_install(snapshot_ref(snap));
     if (metrics_fd >= 0) {
         r = metrics_http_start(metrics_fd, rt.st, &rt.metrics);
@@ -1009,6 +1034,7 @@ main(int argc, char **argv)
 
     if (!opts.offline && !opts.check_only && !dump_config)
         block_signals();
+    state_on_damage(state_damaged_now);
     log_setup(false, LOG_MAIL, true);
     classifier_tune_allocator();
     choose_rules_dir();

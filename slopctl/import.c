@@ -111,10 +111,8 @@ import_open_state(const char *dir, unsigned flags, struct state **ret)
     int r = state_open(dir, flags, 0, ret);
 
     if (r == -EUCLEAN) {
-        struct state_check chk;
-
-        (void)state_check_file(dir, &chk);
-        import_err("state '%s': data.mdb damaged (%s)", dir, chk.reason);
+        state_open_strerror(dir, r, buf, sizeof(buf));
+        import_err("state '%s': %s", dir, buf);
         return EX_CANTCREAT;
     }
     if (r < 0) {

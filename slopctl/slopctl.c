@@ -652,6 +652,16 @@ cmd_lint(int argc, char **argv)
     return n > 0 ? 1 : 0;
 }
 
+/* LMDB met a damaged page (recorded for the next open): LMDB would abort
+ * when this returns, so say it as every other open says it and exit 73. */
+static void
+state_damaged_now(const char *dir, const char *reason)
+{
+    fprintf(stderr, "slopctl: state '%s': data.mdb damaged (%s)\n", dir, reason);
+    fflush(NULL);
+    _exit(EX_CANTCREAT);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -667,6 +677,7 @@ main(int argc, char **argv)
     const char *cmd;
     int r;
 
+    state_on_damage(state_damaged_now);
     r = backend_parse(&argc, &argv);
     if (r != 0)
         return r;

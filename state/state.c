@@ -290,6 +290,34 @@ state_open_txn(struct state *st, MDB_txn *txn, void *ctx)
     return MDB_SUCCESS;
 }
 
+static void (*state_damage_fn)(const char *dir, const char *reason);
+
+void
+state_on_damage(void (*fn)(const char *dir, const char *reason))
+{
+    state_damage_fn = fn;
+}
+
+/*
+ * LMDB's assertion handler: a page that breaks LMDB's invariants, which in
+ * a state that passed its page walk means damage since. LMDB aborts the
+ * process when this returns; recorded first, the damage makes the next
+ * start degrade (OnStateError) instead of aborting again.
+ */
+static void
+state_assert(MDB_env *env, const char *msg)
+{
+    struct state *st = mdb_env_get_userctx(env);
+    char reason[300];
+
+    snprintf(reason, sizeof(reason), "LMDB stopped on a damaged page: %s", msg);
+    if (st == NULL)
+        return;
+    (void)state_mark_damaged_write(st->dir, reason);
+    if (state_damage_fn != NULL)
+        state_damage_fn(st->dir, reason);
+}
+
 /* Record the newest committed transaction as the state's generation. */
 static int
 state_generation_note(struct state *st)
@@ -326,8 +354,9 @@ state_open(const char *dir, unsigned flags, size_t map_size, struct state **ret)
         if (r < 0)
             return r;
     }
-    /* Before LMDB maps it: a data file cut short would fault there. */
-    r = state_check_file(dir, &chk);
+    /* Before LMDB maps it: a data file cut short would fault there, and
+     * a damaged page abort the process that reads it. */
+    r = state_check_pages(dir, &chk);
     if (r < 0)
         return r;
     if (!chk.present && (flags & STATE_READONLY))
@@ -362,6 +391,8 @@ state_open(const char *dir, unsigned flags, size_t map_size, struct state **ret)
         st->env = NULL;
         goto out;
     }
+    mdb_env_set_userctx(st->env, st);
+    (void)mdb_env_set_assert(st->env, state_assert);
     r = state_errno(mdb_env_set_maxdbs(st->env, STATE_MAX_DBS));
     if (r < 0)
         goto out;
@@ -458,7 +489,7 @@ state_open_strerror(const char *dir, int err, char *buf, size_t size)
     uint32_t v = 0;
     char eb[128];
 
-    if (err == -EUCLEAN && state_check_file(dir, &chk) == -EUCLEAN)
+    if (err == -EUCLEAN && state_check_pages(dir, &chk) == -EUCLEAN)
         snprintf(buf, size, "data.mdb damaged (%s)", chk.reason);
     else if (err == -EPROTO && state_schema_read(dir, &v) == 0 && v > STATE_SCHEMA_VERSION)
         snprintf(buf, size,
@@ -491,6 +522,8 @@ state_close(struct state *st)
      * (MDB_NOMETASYNC); nothing to report. */
     if (st->env != NULL && !st->readonly && mdb_env_sync(st->env, 1) == MDB_SUCCESS)
         (void)state_generation_note(st);
+    /* No state.checked here: a clean close cannot vouch for pages another
+     * process or the disk changed meanwhile, so the next open walks. */
     mdb_env_close(st->env);
     state_redis_free(st->redis);
     pthread_rwlock_destroy(&st->resize_lock);

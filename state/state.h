@@ -40,7 +40,8 @@ struct state_check {
     uint64_t file_bytes; /* size of data.mdb */
     uint64_t need_bytes; /* bytes its newest meta page says it holds */
     uint32_t page_size;
-    char reason[200]; /* why it is damaged or unreadable */
+    bool walked;      /* state_check_pages() walked the pages (else known whole) */
+    char reason[300]; /* why it is damaged or unreadable */
 };
 
 /*
@@ -53,10 +54,31 @@ struct state_check {
 int state_check_file(const char *dir, struct state_check *ret);
 
 /*
+ * state_check_file(), then every page in use walked (every table, every
+ * entry, the free-page table) in a child process, unless state.checked
+ * says a walk found this very file whole and it has not changed since. A damaged page makes LMDB
+ * abort the process that reads it: this finds it first. What a walk finds is recorded
+ * (state.checked, state.damaged). Forks: call at start-up, before threads. Returns as
+ * state_check_file(): -EUCLEAN with ret->reason naming the table when a
+ * page is damaged. state_open() calls it.
+ */
+int state_check_pages(const char *dir, struct state_check *ret);
+
+/*
+ * Called when LMDB meets a damaged page in an open state, from LMDB's
+ * assertion handler, after the damage is recorded in state.damaged (so
+ * that the next start finds it without walking): LMDB aborts the process
+ * when fn returns. fn may end the process itself (slopctl exits 73).
+ * Set once, before any state_open().
+ */
+void state_on_damage(void (*fn)(const char *dir, const char *reason));
+
+/*
  * Open (creating when missing, unless STATE_READONLY) the environment in
  * dir. map_size is the initial map size in bytes (0: 64 MiB); the map
  * grows when full. Creates dir itself when missing, never its parents.
- * Checks data.mdb first (state_check_file()). Returns 0, or a negative
+ * Checks data.mdb first (state_check_pages(): walks its pages unless they
+ * are known whole). Returns 0, or a negative
  * errno: -ENOENT (no state and read-only, or no parent directory),
  * -EACCES, -EPROTO (schema version from a newer release), -EUCLEAN
  * (data.mdb damaged: state_check_file() tells why).

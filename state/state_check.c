@@ -13,7 +13,9 @@
  * state.generation beside the data file holds the newest transaction id
  * seen at the last open or close, written atomically (temporary file,
  * fsync, rename), so that a data file gone missing or empty where state
- * existed is told apart from a first start.
+ * existed is told apart from a first start. state.damaged (state_mark.c)
+ * keeps a data file found damaged so. The pages themselves are walked by
+ * state_check_pages() (state_walk.c).
  *
  * Threading: no shared state; safe anywhere. Never logs.
  */
@@ -238,6 +240,12 @@ state_check_file(const char *dir, struct state_check *ret)
     r = check_lock_file(dir, &c);
     if (r < 0)
         goto out;
+    /* Found damaged before (a page walk, or LMDB's assertion): it stays
+     * so until the file is replaced. */
+    if (state_mark_damaged(dir, &sb, c.reason, sizeof(c.reason))) {
+        r = -EUCLEAN;
+        goto out;
+    }
     c.file_bytes = (uint64_t)sb.st_size;
     /* LMDB writes both meta pages when it creates the file, so an empty
      * data.mdb was emptied: it would start over without a word. */
@@ -306,26 +314,8 @@ out:
 int
 state_generation_write(const char *dir, uint64_t txnid)
 {
-    char path[CHECK_PATH_MAX], tmp[CHECK_PATH_MAX], line[CHECK_GEN_MAX];
-    int fd, n, r = 0;
+    char line[CHECK_GEN_MAX];
 
-    if (snprintf(path, sizeof(path), "%s/state.generation", dir) >= (int)sizeof(path) ||
-        snprintf(tmp, sizeof(tmp), "%s/state.generation.XXXXXX", dir) >= (int)sizeof(tmp))
-        return -ENAMETOOLONG;
-    n = snprintf(line, sizeof(line), "%" PRIu64 "\n", txnid);
-    /* A name of its own: processes opening the state at once each write. */
-    fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    errno = 0;
-    /* The mode of LMDB's own files: mkostemp makes 0600. */
-    if (fchmod(fd, 0640) < 0 || write(fd, line, (size_t)n) != n || fsync(fd) < 0)
-        r = errno ? -errno : -EIO;
-    if (close(fd) < 0 && r == 0)
-        r = -errno;
-    if (r == 0 && rename(tmp, path) < 0)
-        r = -errno;
-    if (r < 0)
-        (void)unlink(tmp);
-    return r;
+    snprintf(line, sizeof(line), "%" PRIu64 "\n", txnid);
+    return state_mark_write(dir, "state.generation", line);
 }

@@ -70,6 +70,21 @@ int state_generation_write(const char *dir, uint64_t txnid);
  * tables of schema version from up to STATE_SCHEMA_VERSION; an LMDB code. */
 int state_learn_upgrade(struct state *st, MDB_txn *txn, uint32_t from);
 
+/* state_walk.c: every page of dir's state walked in a child process; 0,
+ * -EUCLEAN with reason, or another negative errno. */
+int state_walk(const char *dir, char *reason, size_t size);
+
+/* state_mark.c: the marks beside data.mdb (state.checked, state.damaged). */
+struct stat;
+int state_mark_write(const char *dir, const char *name, const char *text);
+/* Whether state.checked names this very data.mdb (sb from its fstat). */
+bool state_mark_checked(const char *dir, const struct stat *sb);
+/* Record data.mdb, as stat() gave sb, as found whole. */
+int state_mark_checked_write(const char *dir, const struct stat *sb);
+int state_mark_damaged_write(const char *dir, const char *reason);
+/* Whether state.damaged names this data.mdb; its reason into reason. */
+bool state_mark_damaged(const char *dir, const struct stat *sb, char *reason, size_t size);
+
 /* state_tables.c: open (creating unless read-only) every table of enum
  * state_table inside state_open()'s transaction; returns an LMDB code. */
 int state_tables_open(struct state *st, MDB_txn *txn, bool readonly);

@@ -1,6 +1,8 @@
 #!/bin/sh
 # A damaged state: data.mdb cut short (as a full disk or a bad copy
-# leaves it) and emptied. slop-milter (-n and a real start) and
+# leaves it), emptied, a FIFO, of a newer schema, and with 50 damaged
+# pages under whole meta pages (the daemon answering the next 100
+# messages through miltertest). slop-milter (-n and a real start) and
 # slopctl db stats must name the damage and exit 73, never die by a
 # signal; OnStateError run-without starts without state; slopctl db check
 # tells a whole environment from a damaged one, and db recover copies a
@@ -15,6 +17,8 @@ fi
 SLOPCTL=$1
 MILTER=$2
 RULES=$3
+HERE=$(cd "$(dirname "$0")" && pwd)
+MSGS=$HERE/../milter/msgs
 unset SLOP_RULES_DIR STATE_DIRECTORY RUNTIME_DIRECTORY
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/slop-damaged.XXXXXX") || exit 1
@@ -196,6 +200,117 @@ wait "$pid"
 rc=$?
 pid=
 if [ "$rc" -eq 0 ]; then ok "run-without: stops cleanly"; else not_ok "run-without: stops cleanly"; fi
+
+# ---- damaged pages: the meta pages whole, 50 pages overwritten ----
+# LMDB trusts its pages: a damaged branch or leaf page makes it abort or
+# fault in the process that reads it. Every program must find the damage
+# first (a page walk in a child when the file changed since it was last
+# found whole), and the daemon serve on under OnStateError.
+mkdir "$T/bigsrc"
+awk -v dir="$T/bigsrc" 'BEGIN {
+    for (i = 0; i < 8000; i++) {
+        f = dir "/f" i ".c"
+        printf "int handler_%d(void)\n{\n\treturn %d;\n}\n", i, i > f
+        printf "static int helper_%d_x(int a)\n{\n\treturn a;\n}\n#define LIMIT_%d 1\n", i, i > f
+        close(f)
+    }
+}'
+"$SLOPCTL" import tree --state "$T/big" "$T/bigsrc" >"$T/out" 2>"$T/err" || {
+    rc=$?
+    not_ok "import a large tree"
+}
+"$SLOPCTL" scan --record --state "$T/big" --rules "$RULES" "$MSGS"/*.eml >/dev/null 2>"$T/err" || {
+    rc=$?
+    not_ok "record the test messages"
+}
+expect "pages: db check: the whole state is OK" 0 '' "$SLOPCTL" db check --state "$T/big"
+
+# damage_pages DIR N SEED: overwrite N distinct pages past the two meta
+# pages, chosen by awk's generator from SEED, with pages of slopctl's own
+# binary (bytes that are no LMDB page).
+damage_pages() {
+    pages=$(($(wc -c <"$1/data.mdb") / 4096))
+    binpages=$(($(wc -c <"$SLOPCTL") / 4096))
+    awk -v n="$2" -v p="$pages" -v seed="$3" 'BEGIN {
+        srand(seed)
+        while (k < n && k < p - 2) {
+            x = 2 + int(rand() * (p - 2))
+            if (!(x in s)) { s[x] = 1; k++; print x }
+        }
+    }' | while read -r pg; do
+        dd if="$SLOPCTL" of="$1/data.mdb" bs=4096 skip=$((pg % (binpages - 1) + 1)) seek="$pg" \
+            count=1 conv=notrunc 2>/dev/null
+    done
+}
+
+# wait_socket PID: until the daemon listens (bounded), or is gone.
+wait_socket() {
+    n=0
+    while [ ! -S "$T/milter.sock" ] && [ $n -lt 300 ] && kill -0 "$1" 2>/dev/null; do
+        sleep 0.1
+        n=$((n + 1))
+    done
+}
+
+pages_want='data.mdb damaged \(table '
+for seed in 1 2; do
+    d=pages$seed
+    rm -rf "$T/$d"
+    cp -a "$T/big" "$T/$d"
+    damage_pages "$T/$d" 50 $seed
+    cp -a "$T/$d" "$T/$d.slopctl"
+    expect "$d: slopctl scan --state names the damage" 73 "$pages_want" \
+        "$SLOPCTL" scan --state "$T/$d.slopctl" --rules "$RULES" "$MSGS/genuine-patch.eml"
+    expect "$d: the next slopctl learns it without a walk" 73 "$pages_want" \
+        "$SLOPCTL" db stats --state "$T/$d.slopctl"
+    conf "$T/$d"
+    expect "$d: slop-milter -n names the damage" 73 "StateDir: $pages_want" \
+        "$MILTER" -n -c "$T/milter.conf"
+    conf "$T/$d" "OnStateError run-without\n"
+    rm -f "$T/milter.sock"
+    "$MILTER" -f -c "$T/milter.conf" >"$T/out" 2>"$T/daemon.err" &
+    pid=$!
+    wait_socket "$pid"
+    if command -v miltertest >/dev/null 2>&1; then
+        timeout -k 5 600 miltertest -s "$HERE/mt-damaged.lua" -D WORK="$T" -D MSGS="$MSGS" \
+            -D COUNT=100 >"$T/mt.out" 2>&1
+        rc=$?
+        if [ $rc -eq 0 ] && grep -q "answered 100 of 100" "$T/mt.out"; then
+            ok "$d: the daemon answers the next 100 messages"
+        else
+            sed 's/^/#   mt: /' "$T/mt.out" | tail -5
+            not_ok "$d: the daemon answers the next 100 messages"
+        fi
+    fi
+    rc=alive
+    if kill -0 "$pid" 2>/dev/null; then ok "$d: the daemon still runs"; else not_ok "$d: the daemon still runs"; fi
+    kill "$pid" 2>/dev/null
+    wait "$pid"
+    rc=$?
+    pid=
+    [ $rc -eq 0 ] && ok "$d: the daemon stops cleanly" || not_ok "$d: the daemon stops cleanly"
+    n=$(grep -cE "StateDir: ${pages_want}.*running without state" "$T/daemon.err")
+    rc=$n
+    if [ "$n" -eq 1 ]; then ok "$d: one log line names the damage"; else
+        sed 's/^/#   daemon: /' "$T/daemon.err" | tail -5
+        not_ok "$d: one log line names the damage"
+    fi
+done
+
+# OnStateError tempfail and accept: the daemon starts over the damage and
+# answers every message 4xx, or lets it through unscanned.
+for how in tempfail accept; do
+    conf "$T/pages1" "OnStateError $how\n"
+    expect "$how: slop-milter -n starts over damaged pages" 0 "OnStateError $how" \
+        "$MILTER" -n -c "$T/milter.conf"
+done
+
+# A walk that found the state whole is not repeated until it changes.
+expect "pages: a whole state walked once" 0 '' "$SLOPCTL" db stats --state "$T/big"
+if [ -s "$T/big/state.checked" ]; then ok "pages: state.checked records the walk"; else
+    rc=none
+    not_ok "pages: state.checked records the walk"
+fi
 
 # ---- recover ----
 expect "db recover: a whole state round-trips" 0 '' \
