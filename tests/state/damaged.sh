@@ -297,6 +297,72 @@ for seed in 1 2; do
     fi
 done
 
+# A page damaged while the daemon runs, after its start's walk: LMDB meets
+# it. Every branch page made to count one key (mp_lower 18) fails LMDB's
+# "NUMKEYS(mp) > 1" assertion at the next search. The assertion handler
+# records the damage before LMDB aborts: one abort, then a degraded start.
+rm -rf "$T/live"
+cp -a "$T/big" "$T/live"
+conf "$T/live"
+rm -f "$T/milter.sock"
+"$MILTER" -f -c "$T/milter.conf" >"$T/out" 2>"$T/daemon.err" &
+pid=$!
+wait_socket "$pid"
+pages=$(($(wc -c <"$T/live/data.mdb") / 4096))
+pg=2
+branches=0
+while [ $pg -lt "$pages" ]; do
+    flags=$(od -An -tu2 -j $((pg * 4096 + 10)) -N2 "$T/live/data.mdb" | tr -d ' ')
+    if [ $((flags & 1)) -eq 1 ]; then
+        printf '\022\000' | dd of="$T/live/data.mdb" bs=1 seek=$((pg * 4096 + 12)) conv=notrunc \
+            2>/dev/null
+        branches=$((branches + 1))
+    fi
+    pg=$((pg + 1))
+done
+if command -v miltertest >/dev/null 2>&1 && [ $branches -gt 0 ]; then
+    timeout -k 5 300 miltertest -s "$HERE/mt-damaged.lua" -D WORK="$T" -D MSGS="$MSGS" \
+        -D COUNT=5 >"$T/mt.out" 2>&1
+    n=0
+    while kill -0 "$pid" 2>/dev/null && [ $n -lt 100 ]; do
+        sleep 0.1
+        n=$((n + 1))
+    done
+    kill "$pid" 2>/dev/null
+    wait "$pid"
+    rc=$?
+    pid=
+    lmdb_want='data.mdb damaged \(LMDB stopped on a damaged page: .*Assertion'
+    if [ $rc -eq 134 ] && grep -Eq "StateDir: $lmdb_want" "$T/daemon.err"; then
+        ok "live: LMDB's assertion is logged and recorded before it aborts"
+    else
+        sed 's/^/#   daemon: /' "$T/daemon.err" | tail -5
+        not_ok "live: LMDB's assertion is logged and recorded before it aborts"
+    fi
+    expect "live: slop-milter -n finds the recorded damage" 73 "StateDir: $lmdb_want" \
+        "$MILTER" -n -c "$T/milter.conf"
+    expect "live: slopctl finds the recorded damage" 73 "$lmdb_want" \
+        "$SLOPCTL" db stats --state "$T/live"
+    conf "$T/live" "OnStateError run-without\n"
+    rm -f "$T/milter.sock"
+    "$MILTER" -f -c "$T/milter.conf" >"$T/out" 2>"$T/daemon.err" &
+    pid=$!
+    wait_socket "$pid"
+    timeout -k 5 300 miltertest -s "$HERE/mt-damaged.lua" -D WORK="$T" -D MSGS="$MSGS" \
+        -D COUNT=10 >"$T/mt.out" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ] && grep -q "answered 10 of 10" "$T/mt.out" && kill -0 "$pid" 2>/dev/null &&
+        grep -Eq "StateDir: $lmdb_want.*running without state" "$T/daemon.err"; then
+        ok "live: the next start runs without state and answers"
+    else
+        sed 's/^/#   daemon: /' "$T/daemon.err" | tail -5
+        not_ok "live: the next start runs without state and answers"
+    fi
+    kill "$pid" 2>/dev/null
+    wait "$pid"
+    pid=
+fi
+
 # OnStateError tempfail and accept: the daemon starts over the damage and
 # answers every message 4xx, or lets it through unscanned.
 for how in tempfail accept; do
