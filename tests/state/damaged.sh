@@ -89,7 +89,7 @@ conf() { # conf DIR [EXTRA]: a configuration using state DIR
 }
 
 damage() { # damage NAME SIZE: a copy of the good state cut to SIZE bytes
-    rm -rf "$T/$1"
+    rm -rf "${T:?}/$1"
     cp -a "$T/good" "$T/$1"
     truncate -s "$2" "$T/$1/data.mdb"
 }
@@ -255,7 +255,7 @@ wait_socket() {
 pages_want='data.mdb damaged \(table '
 for seed in 1 2; do
     d=pages$seed
-    rm -rf "$T/$d"
+    rm -rf "${T:?}/$d"
     cp -a "$T/big" "$T/$d"
     damage_pages "$T/$d" 50 $seed
     cp -a "$T/$d" "$T/$d.slopctl"
@@ -288,7 +288,7 @@ for seed in 1 2; do
     wait "$pid"
     rc=$?
     pid=
-    [ $rc -eq 0 ] && ok "$d: the daemon stops cleanly" || not_ok "$d: the daemon stops cleanly"
+    if [ $rc -eq 0 ]; then ok "$d: the daemon stops cleanly"; else not_ok "$d: the daemon stops cleanly"; fi
     n=$(grep -cE "StateDir: ${pages_want}.*running without state" "$T/daemon.err")
     rc=$n
     if [ "$n" -eq 1 ]; then ok "$d: one log line names the damage"; else
