@@ -369,6 +369,19 @@ msgid_extract(const char *v)
     return strndup(s.p, s.n);
 }
 
+/* RFC 3834 section 5: any keyword but "no" (auto-generated, auto-replied,
+ * auto-notified, an extension, or none at all, as reply_suppress.c reads
+ * it) marks mail a program sent. */
+static bool
+auto_submitted(const char *v)
+{
+    size_t n;
+
+    v += strspn(v, " \t\r\n");
+    n = strcspn(v, " \t\r\n;(");
+    return !(n == 2 && strncasecmp(v, "no", 2) == 0);
+}
+
 /* The fields build_headers() looks at, besides copying every one. */
 enum kept_header {
     KEPT_NONE = -1,
@@ -376,6 +389,7 @@ enum kept_header {
     KEPT_FROM,
     KEPT_MESSAGE_ID,
     KEPT_IN_REPLY_TO,
+    KEPT_AUTO_SUBMITTED,
     KEPT_RCPT, /* To and Cc, every one of them */
     KEPT__COUNT,
 };
@@ -397,6 +411,8 @@ kept_header(const char *name, size_t n)
         return strncasecmp(name, "Message-ID", 10) == 0 ? KEPT_MESSAGE_ID : KEPT_NONE;
     case 11:
         return strncasecmp(name, "In-Reply-To", 11) == 0 ? KEPT_IN_REPLY_TO : KEPT_NONE;
+    case 14:
+        return strncasecmp(name, "Auto-Submitted", 14) == 0 ? KEPT_AUTO_SUBMITTED : KEPT_NONE;
     default:
         return KEPT_NONE;
     }
@@ -478,6 +494,8 @@ build_headers(struct message *m, const struct mime_view *v)
         m->message_id = msgid_extract(first[KEPT_MESSAGE_ID]);
     if (first[KEPT_IN_REPLY_TO] != NULL)
         m->in_reply_to = msgid_extract(first[KEPT_IN_REPLY_TO]);
+    if (first[KEPT_AUTO_SUBMITTED] != NULL)
+        m->auto_submitted = auto_submitted(first[KEPT_AUTO_SUBMITTED]);
 
     r = region_take(&m->regions[REGION_HEADERS], &b);
     if (r < 0)
@@ -1431,6 +1449,10 @@ message_build_routed(const struct mime_view *v, const struct classifier_limits *
                               !has_text(&m->regions[REGION_CODE]) &&
                               asks_only(textbuf_str(&bs.own), bs.own.len)))
         m->kind = CLASSIFIER_KIND_REPORT;
+    /* A program's mail (RFC 3834: an auto-reply, a bounce, a robot's
+     * notice) is no one's report, however it reads. */
+    if (m->auto_submitted && m->kind == CLASSIFIER_KIND_REPORT)
+        m->kind = CLASSIFIER_KIND_OTHER;
 
     m->disclosure = has_disclosure(textbuf_str(&bs.own), bs.own.len) ||
                     (patch_part && has_disclosure(textbuf_str(&patch), patch.len));

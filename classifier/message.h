@@ -76,6 +76,7 @@ struct message {
     char *from_addr;        /* bare address, lower case, or NULL */
     char *message_id;       /* without <>, or NULL */
     char *in_reply_to;      /* without <>, or NULL */
+    bool auto_submitted;    /* Auto-Submitted: other than "no": never a report */
     struct strv recipients; /* To and Cc bare addresses, lower case */
 
     struct region regions[REGION__COUNT];
@@ -121,7 +122,8 @@ struct message {
 /*
  * Whether message_build() reads the header field named name[0..nlen)
  * (case ignored) for more than the headers region: Subject, From, To,
- * Cc, Message-ID, In-Reply-To, and References for a series. A view of
+ * Cc, Message-ID, In-Reply-To, Auto-Submitted, and References for a
+ * series. A view of
  * only these fields (mime_view_parse_fields()) builds the same message
  * but for that region.
  */

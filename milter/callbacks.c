@@ -84,7 +84,8 @@ static struct state *cb_state;
 static bool cb_record;                          /* the state may be written (the daemon, not -t) */
 static enum callbacks_state_down cb_state_down; /* set before smfi_main() */
 static struct reply_sender *cb_sender;
-static atomic_uint cb_state_users; /* scan jobs that hold a look-up into cb_state */
+static const struct reply_key *cb_reply_key; /* signs and knows our replies; NULL: none */
+static atomic_uint cb_state_users;           /* scan jobs that hold a look-up into cb_state */
 /* The NR_* flags of the last negotiation, for a connection whose conn was
  * made after SMFIC_QUIT_NC (no new negotiation); the same on every
  * connection, as libmilter grants them whatever the MTA supports. */
@@ -116,6 +117,12 @@ void
 callbacks_state_down(enum callbacks_state_down how)
 {
     cb_state_down = how;
+}
+
+void
+callbacks_set_reply_key(const struct reply_key *key)
+{
+    cb_reply_key = key;
 }
 
 unsigned
@@ -471,6 +478,19 @@ sender_verified(const struct config *cfg, const struct msg *m, const struct repl
     return reply_verify_ok(cfg->reply_requires, proved);
 }
 
+/* The message's fields as reply_*() take them; NULL without memory. */
+static struct reply_header *
+msg_reply_headers(const struct msg *m)
+{
+    struct reply_header *h = calloc(m->n_headers ? m->n_headers : 1, sizeof(*h));
+
+    for (size_t i = 0; h != NULL && i < m->n_headers; i++) {
+        h[i].name = m->headers[i].name;
+        h[i].value = m->headers[i].value;
+    }
+    return h;
+}
+
 static void
 prepare_reply(struct snapshot *snap, struct msg *m, struct decision *d)
 {
@@ -482,15 +502,11 @@ prepare_reply(struct snapshot *snap, struct msg *m, struct decision *d)
     struct reply_input in = {0};
     int r;
 
-    hdrs = calloc(m->n_headers ? m->n_headers : 1, sizeof(*hdrs));
+    hdrs = msg_reply_headers(m);
     own = calloc(m->n_rcpts + 1, sizeof(*own));
     if (hdrs == NULL || own == NULL) {
         d->reply_suppressed = "out of memory";
         goto out;
-    }
-    for (size_t i = 0; i < m->n_headers; i++) {
-        hdrs[i].name = m->headers[i].name;
-        hdrs[i].value = m->headers[i].value;
     }
     reply_from_addr(cfg->reply_from, from_addr, sizeof(from_addr));
     own[n_own++] = from_addr;
@@ -508,6 +524,7 @@ prepare_reply(struct snapshot *snap, struct msg *m, struct decision *d)
     }
 
     in.from = cfg->reply_from;
+    in.key = cb_reply_key;
     in.to = m->mail_from;
     in.doc_base = cfg->doc_base;
     in.other_project = strcmp(cfg->project, "kernel") != 0;
@@ -573,6 +590,42 @@ note_findings(const struct snapshot *snap, const struct classifier_result *res)
             metrics_note_finding(snap->metrics_rules[res->matched[i]]);
 }
 
+/*
+ * Our own reply came back (reply_token.c): RFC 3834 says never answer it,
+ * and it is no one's report, so it is not scanned at all: it passes as
+ * other mail with nothing found (X-Slop-Status: No), is not recorded and
+ * is not learned. Returns false when m is not ours (or no key is set).
+ */
+static bool
+own_reply(const struct config *cfg, const struct msg *m, struct decision *d)
+{
+    struct classifier_result *res;
+    struct reply_header *h;
+    bool ours;
+
+    if (cb_reply_key == NULL || !m->have_message_id)
+        return false;
+    h = msg_reply_headers(m);
+    ours = h != NULL && reply_token_valid(cb_reply_key, h, m->n_headers);
+    free(h);
+    if (!ours || (res = calloc(1, sizeof(*res))) == NULL)
+        return false;
+    for (size_t i = 0; i < m->n_headers; i++) {
+        if (strcasecmp(m->headers[i].name, "Message-ID") == 0) {
+            const char *v = m->headers[i].value + strspn(m->headers[i].value, " \t<");
+
+            res->message_id = strndup(v, strcspn(v, "> \t\r\n"));
+            break;
+        }
+    }
+    res->kind = CLASSIFIER_KIND_OTHER;
+    res->action = CLASSIFIER_ACTION_NONE;
+    res->required = cfg->tag_threshold;
+    d->res = res;
+    d->own_reply = true;
+    return true;
+}
+
 void
 callbacks_decide(struct snapshot *snap, struct msg *m, void (*progress)(void *), void *pctx,
                  struct decision *d)
@@ -595,6 +648,12 @@ callbacks_decide(struct snapshot *snap, struct msg *m, void (*progress)(void *),
     if (m->oversize && cfg->on_oversize != CONFIG_FAIL_SCAN) {
         cause = VERDICT_OVERSIZE;
         goto failed;
+    }
+    if (own_reply(cfg, m, d)) {
+        if (verdict_build(cfg, d->res, &in, &d->plan) < 0)
+            goto failed;
+        /* d->res is the caller's, freed by decision_release(). */
+        return; // NOLINT(clang-analyzer-unix.Malloc)
     }
     r = scan_with_timeout(snap, m, progress, pctx, &d->res);
     d->ms = ms_since(&t0);
@@ -685,14 +744,15 @@ callbacks_log_decision(const struct msg *m, const struct decision *d)
     }
     limit = limit_name(m, res, lbuf, sizeof(lbuf));
     log_info("%s: from=<%s> message-id=<%s> kind=%s score=%.1f tests=%s action=%s%s result=%s "
-             "ms=%.1f%s%s%s%s%s%s%s",
+             "ms=%.1f%s%s%s%s%s%s%s%s",
              m->queue_id, from, mid, classifier_kind_name(res->kind), res->score,
              tests[0] ? tests : "none", classifier_action_name(res->action),
              d->plan.monitor ? " mode=monitor" : "", verdict_result_name(d->plan.result), d->ms,
              res->truncated ? " truncated=yes" : "", limit ? " limit=" : "", limit ? limit : "",
              d->plan.reply ? " reply=" : "", d->plan.reply ? d->reply_note : "",
              d->plan.reply && d->reply_refusal ? " authres=" : "",
-             d->plan.reply && d->reply_refusal ? d->reply_refusal : "");
+             d->plan.reply && d->reply_refusal ? d->reply_refusal : "",
+             d->own_reply ? " own_reply=yes" : "");
 }
 
 /* ---- applying a plan through libmilter -------------------------------- */

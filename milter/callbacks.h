@@ -32,6 +32,7 @@ struct decision {
     const char *reply_refusal;     /* static word when the Authentication-Results fields
                                     * were refused as a whole (reply_verify.h), else NULL */
     char reply_note[64];           /* outcome for the log line ("queued", "recent", ...) */
+    bool own_reply;                /* our own reply came back: passed unscanned */
 };
 
 void decision_init(struct decision *d);
@@ -67,6 +68,12 @@ enum callbacks_state_down {
 };
 /* Call with callbacks_setup(), before smfi_main(). */
 void callbacks_state_down(enum callbacks_state_down how);
+
+/* The key that signs our replies and knows them when they come back
+ * (reply_token.c); NULL: replies carry no token and none is known. key
+ * must outlive every callback; set before smfi_main(). */
+struct reply_key;
+void callbacks_set_reply_key(const struct reply_key *key);
 
 /*
  * Scans still reading the state given to callbacks_setup(): after a

@@ -136,6 +136,7 @@ struct config {
     char *public_suffix_list; /* "": libpsl's and the packaged list only */
     char *reply_from;
     char *reply_template;
+    char *reply_key_file;
     uint32_t reply_interval; /* seconds */
     unsigned reply_hourly_cap;
     int reply_transport; /* enum config_transport */

@@ -267,6 +267,12 @@ const struct key config_keys[] = {
     {"ReplyTemplate", T_PATH, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(reply_template),
      "Template file for replies. Empty: the built-in template (milter/reply.tmpl; under "
      "another Project than kernel, the same without the kernel's wording and links)."},
+    {"ReplyKeyFile", T_PATH, K_EMPTY_OK, "", NULL, 0, 0, NULL, NULL, F(reply_key_file),
+     "Secret key (64 hex digits, mode 0600) that signs every reply's X-Slop-Reply-Token "
+     "header, by which a reply that comes back through the milter is known as our own: it "
+     "is passed untagged and never answered. Empty: reply.key in StateDir, created with a "
+     "random key at the first start. A file named here must exist (hosts that share it "
+     "know each other's replies). Read at start-up only."},
     {"ReplyInterval", T_DURATION, 0, "7d", NULL, 60, 366.0 * 86400, NULL, NULL, F(reply_interval),
      "At most one reply per sender address in this interval (suffix s, m, h or d; "
      "no suffix: seconds)."},

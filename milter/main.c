@@ -101,6 +101,7 @@ static struct {
     struct state *st;
     struct reply_sender *sender;
     struct metrics_http *metrics; /* MetricsSocket's server; reads st */
+    struct reply_key reply_key;   /* signs our replies (ReplyKeyFile) */
     const char *sock_path;
     const char *pid_file;
     atomic_flag cleaned;
@@ -309,6 +310,26 @@ out:
 }
 
 /*
+ * The key of our replies into *ret: ReplyKeyFile, which must exist, else
+ * reply.key in StateDir, made (mode 0600) when create and missing.
+ * Returns 0, or a negative errno after writing why into err.
+ */
+static int
+reply_key_setup(const struct config *cfg, bool create, struct reply_key *ret, char *err,
+                size_t errlen)
+{
+    char path[PATH_MAX];
+
+    if (cfg->reply_key_file[0] != '\0')
+        return reply_key_load(cfg->reply_key_file, false, ret, err, errlen);
+    if (snprintf(path, sizeof(path), "%s/reply.key", cfg->state_dir) >= (int)sizeof(path)) {
+        snprintf(err, errlen, "StateDir '%s' is too long", cfg->state_dir);
+        return -ENAMETOOLONG;
+    }
+    return reply_key_load(path, create, ret, err, errlen);
+}
+
+/*
  * The daemon's state, read-only, when StateDir holds one: -t then sees
  * the same indices and history without changing them. NULL otherwise.
  */
@@ -342,6 +363,7 @@ static int
 offline(struct snapshot *snap, char **files, int n)
 {
     struct state *st;
+    char err[PATH_MAX + 128];
     int status = EX_OK;
 
     if (n == 0) {
@@ -350,6 +372,9 @@ offline(struct snapshot *snap, char **files, int n)
     }
     st = offline_state(snap->cfg);
     callbacks_setup(st, false, NULL);
+    /* -t knows our replies when the key is there; it never makes one. */
+    if (reply_key_setup(snap->cfg, false, &rt.reply_key, err, sizeof(err)) == 0)
+        callbacks_set_reply_key(&rt.reply_key);
     for (int i = 0; i < n; i++) {
         if (i > 0)
             printf("\n");
@@ -357,6 +382,7 @@ offline(struct snapshot *snap, char **files, int n)
             status = EX_NOINPUT;
     }
     callbacks_setup(NULL, false, NULL);
+    callbacks_set_reply_key(NULL);
     if (callbacks_state_users() == 0)
         state_close(st);
     return status;
@@ -761,7 +787,7 @@ run_daemon(struct snapshot *snap)
 {
     const struct config *cfg = snap->cfg;
     struct reply_sender_config rsc = {0};
-    char postfix[600], eb[128];
+    char postfix[600], eb[128], keyerr[PATH_MAX + 128];
     pthread_t sig_tid;
     bool sig_started = false;
     const char *sock_path;
@@ -888,12 +914,19 @@ run_daemon(struct snapshot *snap)
         status = r == -EINVAL ? EX_CONFIG : EX_OSERR;
         goto out;
     }
+    r = reply_key_setup(cfg, true, &rt.reply_key, keyerr, sizeof(keyerr));
+    if (r < 0) {
+        log_error("ReplyKeyFile: %s", keyerr);
+        status = r == -EPERM || r == -EINVAL ? EX_CONFIG : EX_CANTCREAT;
+        goto out;
+    }
     membudget_setup_trim(cfg->trim_memory);
     callbacks_setup(rt.st, true, rt.sender);
     if (without_state)
         callbacks_state_down(cfg->on_state_error == CONFIG_STATE_TEMPFAIL ? CALLBACKS_STATE_TEMPFAIL
                              : cfg->on_state_error == CONFIG_STATE_ACCEPT ? CALLBACKS_STATE_ACCEPT
                                                                           : CALLBACKS_STATE_SCAN);
+    callbacks_set_reply_key(&rt.reply_key);
     snapshot_install(snapshot_ref(snap));
     if (metrics_fd >= 0) {
         r = metrics_http_start(metrics_fd, rt.st, &rt.metrics);

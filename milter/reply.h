@@ -17,8 +17,8 @@
  *    on the worker thread.
  *
  * One file per job: reply_suppress.c, reply_verify.c (ReplyRequires, its
- * own header), reply_template.c, reply_render.c, reply_sender.c (queue and
- * worker), reply_sendmail.c and reply_smtp.c (transports), reply_text.c
+ * own header), reply_token.c (our replies' signed header), reply_template.c, reply_render.c,
+ * reply_sender.c (queue and worker), reply_sendmail.c and reply_smtp.c (transports), reply_text.c
  * (text helpers they share).
  *
  * The ledger (at most one reply per sender per interval) lives in
@@ -63,6 +63,37 @@ struct reply_header {
  */
 const char *reply_suppress_reason(const char *env_sender, const struct reply_header *headers,
                                   size_t n_headers, const char *const *own_addrs, size_t n_own);
+
+/* ---- our own replies (reply_token.c) ----------------------------------- */
+
+#define REPLY_KEY_BYTES 32
+#define REPLY_TOKEN_LEN 64 /* hex digits of HMAC-SHA256 */
+#define REPLY_TOKEN_HEADER "X-Slop-Reply-Token"
+
+/* The secret our replies are signed with. */
+struct reply_key {
+    unsigned char bytes[REPLY_KEY_BYTES];
+};
+
+/*
+ * Read the key at path (64 hex digits, mode 0600 or stricter); with
+ * create, make a new random one there (mode 0600) when none exists. On
+ * failure returns a negative errno and writes one line naming path and
+ * what to do into err: -ENOENT, -EACCES, -EPERM (others may read it),
+ * -EINVAL (not a key, or not a regular file).
+ */
+int reply_key_load(const char *path, bool create, struct reply_key *ret, char *err, size_t errlen);
+
+/* The token of a reply whose Message-ID and Date are written exactly as
+ * given: REPLY_TOKEN_LEN hex digits and a NUL into out. 0, -EINVAL or
+ * -ENOMEM. */
+int reply_token_make(const struct reply_key *key, const char *message_id, const char *date,
+                     char out[REPLY_TOKEN_LEN + 1]);
+
+/* headers (a message's fields) hold one REPLY_TOKEN_HEADER that key made
+ * for their Message-ID and Date: the message is one of our replies. */
+bool reply_token_valid(const struct reply_key *key, const struct reply_header *headers,
+                       size_t n_headers);
 
 /* ---- template and rendering ------------------------------------------- */
 
@@ -114,16 +145,17 @@ int reply_template_load_for(const char *path, bool kernel, struct reply_template
 struct reply_template *reply_template_free(struct reply_template *t);
 
 struct reply_input {
-    const char *from;       /* From: header value, e.g. "slop-milter <postmaster@host>";
-                             * NULL: "slop-milter <postmaster@HOSTNAME>" */
-    const char *to;         /* the recipient: envelope sender, with or without <> */
-    const char *subject;    /* original subject (UTF-8); NULL: result->subject */
-    const char *message_id; /* original Message-ID with or without <>;
-                             * NULL: result->message_id */
-    const char *doc_base;   /* DocBase; NULL: "https://docs.kernel.org/"; "": no links */
-    bool other_project;     /* Project is not kernel: questions do not name the kernel */
-    const char *hostname;   /* right side of our Message-ID; NULL: gethostname() */
-    time_t now;             /* Date:; 0: time(NULL) */
+    const char *from;            /* From: header value, e.g. "slop-milter <postmaster@host>";
+                                  * NULL: "slop-milter <postmaster@HOSTNAME>" */
+    const char *to;              /* the recipient: envelope sender, with or without <> */
+    const char *subject;         /* original subject (UTF-8); NULL: result->subject */
+    const char *message_id;      /* original Message-ID with or without <>;
+                                  * NULL: result->message_id */
+    const char *doc_base;        /* DocBase; NULL: "https://docs.kernel.org/"; "": no links */
+    bool other_project;          /* Project is not kernel: questions do not name the kernel */
+    const char *hostname;        /* right side of our Message-ID; NULL: gethostname() */
+    time_t now;                  /* Date:; 0: time(NULL) */
+    const struct reply_key *key; /* signs REPLY_TOKEN_HEADER; NULL: no token */
     const struct classifier_result *result; /* may be NULL (no findings) */
 };
 

@@ -399,7 +399,7 @@ int
 reply_render(const struct reply_template *t, const struct reply_input *in, char **ret_msg)
 {
     char to[REPLY_ADDR_MAX + 1], msgid[REPLY_MSGID_MAX], host[REPLY_HOST_MAX + 1];
-    char date[64];
+    char date[64], own_id[6 + 2 * 12 + 1 + REPLY_HOST_MAX + 2];
     const char *subject_in, *msgid_in;
     char *subject = NULL, *from = NULL;
     unsigned char rnd[12];
@@ -444,10 +444,20 @@ reply_render(const struct reply_template *t, const struct reply_input *in, char 
     /* Nothing from the mail goes into a header but a checked Message-ID. */
     reply_buf_adds(&b, "Subject: " REPLY_SUBJECT "\n");
     reply_buf_printf(&b, "Date: %s\n", date);
-    reply_buf_adds(&b, "Message-ID: <slop.");
+    memcpy(own_id, "<slop.", 6);
     for (size_t i = 0; i < sizeof(rnd); i++)
-        reply_buf_printf(&b, "%02x", rnd[i]);
-    reply_buf_printf(&b, "@%s>\n", host);
+        snprintf(own_id + 6 + 2 * i, 3, "%02x", rnd[i]);
+    snprintf(own_id + 6 + 2 * sizeof(rnd), sizeof(own_id) - 6 - 2 * sizeof(rnd), "@%s>", host);
+    reply_buf_printf(&b, "Message-ID: %s\n", own_id);
+    /* What comes back to us with it is known as ours (reply_token.c). */
+    if (in->key != NULL) {
+        char token[REPLY_TOKEN_LEN + 1];
+
+        r = reply_token_make(in->key, own_id, date, token);
+        if (r < 0)
+            goto out;
+        reply_buf_printf(&b, REPLY_TOKEN_HEADER ": %s\n", token);
+    }
     if (have_msgid) {
         reply_buf_printf(&b, "In-Reply-To: %s\n", msgid);
         reply_buf_printf(&b, "References: %s\n", msgid);

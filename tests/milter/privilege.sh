@@ -175,7 +175,8 @@ fi
 sleep 0.5
 check "nothing in the address was run" [ ! -e "$root/pwned" ]
 
-# State: the directory 0750, every file 0640, all nobody's.
+# State: the directory 0750, every file 0640, all nobody's; the key that
+# signs our replies (reply.key) 0600.
 check "StateDir 750 nobody:nogroup" [ "$(stat -c '%a %U:%G' "$state")" = "750 nobody:nogroup" ]
 state_files_ok() {
     local f bad=0 nf=0
@@ -183,6 +184,8 @@ state_files_ok() {
         nf=$((nf + 1))
         if [ -d "$f" ]; then
             [ "$(stat -c '%a %U' "$f")" = "750 nobody" ] || { echo "  $(stat -c '%a %U:%G %n' "$f")"; bad=1; }
+        elif [ "${f##*/}" = reply.key ]; then
+            [ "$(stat -c '%a %U' "$f")" = "600 nobody" ] || { echo "  $(stat -c '%a %U:%G %n' "$f")"; bad=1; }
         else
             [ "$(stat -c '%a %U' "$f")" = "640 nobody" ] || { echo "  $(stat -c '%a %U:%G %n' "$f")"; bad=1; }
         fi

@@ -20,6 +20,9 @@
 #   remove_workdir DIR [KEEP]
 #                         for the EXIT trap: remove DIR, or keep it and say
 #                         so when a check failed or KEEP is not empty
+#   h COMMAND [ARGS]      the MTA harness $harness on $mroot
+#   mta_cleanup           EXIT trap: stop_daemon, stop the MTA, remove_workdir
+#                         $root (kept with SLOP_KEEP_E2E)
 #
 # Expects, set by the sourcing script:
 #   test_name      prefix of skip's and remove_workdir's messages ("load",
@@ -106,4 +109,21 @@ variant() {
         done
         sed "s/^Message-ID: <\([^@]*\)@/Message-ID: <\1.$_tl_tag@/" "$_tl_src"
     } >"$_tl_dst"
+}
+
+# h COMMAND [ARGS]: the MTA harness script $harness on the caller's
+# instance directory $mroot; a script may define its own h after this.
+# shellcheck disable=SC2154 # harness, mroot and root: the sourcing script's
+h() {
+    _tl_hc=$1
+    shift
+    sh "$harness" "$_tl_hc" "$mroot" "$@"
+}
+
+# The EXIT trap of a script with one daemon ($daemon_pid) and one MTA.
+# shellcheck disable=SC2154
+mta_cleanup() {
+    stop_daemon
+    h stop >/dev/null 2>&1
+    remove_workdir "$root" "${SLOP_KEEP_E2E:-}"
 }

@@ -14,6 +14,7 @@
 #include "callbacks.h"
 #include "classifier.h"
 #include "conn.h"
+#include "reply.h"
 #include "snapshot.h"
 #include "state.h"
 #include "state_db.h"
@@ -523,6 +524,97 @@ test_state_trusted_no_reply(void **state)
     state_dir_remove(st, dir);
 }
 
+/* A message of raw text from sender to the reporter. */
+static struct msg *
+msg_from_text(const char *raw, const char *from)
+{
+    struct msg *m = msg_new(1 << 20);
+
+    msg_set_sender(m, from);
+    msg_add_rcpt(m, "<pat@example.com>", false);
+    assert_int_equal(msg_load_raw(m, raw, strlen(raw)), 0);
+    return m;
+}
+
+/* raw without its line that starts with prefix; free() it. */
+static char *
+without_line(const char *raw, const char *prefix)
+{
+    const char *at = strstr(raw, prefix), *end;
+    char *copy;
+
+    assert_non_null(at);
+    end = strchr(at, '\n');
+    assert_non_null(end);
+    assert_true(asprintf(&copy, "%.*s%s", (int)(at - raw), raw, end + 1) > 0);
+    return copy;
+}
+
+/*
+ * Issue 31, finding 1: our own auto-reply comes back through the milter.
+ * Signed with our key it is passed unscanned as other mail, untagged and
+ * unanswered; without the token (another host's key, or none) its
+ * Auto-Submitted still keeps it from being a report or being answered.
+ */
+static void
+test_own_reply(void **state)
+{
+    struct reply_key key = {{1, 2, 3, 4, 5, 6, 7, 8}}, other = {{9}};
+    struct snapshot *s = snap_from("TagThreshold 0.5\nReplyThreshold 1\nReplyRequires any\n");
+    struct msg *m = msg_from_fixture("det-report-crashed.eml", 1 << 20, "<pat@example.com>");
+    const struct verdict_header *h;
+    struct decision d, back;
+    char *reply, *bare;
+
+    (void)state;
+    callbacks_set_reply_key(&key);
+    decision_init(&d);
+    callbacks_decide(s, m, NULL, NULL, &d);
+    assert_non_null(d.reply_text);
+    assert_non_null(strstr(d.reply_text, "\nX-Slop-Reply-Token: "));
+    reply = strdup(d.reply_text);
+    assert_non_null(reply);
+    decision_release(&d);
+    msg_free(m);
+
+    /* Signed: passed as other mail, nothing found, no reply. */
+    m = msg_from_text(reply, "<>");
+    decision_init(&back);
+    callbacks_decide(s, m, NULL, NULL, &back);
+    assert_true(back.own_reply);
+    assert_non_null(back.res);
+    assert_int_equal(back.res->kind, CLASSIFIER_KIND_OTHER);
+    assert_int_equal(back.res->action, CLASSIFIER_ACTION_NONE);
+    assert_int_equal(back.res->n_hits, 0);
+    assert_false(back.plan.reply);
+    assert_null(back.reply_text);
+    h = find_add(&back.plan, "X-Slop-Status");
+    assert_non_null(h);
+    assert_true(strncmp(h->value, "No", 2) == 0);
+    decision_release(&back);
+    msg_free(m);
+
+    /* Another key, or no token at all: scanned, but never as a report and
+     * never answered. */
+    bare = without_line(reply, "X-Slop-Reply-Token: ");
+    for (int i = 0; i < 2; i++) {
+        callbacks_set_reply_key(i == 0 ? &other : &key);
+        m = msg_from_text(i == 0 ? reply : bare, "<>");
+        decision_init(&back);
+        callbacks_decide(s, m, NULL, NULL, &back);
+        assert_false(back.own_reply);
+        assert_non_null(back.res);
+        assert_int_not_equal(back.res->kind, CLASSIFIER_KIND_REPORT);
+        assert_null(back.reply_text);
+        decision_release(&back);
+        msg_free(m);
+    }
+    callbacks_set_reply_key(NULL);
+    free(bare);
+    free(reply);
+    snapshot_unref(s);
+}
+
 static void
 diag_count(void *ctx, const char *text)
 {
@@ -555,6 +647,7 @@ main(void)
         cmocka_unit_test(test_timeout),           cmocka_unit_test(test_internal_error),
         cmocka_unit_test(test_snapshot_refcount), cmocka_unit_test(test_snapshot_bad_config),
         cmocka_unit_test(test_state_duplicate),   cmocka_unit_test(test_state_trusted_no_reply),
+        cmocka_unit_test(test_own_reply),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

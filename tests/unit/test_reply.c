@@ -247,6 +247,110 @@ render(const struct reply_input *in)
     return msg;
 }
 
+/* ---- our own replies' token --------------------------------------------- */
+
+/* The unfolded header fields of msg into v (names and values point into
+ * buf); returns how many. */
+static size_t
+split_headers(const char *msg, char *buf, size_t size, struct reply_header *v, size_t max)
+{
+    size_t n = 0;
+    char *line, *save = NULL;
+
+    snprintf(buf, size, "%s", msg);
+    *strstr(buf, "\n\n") = '\0';
+    for (line = strtok_r(buf, "\n", &save); line != NULL && n < max;
+         line = strtok_r(NULL, "\n", &save)) {
+        char *colon = strchr(line, ':');
+
+        if (line[0] == ' ' || line[0] == '\t' || colon == NULL)
+            continue; /* a continuation: the fields checked here are one line */
+        *colon = '\0';
+        v[n].name = line;
+        v[n].value = colon + 1;
+        n++;
+    }
+    return n;
+}
+
+/* A reply carries a token of its Message-ID and Date under the key; it
+ * checks out with that key only, and not once either field changed. */
+static void
+test_token(void **state)
+{
+    struct reply_key key = {{0x11, 0x22, 0x33}}, other = {{0x11, 0x22, 0x34}};
+    struct reply_input in = {.to = "dev@example.org",
+                             .hostname = "host.example",
+                             .now = 1800000000,
+                             .result = &test_result,
+                             .key = &key};
+    struct reply_header h[64];
+    char buf[8192], *msg = render(&in), *plain;
+    size_t n;
+
+    (void)state;
+    assert_non_null(strstr(msg, "\n" REPLY_TOKEN_HEADER ": "));
+    n = split_headers(msg, buf, sizeof(buf), h, 64);
+    assert_true(reply_token_valid(&key, h, n));
+    assert_false(reply_token_valid(&other, h, n));
+    assert_false(reply_token_valid(NULL, h, n));
+    for (size_t i = 0; i < n; i++) {
+        if (strcasecmp(h[i].name, "Date") == 0) {
+            const char *date = h[i].value;
+
+            h[i].value = " Thu, 15 Jan 2027 08:00:00 +0000";
+            assert_false(reply_token_valid(&key, h, n));
+            h[i].value = date;
+        }
+    }
+    /* a second token field makes it none of ours */
+    h[n].name = REPLY_TOKEN_HEADER;
+    h[n].value = " 00";
+    assert_false(reply_token_valid(&key, h, n + 1));
+    free(msg);
+
+    in.key = NULL;
+    plain = render(&in);
+    assert_null(strstr(plain, REPLY_TOKEN_HEADER));
+    n = split_headers(plain, buf, sizeof(buf), h, 64);
+    assert_false(reply_token_valid(&key, h, n));
+    free(plain);
+}
+
+/* The key file: made at the first start with mode 0600, the same key read
+ * back; a file others can read, or one that holds no key, is refused. */
+static void
+test_key_file(void **state)
+{
+    char dir[] = "/tmp/test_reply_key_XXXXXX", path[64], err[512];
+    struct reply_key a, b;
+    struct stat sb;
+    FILE *f;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/reply.key", dir);
+    assert_int_equal(reply_key_load(path, false, &a, err, sizeof(err)), -ENOENT);
+    assert_non_null(strstr(err, path));
+    assert_int_equal(reply_key_load(path, true, &a, err, sizeof(err)), 0);
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
+    assert_int_equal(sb.st_size, 2 * REPLY_KEY_BYTES + 1);
+    assert_int_equal(reply_key_load(path, true, &b, err, sizeof(err)), 0);
+    assert_memory_equal(a.bytes, b.bytes, REPLY_KEY_BYTES);
+    assert_int_equal(chmod(path, 0644), 0);
+    assert_int_equal(reply_key_load(path, false, &b, err, sizeof(err)), -EPERM);
+    assert_non_null(strstr(err, "chmod 600"));
+    assert_int_equal(chmod(path, 0600), 0);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("not a key\n", f);
+    fclose(f);
+    assert_int_equal(reply_key_load(path, true, &b, err, sizeof(err)), -EINVAL);
+    unlink(path);
+    rmdir(dir);
+}
+
 /* ---- suppression ------------------------------------------------------ */
 
 static void
@@ -1347,6 +1451,8 @@ int
 main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_token),
+        cmocka_unit_test(test_key_file),
         cmocka_unit_test(test_suppress_table),
         cmocka_unit_test(test_render_headers),
         cmocka_unit_test(test_render_injection),
