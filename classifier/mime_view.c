@@ -17,7 +17,6 @@
  * at once, each with its own parser (struct parse_ctx).
  */
 #include <errno.h>
-#include <iconv.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -28,7 +27,10 @@
 
 #include "ascii.h"
 #include "header_block.h"
+#include "mime_ctype.h"
+#include "mime_decode.h"
 #include "mime_html.h"
+#include "mime_text.h"
 #include "mime_view.h"
 #include "textbuf.h"
 
@@ -58,14 +60,6 @@ struct parse_ctx {
 static pthread_once_t mime_view_once = PTHREAD_ONCE_INIT;
 static pthread_key_t parse_ctx_key;
 static bool parse_ctx_key_ok;
-
-/* 1 for each byte of the base64 alphabet ('=' is not one), and whether
- * base64_decoded_size() may stand in for GMime's decoder. Written once,
- * under mime_view_once; read-only after. */
-static unsigned char base64_alphabet[256];
-static bool base64_counts;
-
-static bool base64_count_matches_gmime(void);
 
 static void
 parse_ctx_free(void *p)
@@ -115,13 +109,8 @@ parse_ctx_get(void)
 static void
 mime_view_init_once(void)
 {
-    static const char alphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-    for (size_t i = 0; alphabet[i] != '\0'; i++)
-        base64_alphabet[(unsigned char)alphabet[i]] = 1;
     g_mime_init();
-    base64_counts = base64_count_matches_gmime();
+    mime_decode_init();
     parse_ctx_key_ok = pthread_key_create(&parse_ctx_key, parse_ctx_free) == 0;
 }
 
@@ -131,187 +120,7 @@ mime_view_global_init(void)
     pthread_once(&mime_view_once, mime_view_init_once);
 }
 
-/* Length of the valid UTF-8 sequence at s[0..n), or 0 if it is invalid. */
-static size_t
-utf8_seq_len(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    size_t len, i;
-    uint32_t cp;
-
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf) {
-        len = 2;
-        cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        cp = c & 0x07;
-    } else {
-        return 0;
-    }
-    if (n < len)
-        return 0;
-    for (i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    /* Overlong forms, surrogates and code points past U+10FFFF. */
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-        (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return len;
-}
-
-/* How buf_add_text() writes a byte that is not valid UTF-8. */
-enum invalid_bytes {
-    INVALID_REPLACE, /* U+FFFD */
-    /* Latin-1 when the text holds any invalid sequence, which is known
-     * at the first one met: before it there was nothing to convert, so
-     * this equals deciding up front from a validating pass over all of
-     * s, without that pass. */
-    INVALID_LATIN1_IF_ANY,
-};
-
-/* End of the run of plain ASCII (no CR, no NUL) in u[i..n). Eight bytes
- * at a time: this runs over every byte of every text part and header. */
-static size_t
-ascii_run(const unsigned char *u, size_t i, size_t n)
-{
-    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
-    const uint64_t cr = 0x0d0d0d0d0d0d0d0du;
-
-    while (n - i >= 8) {
-        uint64_t x, y;
-
-        memcpy(&x, u + i, 8);
-        y = x ^ cr;
-        /* A high bit flags a byte >= 0x80 (x), a zero byte (x - ones) or
-         * a CR (y - ones); a subtraction flags no other byte but those
-         * of 0x81 and above, which x flags anyway, and bytes after a
-         * borrow, which come after a real flag. The byte loop below
-         * finds the exact end. */
-        if (((x | (x - ones) | (y - ones)) & highs) != 0)
-            break;
-        i += 8;
-    }
-    while (i < n && u[i] < 0x80 && u[i] != '\r' && u[i] != '\0')
-        i++;
-    return i;
-}
-
-/* End of the run in u[i..n) that buf_add_text() copies as it is: plain
- * ASCII and valid UTF-8 sequences. */
-static size_t
-text_run(const unsigned char *u, size_t i, size_t n)
-{
-    for (;;) {
-        size_t k;
-
-        i = ascii_run(u, i, n);
-        if (i == n || u[i] < 0x80 || (k = utf8_seq_len(u + i, n - i)) == 0)
-            return i;
-        i += k;
-    }
-}
-
-/*
- * Append s[0..n) to b as valid UTF-8 without CRs before LF and without NUL
- * bytes (a NUL would end the C string early). Invalid bytes are written
- * as inv says. Stops once b reaches max bytes, on a character boundary;
- * returns 1 when it stopped early.
- */
-static int
-buf_add_text(struct textbuf *b, const char *s, size_t n, enum invalid_bytes inv, size_t max)
-{
-    static const char repl[] = "\xef\xbf\xbd";
-    const unsigned char *u = (const unsigned char *)s;
-    size_t i = 0, k;
-    int r;
-
-    r = textbuf_reserve(b, n < max ? n : max);
-    if (r < 0)
-        return r;
-    while (i < n) {
-        char tmp[4];
-        size_t tlen, j;
-
-        /* Runs of text that stays as it is are copied whole: this is
-         * most text. A cut backs off to the start of the character. */
-        j = text_run(u, i, n);
-        if (j > i) {
-            size_t room = b->len < max ? max - b->len : 0;
-
-            if (j - i > room) {
-                while (room > 0 && (u[i + room] & 0xc0) == 0x80)
-                    room--;
-                r = textbuf_add(b, s + i, room);
-                return r < 0 ? r : 1;
-            }
-            r = textbuf_add(b, s + i, j - i);
-            if (r < 0)
-                return r;
-            i = j;
-            continue;
-        }
-        if (u[i] == '\r' && (i + 1 == n || u[i + 1] == '\n')) {
-            i++;
-            continue;
-        }
-        /* A NUL becomes U+FFFD like an invalid byte, but must be caught
-         * before utf8_seq_len(), which takes it as ASCII. */
-        // NOLINTNEXTLINE(bugprone-branch-clone)
-        if (u[i] == '\0') {
-            memcpy(tmp, repl, 3);
-            tlen = 3;
-            k = 1;
-        } else if ((k = utf8_seq_len(u + i, n - i)) > 0) {
-            memcpy(tmp, s + i, k);
-            tlen = k;
-        } else if (inv == INVALID_LATIN1_IF_ANY) {
-            tmp[0] = (char)(0xc0 | (u[i] >> 6));
-            tmp[1] = (char)(0x80 | (u[i] & 0x3f));
-            tlen = 2;
-            k = 1;
-        } else {
-            memcpy(tmp, repl, 3);
-            tlen = 3;
-            k = 1;
-        }
-        if (b->len + tlen > max)
-            return 1;
-        r = textbuf_add(b, tmp, tlen);
-        if (r < 0)
-            return r;
-        i += k;
-    }
-    return 0;
-}
-
-/* A valid UTF-8 copy of s[0..n) cut at max bytes; *cut tells if it was. */
-static char *
-dup_text(const char *s, size_t n, size_t max, bool *cut)
-{
-    struct textbuf b = {0};
-    int r;
-
-    if (s == NULL)
-        s = "";
-    r = buf_add_text(&b, s, n, INVALID_REPLACE, max);
-    if (r < 0) {
-        free(b.p);
-        return NULL;
-    }
-    if (r == 1 && cut != NULL)
-        *cut = true;
-    return textbuf_steal(&b, NULL);
-}
-
-/* Header values: unfold (CR/LF and the white space after become one space). */
+/* Header values: mime_text_unfold (CR/LF and the white space after become one space). */
 static bool
 is_msgid_field(const char *name, size_t nlen)
 {
@@ -329,71 +138,6 @@ is_msgid_field(const char *name, size_t nlen)
     default:
         return false;
     }
-}
-
-/* True if the eight bytes at s are plain ASCII that unfolding keeps: no
- * tab, CR, LF or other control byte, no byte of 0x80 or above, and no two
- * spaces in a row among them. */
-static bool
-unfold_plain8(const char *s)
-{
-    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
-    uint64_t x, sp;
-
-    memcpy(&x, s, 8);
-    /* Any byte below 0x20 or of 0x80 and above. */
-    if ((((x - 0x20 * ones) | x) & highs) != 0)
-        return false;
-    /* The high bit of each byte that is a space, exactly: no carries. */
-    sp = x ^ (0x20 * ones);
-    sp = ~(((sp & ~highs) + ~highs) | sp | ~highs);
-    return (sp & (sp << 8)) == 0;
-}
-
-/* Unfold src[0..n) into dst (which may be src) and NUL-terminate it: CR,
- * LF and tab become spaces, runs of spaces one, none at either end.
- * Returns the length written; *eight_bit tells if src held a byte of 0x80
- * or above, which saves its callers a pass to find out. Folded fields
- * (Received:, DKIM-Signature:) are most header bytes, and most of their
- * bytes stay as they are: those go eight at a time. */
-static size_t
-unfold(char *dst, const char *src, size_t n, bool *eight_bit)
-{
-    size_t i = 0, j = 0;
-    bool space = false;
-    unsigned char any = 0;
-
-    while (i < n) {
-        size_t end;
-
-        /* A space first in the eight must not follow one just written. */
-        if (n - i >= 8 && j > 0 && !(space && src[i] == ' ') && unfold_plain8(src + i)) {
-            space = src[i + 7] == ' ';
-            memmove(dst + j, src + i, 8);
-            i += 8;
-            j += 8;
-            continue;
-        }
-        /* Else these eight one at a time: the next eight may pass. */
-        end = n - i >= 8 ? i + 8 : n;
-        for (; i < end; i++) {
-            unsigned char c = (unsigned char)src[i];
-
-            any |= c;
-            if (c > ' ' || (c != ' ' && c != '\t' && c != '\n' && c != '\r')) {
-                dst[j++] = (char)c;
-                space = false;
-            } else if (!space && j > 0) {
-                dst[j++] = ' ';
-                space = true;
-            }
-        }
-    }
-    while (j > 0 && dst[j - 1] == ' ')
-        j--;
-    dst[j] = '\0';
-    *eight_bit = any >= 0x80;
-    return j;
 }
 
 /* "type/subtype" in lower case, as g_mime_content_type_get_mime_type()
@@ -422,314 +166,6 @@ content_type_dup(GMimeContentType *ct)
         if (*p >= 'A' && *p <= 'Z')
             *p = (char)(*p - 'A' + 'a');
     return d;
-}
-
-static bool
-ends_with_ci(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-
-    return n >= k && strcasecmp(s + n - k, suffix) == 0;
-}
-
-static bool
-charset_is_utf8ish(const char *cs)
-{
-    return cs == NULL || strcasecmp(cs, "utf-8") == 0 || strcasecmp(cs, "utf8") == 0 ||
-           strcasecmp(cs, "us-ascii") == 0 || strcasecmp(cs, "ascii") == 0;
-}
-
-/*
- * True if cs writes every ASCII byte as itself, so that iconv from it is
- * the identity on ASCII text. Not windows-1258: glibc holds back a final
- * letter, waiting for a combining mark, and never gets a flush here.
- * Not Shift_JIS (yen sign), UTF-7/16/32, ISO-2022-*, EBCDIC and the like.
- */
-static bool
-charset_keeps_ascii(const char *cs)
-{
-    static const char *const numbered[] = {"iso-8859-", "iso8859-", "iso_8859-"};
-    static const char *const names[] = {
-        "windows-1250", "windows-1251", "windows-1252", "windows-1253", "windows-1254",
-        "windows-1255", "windows-1256", "windows-1257", "cp1250",       "cp1251",
-        "cp1252",       "cp1253",       "cp1254",       "cp1255",       "cp1256",
-        "cp1257",       "koi8-r",       "koi8-u",       "gb2312",       "gbk",
-        "gb18030",      "big5",         "euc-jp",       "euc-kr",       "euc-cn",
-        "euc-tw"};
-
-    for (size_t i = 0; i < sizeof(numbered) / sizeof(numbered[0]); i++) {
-        size_t k = strlen(numbered[i]);
-
-        if (strncasecmp(cs, numbered[i], k) == 0)
-            return cs[k] != '\0' && strspn(cs + k, "0123456789") == strlen(cs + k);
-    }
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (strcasecmp(cs, names[i]) == 0)
-            return true;
-    return false;
-}
-
-/*
- * Convert raw bytes in charset cs to UTF-8 into out, capped at max bytes.
- * Returns 1 when the cap cut it. A charset iconv does not know, or a
- * conversion that fails midway, falls back to the byte-level repair.
- */
-static int
-convert_text(const char *raw, size_t n, const char *cs, size_t max, struct textbuf *out)
-{
-    struct textbuf conv = {0};
-    iconv_t cd = (iconv_t)-1;
-    int r;
-
-    if (!charset_is_utf8ish(cs)) {
-        /* ASCII text in such a charset converts to itself: skip iconv.
-         * Not with max 0, where the loop below reports a cut unread. */
-        if (max > 0 && charset_keeps_ascii(cs) && ascii_prefix(raw, n) == n)
-            return buf_add_text(out, raw, n, INVALID_REPLACE, max);
-        cd = g_mime_iconv_open("UTF-8", cs);
-    }
-    if (cd != (iconv_t)-1) {
-        /* iconv() takes char ** but does not write through it. */
-        char *in = (char *)(uintptr_t)raw;
-        size_t inleft = n;
-        bool failed = false;
-
-        r = textbuf_reserve(&conv, n + n / 2 + 16);
-        if (r < 0)
-            goto out;
-        while (inleft > 0 && conv.len < max) {
-            char *o;
-            size_t oleft, rc;
-
-            r = textbuf_reserve(&conv, inleft + 16);
-            if (r < 0)
-                goto out;
-            o = conv.p + conv.len;
-            oleft = conv.cap - conv.len - 1;
-            rc = iconv(cd, &in, &inleft, &o, &oleft);
-            conv.len = (size_t)(o - conv.p);
-            if (rc != (size_t)-1)
-                break;
-            if (errno == E2BIG)
-                continue;
-            if (errno == EILSEQ || errno == EINVAL) {
-                /* Skip the bad byte and mark it; EINVAL is a cut sequence. */
-                r = textbuf_add(&conv, "\xef\xbf\xbd", 3);
-                if (r < 0)
-                    goto out;
-                in++;
-                inleft--;
-                continue;
-            }
-            failed = true;
-            break;
-        }
-        if (!failed) {
-            r = buf_add_text(out, conv.p ? conv.p : "", conv.len, INVALID_REPLACE, max);
-            if (r == 0 && inleft > 0)
-                r = 1;
-            goto out;
-        }
-    }
-    /* Unknown or unusable charset: UTF-8 if it validates, else Latin-1. */
-    r = buf_add_text(out, raw, n, INVALID_LATIN1_IF_ANY, max);
-out:
-    if (cd != (iconv_t)-1)
-        g_mime_iconv_close(cd);
-    free(conv.p);
-    return r;
-}
-
-/*
- * The content of part as it stands in the message, still in its transfer
- * encoding (*ret_enc). The parser, reading the GMimeStreamMem that
- * mime_view_parse() made, leaves each part's content as a memory stream
- * (a substream of the message, or a copy): the bytes GMime would read are
- * those between its bounds. False for anything else, which then goes
- * through GMime's streams.
- */
-static bool
-part_content_raw(GMimePart *part, const char **ret, size_t *ret_len, GMimeContentEncoding *ret_enc)
-{
-    GMimeDataWrapper *dw = g_mime_part_get_content(part);
-    GMimeStream *s;
-    GByteArray *arr;
-    gint64 end;
-
-    /* Exact types: a subclass could write or read differently. */
-    if (dw == NULL || G_OBJECT_TYPE(dw) != GMIME_TYPE_DATA_WRAPPER)
-        return false;
-    s = dw->stream;
-    if (s == NULL || G_OBJECT_TYPE(s) != GMIME_TYPE_STREAM_MEM)
-        return false;
-    arr = g_mime_stream_mem_get_byte_array((GMimeStreamMem *)s);
-    if (arr == NULL)
-        return false;
-    end = s->bound_end == -1 ? (gint64)arr->len : s->bound_end;
-    if (s->bound_start < 0 || s->bound_start > end || end > (gint64)arr->len)
-        return false;
-    *ret = (const char *)arr->data + s->bound_start;
-    *ret_len = (size_t)(end - s->bound_start);
-    *ret_enc = g_mime_data_wrapper_get_encoding(dw);
-    return true;
-}
-
-/* True if GMime copies content in encoding enc unchanged. */
-static bool
-encoding_is_identity(GMimeContentEncoding enc)
-{
-    return enc == GMIME_CONTENT_ENCODING_DEFAULT || enc == GMIME_CONTENT_ENCODING_7BIT ||
-           enc == GMIME_CONTENT_ENCODING_8BIT || enc == GMIME_CONTENT_ENCODING_BINARY;
-}
-
-/* The content of part in place when no transfer encoding needs undoing. */
-static bool
-part_content_in_place(GMimePart *part, const char **ret, size_t *ret_len)
-{
-    GMimeContentEncoding enc;
-
-    return part_content_raw(part, ret, ret_len, &enc) && encoding_is_identity(enc);
-}
-
-/*
- * The size GMime's base64 decoder makes of s[0..n), counted without
- * decoding. GMime 3.2 skips bytes outside the alphabet, writes three
- * bytes for every four characters and stops at the first '=', where two
- * or three characters left over give one or two bytes more. Its 4096-byte
- * reads do not matter: the decoder carries its state across them.
- */
-static size_t
-base64_decoded_size(const char *s, size_t n)
-{
-    const char *eq = memchr(s, '=', n);
-    size_t end = eq ? (size_t)(eq - s) : n, chars = 0, i = 0;
-
-    /* Eight at a time, which the compiler unrolls: fewer loop steps over
-     * what is most of the bytes of most mail with attachments. */
-    for (; end - i >= 8; i += 8)
-        for (size_t k = 0; k < 8; k++)
-            chars += base64_alphabet[(unsigned char)s[i + k]];
-    for (; i < end; i++)
-        chars += base64_alphabet[(unsigned char)s[i]];
-    if (eq != NULL && chars % 4 >= 2)
-        return chars / 4 * 3 + chars % 4 - 1;
-    return chars / 4 * 3;
-}
-
-/* Whether GMime decodes base64 as base64_decoded_size() counts: older
- * decoders took '=' as a character and read on. Asked once, of GMime's
- * own decoder, on inputs where the two ways differ. */
-static bool
-base64_count_matches_gmime(void)
-{
-    static const char *const probes[] = {
-        "QUJD=QUJD", "QQ==QQ==", "Q===", "QUI=x", "QUJDQQ", "QUJDQUI"};
-
-    for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
-        size_t n = strlen(probes[i]), k;
-        GMimeEncoding enc;
-        char out[64];
-
-        g_mime_encoding_init_decode(&enc, GMIME_CONTENT_ENCODING_BASE64);
-        k = g_mime_encoding_step(&enc, probes[i], n, out);
-        k += g_mime_encoding_flush(&enc, "", 0, out + k);
-        if (k != base64_decoded_size(probes[i], n))
-            return false;
-    }
-    return true;
-}
-
-/* Decode the transfer encoding of part into a memory buffer. */
-static GByteArray *
-part_decode(GMimePart *part)
-{
-    GMimeDataWrapper *dw = g_mime_part_get_content(part);
-    GMimeStream *mem;
-    GByteArray *arr;
-
-    arr = g_byte_array_new();
-    if (dw == NULL)
-        return arr;
-    mem = g_mime_stream_mem_new_with_byte_array(arr);
-    g_mime_stream_mem_set_owner(GMIME_STREAM_MEM(mem), FALSE);
-    g_mime_data_wrapper_write_to_stream(dw, mem);
-    g_object_unref(mem);
-    return arr;
-}
-
-/*
- * raw[0..n), content in the base64 or quoted-printable encoding enc,
- * decoded by GMime's decoder straight from the message into *ret
- * (malloc'd, *ret_len bytes) rather than through its streams:
- * g_mime_data_wrapper_write_to_stream() runs the same steps over the same
- * bytes, 4096 at a time, and the decoder carries its state across those
- * reads, so one step over all of them writes the same. Returns 1, or
- * -ENOMEM.
- */
-static int
-decode_raw(GMimeContentEncoding enc, const char *raw, size_t n, char **ret, size_t *ret_len)
-{
-    GMimeEncoding dec;
-    size_t len;
-    char *out;
-
-    g_mime_encoding_init_decode(&dec, enc);
-    /* Decoding never writes more than it reads, but ask the decoder. */
-    out = malloc(g_mime_encoding_outlen(&dec, n) + g_mime_encoding_outlen(&dec, 0) + 1);
-    if (out == NULL)
-        return -ENOMEM;
-    len = g_mime_encoding_step(&dec, raw, n, out);
-    len += g_mime_encoding_flush(&dec, "", 0, out + len);
-    *ret = out;
-    *ret_len = len;
-    return 1;
-}
-
-/* decode_raw() of a base64 or quoted-printable part's content: 1 when
- * decoded, 0 for a part this does not take (which goes through
- * part_decode()), or -ENOMEM. */
-static int
-part_decode_direct(GMimePart *part, char **ret, size_t *ret_len)
-{
-    GMimeContentEncoding enc;
-    const char *raw;
-    size_t n;
-
-    if (!part_content_raw(part, &raw, &n, &enc) ||
-        (enc != GMIME_CONTENT_ENCODING_BASE64 && enc != GMIME_CONTENT_ENCODING_QUOTEDPRINTABLE))
-        return 0;
-    return decode_raw(enc, raw, n, ret, ret_len);
-}
-
-/* Decoded size of a binary part, counted without keeping the bytes. */
-static size_t
-part_decoded_size(GMimePart *part)
-{
-    GMimeDataWrapper *dw = g_mime_part_get_content(part);
-    GMimeStream *null;
-    GMimeContentEncoding enc;
-    const char *raw;
-    char *decoded;
-    size_t n;
-
-    if (part_content_raw(part, &raw, &n, &enc)) {
-        if (encoding_is_identity(enc))
-            return n;
-        if (enc == GMIME_CONTENT_ENCODING_BASE64 && base64_counts)
-            return base64_decoded_size(raw, n);
-    }
-    /* Quoted-printable: decoding is the only way to count it. */
-    if (part_decode_direct(part, &decoded, &n) == 1) {
-        free(decoded);
-        return n;
-    }
-    if (dw == NULL)
-        return 0;
-    null = g_mime_stream_null_new();
-    g_mime_data_wrapper_write_to_stream(dw, null);
-    n = GMIME_STREAM_NULL(null)->written;
-    g_object_unref(null);
-    return n;
 }
 
 static int
@@ -770,14 +206,14 @@ part_set_text(struct walker *w, struct mime_part *p, const char *raw, size_t n, 
     if (p->is_html) {
         struct textbuf utf = {0};
 
-        r = convert_text(raw, n, cs, w->limits->max_part_bytes, &utf);
+        r = mime_text_convert(raw, n, cs, w->limits->max_part_bytes, &utf);
         if (r >= 0) {
             p->truncated = r == 1;
             r = mime_html_to_text(utf.p ? utf.p : "", utf.len, &out);
         }
         free(utf.p);
     } else {
-        r = convert_text(raw, n, cs, w->limits->max_part_bytes, &out);
+        r = mime_text_convert(raw, n, cs, w->limits->max_part_bytes, &out);
         if (r == 1)
             p->truncated = true;
     }
@@ -808,7 +244,7 @@ walk_leaf(struct walker *w, GMimePart *gp)
     if (p.content_type == NULL)
         return -ENOMEM;
     if (fname != NULL) {
-        p.filename = dup_text(fname, strlen(fname), 1024, NULL);
+        p.filename = mime_text_dup(fname, strlen(fname), 1024, NULL);
         if (p.filename == NULL) {
             r = -ENOMEM;
             goto out;
@@ -825,8 +261,8 @@ walk_leaf(struct walker *w, GMimePart *gp)
     if (strcmp(p.content_type, "text/x-patch") == 0 || strcmp(p.content_type, "text/x-diff") == 0 ||
         strcmp(p.content_type, "text/diff") == 0 ||
         strcmp(p.content_type, "application/x-patch") == 0 ||
-        (p.filename != NULL &&
-         (ends_with_ci(p.filename, ".patch") || ends_with_ci(p.filename, ".diff")))) {
+        (p.filename != NULL && (mime_text_ends_with_ci(p.filename, ".patch") ||
+                                mime_text_ends_with_ci(p.filename, ".diff")))) {
         p.role = MIME_PART_PATCH;
         is_text = true;
     } else if (attachment || !is_text) {
@@ -843,14 +279,14 @@ walk_leaf(struct walker *w, GMimePart *gp)
         const char *raw;
         size_t n;
 
-        if (!part_content_in_place(gp, &raw, &n)) {
-            r = part_decode_direct(gp, &decoded, &n);
+        if (!mime_decode_in_place(gp, &raw, &n)) {
+            r = mime_decode_direct(gp, &decoded, &n);
             if (r < 0)
                 goto out;
             if (r == 1) {
                 raw = decoded;
             } else {
-                arr = part_decode(gp);
+                arr = mime_decode_part(gp);
                 raw = (const char *)arr->data;
                 n = arr->len;
             }
@@ -862,7 +298,7 @@ walk_leaf(struct walker *w, GMimePart *gp)
         if (r < 0)
             goto out;
     } else {
-        p.len = part_decoded_size(gp);
+        p.len = mime_decode_size(gp);
     }
     r = view_add_part(w, &p);
     if (r == 0)
@@ -1149,18 +585,18 @@ field_append_value(struct textbuf *b, struct field *f, bool *cut)
     size_t vlen;
     int r;
 
-    /* Plain ASCII under the cap comes out of buf_add_text() unchanged but
+    /* Plain ASCII under the cap comes out of mime_text_add() unchanged but
      * for CRs before LFs, which unfolding turns into spaces anyway; so
-     * unfold straight from the value, which also tells if it is ASCII.
+     * mime_text_unfold straight from the value, which also tells if it is ASCII.
      * When it is not, what was written is overwritten below. */
     if (f->vlen <= MIME_VIEW_MAX_HEADER_BYTES) {
         /* The value, its NUL and the NUL that ends b. */
         r = textbuf_reserve(b, f->vlen + 1);
         if (r < 0)
             return r;
-        vlen = unfold(b->p + f->value_off, f->value, f->vlen, &eight_bit);
+        vlen = mime_text_unfold(b->p + f->value_off, f->value, f->vlen, &eight_bit);
         if (!eight_bit) {
-            /* Keep the NUL unfold() wrote, and b NUL-terminated. */
+            /* Keep the NUL mime_text_unfold() wrote, and b NUL-terminated. */
             b->len = f->value_off + vlen + 1;
             b->p[b->len] = '\0';
             return 0;
@@ -1180,13 +616,14 @@ field_append_value(struct textbuf *b, struct field *f, bool *cut)
         f->decode_own = false;
         return field_append_value(b, f, cut);
     }
-    r = buf_add_text(b, f->value, f->vlen, INVALID_REPLACE,
-                     f->value_off + MIME_VIEW_MAX_HEADER_BYTES);
+    r = mime_text_add(b, f->value, f->vlen, MIME_TEXT_INVALID_REPLACE,
+                      f->value_off + MIME_VIEW_MAX_HEADER_BYTES);
     if (r < 0)
         return r;
     if (r == 1)
         *cut = true;
-    vlen = unfold(b->p + f->value_off, b->p + f->value_off, b->len - f->value_off, &eight_bit);
+    vlen = mime_text_unfold(b->p + f->value_off, b->p + f->value_off, b->len - f->value_off,
+                            &eight_bit);
     b->len = f->value_off + vlen;
     return textbuf_add(b, "", 1);
 }
@@ -1208,12 +645,12 @@ field_append(struct textbuf *b, struct field *f, bool *cut)
     if (r < 0)
         return r;
     /* A name of plain ASCII under the cap is copied as it is. */
-    if (nlen <= 1024 && ascii_run((const unsigned char *)f->name, 0, nlen) == nlen) {
+    if (nlen <= 1024 && mime_text_ascii_run((const unsigned char *)f->name, 0, nlen) == nlen) {
         memcpy(b->p + b->len, f->name, nlen);
         b->p[b->len + nlen] = '\0';
         b->len += nlen + 1;
     } else {
-        r = buf_add_text(b, f->name, nlen, INVALID_REPLACE, f->name_off + 1024);
+        r = mime_text_add(b, f->name, nlen, MIME_TEXT_INVALID_REPLACE, f->name_off + 1024);
         if (r == 1)
             *cut = true;
         if (r >= 0)
@@ -1304,113 +741,6 @@ own_name_is(const struct own_fields *of, const struct header_field *hf, const ch
     return hf->nlen == n && g_ascii_strncasecmp(of->msg + hf->start, name, n) == 0;
 }
 
-/* White space between the items of a Content-Type value: folding too. */
-static bool
-ct_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
-/* RFC 2045's token characters. */
-static bool
-ct_token(char c)
-{
-    return c > 0x20 && c < 0x7f && strchr("()<>@,;:\\\"/[]?=", c) == NULL;
-}
-
-/* raw[*i..n) from *i past white space. */
-static size_t
-ct_skip(const char *raw, size_t i, size_t n)
-{
-    while (i < n && ct_space(raw[i]))
-        i++;
-    return i;
-}
-
-/* One parameter at raw[*i..n): attribute a[0..*alen) and value
- * v[0..*vlen), a token or a quoted string without escapes. False when it
- * has another shape (RFC 2231's '*', a comment, an escape). */
-static bool
-ct_param(const char *raw, size_t n, size_t *i, size_t *a, size_t *alen, size_t *v, size_t *vlen)
-{
-    size_t j = *i;
-
-    *a = j;
-    while (j < n && ct_token(raw[j]) && raw[j] != '*')
-        j++;
-    *alen = j - *a;
-    j = ct_skip(raw, j, n);
-    if (*alen == 0 || j >= n || raw[j] != '=')
-        return false;
-    j = ct_skip(raw, j + 1, n);
-    if (j < n && raw[j] == '"') {
-        *v = ++j;
-        while (j < n && raw[j] != '"' && raw[j] != '\\' && raw[j] >= 0x20 && raw[j] < 0x7f)
-            j++;
-        if (j >= n || raw[j] != '"')
-            return false;
-        *vlen = j++ - *v;
-    } else {
-        *v = j;
-        while (j < n && ct_token(raw[j]))
-            j++;
-        *vlen = j - *v;
-    }
-    *i = ct_skip(raw, j, n);
-    return *vlen > 0;
-}
-
-int
-mime_view_plain_type(const char *raw, size_t n, bool *plain, char **charset)
-{
-    size_t i = ct_skip(raw, 0, n), cs = 0, csn = 0;
-    bool named = false, has_cs = false;
-
-    *plain = false;
-    *charset = NULL;
-    if (n - i < 4 || g_ascii_strncasecmp(raw + i, "text", 4) != 0)
-        return 0;
-    i = ct_skip(raw, i + 4, n);
-    if (i >= n || raw[i] != '/')
-        return 0;
-    i = ct_skip(raw, i + 1, n);
-    if (n - i < 5 || g_ascii_strncasecmp(raw + i, "plain", 5) != 0)
-        return 0;
-    i = ct_skip(raw, i + 5, n);
-    while (i < n) {
-        size_t a, alen, v, vlen;
-
-        if (raw[i] != ';')
-            return 0;
-        i = ct_skip(raw, i + 1, n);
-        if (i >= n || raw[i] == ';')
-            continue;
-        if (!ct_param(raw, n, &i, &a, &alen, &v, &vlen))
-            return 0;
-        /* A second name or charset: GMime's choice is its own. */
-        if (alen == 4 && g_ascii_strncasecmp(raw + a, "name", 4) == 0) {
-            if (named)
-                return 0;
-            named = true;
-        } else if (alen == 7 && g_ascii_strncasecmp(raw + a, "charset", 7) == 0) {
-            if (has_cs)
-                return 0;
-            has_cs = true;
-            cs = v;
-            csn = vlen;
-        }
-    }
-    if (named)
-        return 1;
-    if (has_cs) {
-        *charset = strndup(raw + cs, csn);
-        if (*charset == NULL)
-            return -ENOMEM;
-    }
-    *plain = true;
-    return 1;
-}
-
 /*
  * Whether the Content-* fields of of leave the message one text/plain
  * part whose content is its body as it stands: one Content-Type at most,
@@ -1421,7 +751,7 @@ mime_view_plain_type(const char *raw, size_t n, bool *plain, char **charset)
  * blank line to the end, so the view is made without it. *ret_charset is
  * the part's charset parameter (NULL when it has none), for the caller to
  * free, and *ret_enc its transfer encoding. A Content-Type of the
- * shape most mail gives it is read by mime_view_plain_type(), any other
+ * shape most mail gives it is read by mime_ctype_plain(), any other
  * by GMime.
  */
 static bool
@@ -1453,7 +783,7 @@ plain_body(const struct own_fields *of, char **ret_charset, GMimeContentEncoding
         value = field_decode_own(raw, rlen);
         *ret_enc = g_mime_content_encoding_from_string(value != NULL ? value : "");
         g_free(value);
-        if (!encoding_is_identity(*ret_enc) && *ret_enc != GMIME_CONTENT_ENCODING_BASE64 &&
+        if (!mime_decode_is_identity(*ret_enc) && *ret_enc != GMIME_CONTENT_ENCODING_BASE64 &&
             *ret_enc != GMIME_CONTENT_ENCODING_QUOTEDPRINTABLE)
             return false;
     }
@@ -1464,7 +794,7 @@ plain_body(const struct own_fields *of, char **ret_charset, GMimeContentEncoding
         raw = own_value(of, type, &rlen);
         if (ascii_find_at(raw, rlen, "=?", 1) != NULL || ascii_prefix(raw, rlen) < rlen)
             return false;
-        r = mime_view_plain_type(raw, rlen, &plain, &charset);
+        r = mime_ctype_plain(raw, rlen, &plain, &charset);
         if (r < 0)
             return false;
         if (r == 0) {
@@ -1508,7 +838,7 @@ view_add_plain(struct walker *w, const char *body, size_t n, const char *charset
     if (p.content_type == NULL)
         return -ENOMEM;
     /* As walk_leaf() takes GMime's part: in place, or decoded directly. */
-    r = encoding_is_identity(enc) ? 0 : decode_raw(enc, body, n, &decoded, &n);
+    r = mime_decode_is_identity(enc) ? 0 : mime_decode_raw(enc, body, n, &decoded, &n);
     if (r >= 0)
         r = part_set_text(w, &p, decoded != NULL ? decoded : body, n, charset);
     free(decoded);
@@ -1650,7 +980,7 @@ view_add_raw(struct walker *w, const char *msg, size_t len)
     p.content_type = strdup("text/plain");
     if (p.content_type == NULL)
         return -ENOMEM;
-    r = buf_add_text(&b, msg, len, INVALID_LATIN1_IF_ANY, w->limits->max_part_bytes);
+    r = mime_text_add(&b, msg, len, MIME_TEXT_INVALID_LATIN1, w->limits->max_part_bytes);
     if (r < 0) {
         free(b.p);
         goto out;

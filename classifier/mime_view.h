@@ -83,17 +83,6 @@ int mime_view_parse_fields(const char *msg, size_t len, const struct classifier_
 
 struct mime_view *mime_view_free(struct mime_view *v);
 
-/*
- * Whether the Content-Type value raw[0..n) names text/plain without a
- * file name (*plain), and its charset parameter (*charset, to free; NULL
- * when it has none), read here when the value has the shape most mail
- * gives it: "text/plain" and parameters whose values are tokens or
- * quoted strings without escapes. Returns 1 then, 0 when the value has
- * another shape (comments, RFC 2231, a second charset...) and GMime must
- * read it, -ENOMEM. Tests compare it with GMime's reading.
- */
-int mime_view_plain_type(const char *raw, size_t n, bool *plain, char **charset);
-
 /* First header named name (case-insensitive), or NULL. Borrowed from v. */
 const char *mime_view_header(const struct mime_view *v, const char *name);
 

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "classifier.h"
+#include "mime_ctype.h"
 #include "mime_view.h"
 #include "testutil.h"
 
@@ -1114,7 +1115,7 @@ assert_like_full_parse(const char *msg, size_t n)
 }
 
 /* A text/plain Content-Type of the shape most mail gives it is read by
- * the view itself (mime_view_plain_type()), any other by GMime: each
+ * the view itself (mime_ctype_plain()), any other by GMime: each
  * type with each parameter list below, and text/plain with each pair of
  * lists, must give the view GMime gives the same message after a quoted
  * mbox From line (which the full parse takes). The body's bytes read
@@ -1171,7 +1172,7 @@ test_plain_type_like_gmime(void **state)
 
                 n = snprintf(value, sizeof(value), "%s%s%s", types[t], params[i], params[j]);
                 assert_true(n > 0 && (size_t)n < sizeof(value));
-                r = mime_view_plain_type(value, (size_t)n, &plain, &charset);
+                r = mime_ctype_plain(value, (size_t)n, &plain, &charset);
                 assert_true(r == 0 || r == 1);
                 fast += r == 1;
                 free(charset);

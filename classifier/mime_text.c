@@ -1,0 +1,371 @@
+/*
+ * mime_text.c - message text as the view keeps it: every string valid
+ * UTF-8 (invalid bytes become U+FFFD, or the whole text is taken as
+ * Latin-1), line ends '\n', no NUL bytes; a part converted from its
+ * charset with iconv; header values unfolded. The byte loops here run
+ * over every byte of every text part and header, so the plain-ASCII runs
+ * go eight bytes at a time. No state; thread-safe.
+ */
+#include <errno.h>
+#include <iconv.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <gmime/gmime.h>
+
+#include "ascii.h"
+#include "mime_text.h"
+#include "textbuf.h"
+
+/* Length of the valid UTF-8 sequence at s[0..n), or 0 if it is invalid. */
+static size_t
+utf8_seq_len(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    size_t len, i;
+    uint32_t cp;
+
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf) {
+        len = 2;
+        cp = c & 0x1f;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        len = 3;
+        cp = c & 0x0f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        len = 4;
+        cp = c & 0x07;
+    } else {
+        return 0;
+    }
+    if (n < len)
+        return 0;
+    for (i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    /* Overlong forms, surrogates and code points past U+10FFFF. */
+    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return len;
+}
+
+/* End of the run of plain ASCII (no CR, no NUL) in u[i..n). Eight bytes
+ * at a time: this runs over every byte of every text part and header. */
+size_t
+mime_text_ascii_run(const unsigned char *u, size_t i, size_t n)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    const uint64_t cr = 0x0d0d0d0d0d0d0d0du;
+
+    while (n - i >= 8) {
+        uint64_t x, y;
+
+        memcpy(&x, u + i, 8);
+        y = x ^ cr;
+        /* A high bit flags a byte >= 0x80 (x), a zero byte (x - ones) or
+         * a CR (y - ones); a subtraction flags no other byte but those
+         * of 0x81 and above, which x flags anyway, and bytes after a
+         * borrow, which come after a real flag. The byte loop below
+         * finds the exact end. */
+        if (((x | (x - ones) | (y - ones)) & highs) != 0)
+            break;
+        i += 8;
+    }
+    while (i < n && u[i] < 0x80 && u[i] != '\r' && u[i] != '\0')
+        i++;
+    return i;
+}
+
+/* End of the run in u[i..n) that mime_text_add() copies as it is: plain
+ * ASCII and valid UTF-8 sequences. */
+static size_t
+text_run(const unsigned char *u, size_t i, size_t n)
+{
+    for (;;) {
+        size_t k;
+
+        i = mime_text_ascii_run(u, i, n);
+        if (i == n || u[i] < 0x80 || (k = utf8_seq_len(u + i, n - i)) == 0)
+            return i;
+        i += k;
+    }
+}
+
+/*
+ * Append s[0..n) to b as valid UTF-8 without CRs before LF and without NUL
+ * bytes (a NUL would end the C string early). Invalid bytes are written
+ * as inv says. Stops once b reaches max bytes, on a character boundary;
+ * returns 1 when it stopped early.
+ */
+int
+mime_text_add(struct textbuf *b, const char *s, size_t n, enum mime_text_invalid inv, size_t max)
+{
+    static const char repl[] = "\xef\xbf\xbd";
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0, k;
+    int r;
+
+    r = textbuf_reserve(b, n < max ? n : max);
+    if (r < 0)
+        return r;
+    while (i < n) {
+        char tmp[4];
+        size_t tlen, j;
+
+        /* Runs of text that stays as it is are copied whole: this is
+         * most text. A cut backs off to the start of the character. */
+        j = text_run(u, i, n);
+        if (j > i) {
+            size_t room = b->len < max ? max - b->len : 0;
+
+            if (j - i > room) {
+                while (room > 0 && (u[i + room] & 0xc0) == 0x80)
+                    room--;
+                r = textbuf_add(b, s + i, room);
+                return r < 0 ? r : 1;
+            }
+            r = textbuf_add(b, s + i, j - i);
+            if (r < 0)
+                return r;
+            i = j;
+            continue;
+        }
+        if (u[i] == '\r' && (i + 1 == n || u[i + 1] == '\n')) {
+            i++;
+            continue;
+        }
+        /* A NUL becomes U+FFFD like an invalid byte, but must be caught
+         * before utf8_seq_len(), which takes it as ASCII. */
+        // NOLINTNEXTLINE(bugprone-branch-clone)
+        if (u[i] == '\0') {
+            memcpy(tmp, repl, 3);
+            tlen = 3;
+            k = 1;
+        } else if ((k = utf8_seq_len(u + i, n - i)) > 0) {
+            memcpy(tmp, s + i, k);
+            tlen = k;
+        } else if (inv == MIME_TEXT_INVALID_LATIN1) {
+            tmp[0] = (char)(0xc0 | (u[i] >> 6));
+            tmp[1] = (char)(0x80 | (u[i] & 0x3f));
+            tlen = 2;
+            k = 1;
+        } else {
+            memcpy(tmp, repl, 3);
+            tlen = 3;
+            k = 1;
+        }
+        if (b->len + tlen > max)
+            return 1;
+        r = textbuf_add(b, tmp, tlen);
+        if (r < 0)
+            return r;
+        i += k;
+    }
+    return 0;
+}
+
+/* A valid UTF-8 copy of s[0..n) cut at max bytes; *cut tells if it was. */
+char *
+mime_text_dup(const char *s, size_t n, size_t max, bool *cut)
+{
+    struct textbuf b = {0};
+    int r;
+
+    if (s == NULL)
+        s = "";
+    r = mime_text_add(&b, s, n, MIME_TEXT_INVALID_REPLACE, max);
+    if (r < 0) {
+        free(b.p);
+        return NULL;
+    }
+    if (r == 1 && cut != NULL)
+        *cut = true;
+    return textbuf_steal(&b, NULL);
+}
+
+/* True if the eight bytes at s are plain ASCII that unfolding keeps: no
+ * tab, CR, LF or other control byte, no byte of 0x80 or above, and no two
+ * spaces in a row among them. */
+static bool
+unfold_plain8(const char *s)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    uint64_t x, sp;
+
+    memcpy(&x, s, 8);
+    /* Any byte below 0x20 or of 0x80 and above. */
+    if ((((x - 0x20 * ones) | x) & highs) != 0)
+        return false;
+    /* The high bit of each byte that is a space, exactly: no carries. */
+    sp = x ^ (0x20 * ones);
+    sp = ~(((sp & ~highs) + ~highs) | sp | ~highs);
+    return (sp & (sp << 8)) == 0;
+}
+
+/* Unfold src[0..n) into dst (which may be src) and NUL-terminate it: CR,
+ * LF and tab become spaces, runs of spaces one, none at either end.
+ * Returns the length written; *eight_bit tells if src held a byte of 0x80
+ * or above, which saves its callers a pass to find out. Folded fields
+ * (Received:, DKIM-Signature:) are most header bytes, and most of their
+ * bytes stay as they are: those go eight at a time. */
+size_t
+mime_text_unfold(char *dst, const char *src, size_t n, bool *eight_bit)
+{
+    size_t i = 0, j = 0;
+    bool space = false;
+    unsigned char any = 0;
+
+    while (i < n) {
+        size_t end;
+
+        /* A space first in the eight must not follow one just written. */
+        if (n - i >= 8 && j > 0 && !(space && src[i] == ' ') && unfold_plain8(src + i)) {
+            space = src[i + 7] == ' ';
+            memmove(dst + j, src + i, 8);
+            i += 8;
+            j += 8;
+            continue;
+        }
+        /* Else these eight one at a time: the next eight may pass. */
+        end = n - i >= 8 ? i + 8 : n;
+        for (; i < end; i++) {
+            unsigned char c = (unsigned char)src[i];
+
+            any |= c;
+            if (c > ' ' || (c != ' ' && c != '\t' && c != '\n' && c != '\r')) {
+                dst[j++] = (char)c;
+                space = false;
+            } else if (!space && j > 0) {
+                dst[j++] = ' ';
+                space = true;
+            }
+        }
+    }
+    while (j > 0 && dst[j - 1] == ' ')
+        j--;
+    dst[j] = '\0';
+    *eight_bit = any >= 0x80;
+    return j;
+}
+
+bool
+mime_text_ends_with_ci(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+
+    return n >= k && strcasecmp(s + n - k, suffix) == 0;
+}
+
+static bool
+charset_is_utf8ish(const char *cs)
+{
+    return cs == NULL || strcasecmp(cs, "utf-8") == 0 || strcasecmp(cs, "utf8") == 0 ||
+           strcasecmp(cs, "us-ascii") == 0 || strcasecmp(cs, "ascii") == 0;
+}
+
+/*
+ * True if cs writes every ASCII byte as itself, so that iconv from it is
+ * the identity on ASCII text. Not windows-1258: glibc holds back a final
+ * letter, waiting for a combining mark, and never gets a flush here.
+ * Not Shift_JIS (yen sign), UTF-7/16/32, ISO-2022-*, EBCDIC and the like.
+ */
+static bool
+charset_keeps_ascii(const char *cs)
+{
+    static const char *const numbered[] = {"iso-8859-", "iso8859-", "iso_8859-"};
+    static const char *const names[] = {
+        "windows-1250", "windows-1251", "windows-1252", "windows-1253", "windows-1254",
+        "windows-1255", "windows-1256", "windows-1257", "cp1250",       "cp1251",
+        "cp1252",       "cp1253",       "cp1254",       "cp1255",       "cp1256",
+        "cp1257",       "koi8-r",       "koi8-u",       "gb2312",       "gbk",
+        "gb18030",      "big5",         "euc-jp",       "euc-kr",       "euc-cn",
+        "euc-tw"};
+
+    for (size_t i = 0; i < sizeof(numbered) / sizeof(numbered[0]); i++) {
+        size_t k = strlen(numbered[i]);
+
+        if (strncasecmp(cs, numbered[i], k) == 0)
+            return cs[k] != '\0' && strspn(cs + k, "0123456789") == strlen(cs + k);
+    }
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcasecmp(cs, names[i]) == 0)
+            return true;
+    return false;
+}
+
+/*
+ * Convert raw bytes in charset cs to UTF-8 into out, capped at max bytes.
+ * Returns 1 when the cap cut it. A charset iconv does not know, or a
+ * conversion that fails midway, falls back to the byte-level repair.
+ */
+int
+mime_text_convert(const char *raw, size_t n, const char *cs, size_t max, struct textbuf *out)
+{
+    struct textbuf conv = {0};
+    iconv_t cd = (iconv_t)-1;
+    int r;
+
+    if (!charset_is_utf8ish(cs)) {
+        /* ASCII text in such a charset converts to itself: skip iconv.
+         * Not with max 0, where the loop below reports a cut unread. */
+        if (max > 0 && charset_keeps_ascii(cs) && ascii_prefix(raw, n) == n)
+            return mime_text_add(out, raw, n, MIME_TEXT_INVALID_REPLACE, max);
+        cd = g_mime_iconv_open("UTF-8", cs);
+    }
+    if (cd != (iconv_t)-1) {
+        /* iconv() takes char ** but does not write through it. */
+        char *in = (char *)(uintptr_t)raw;
+        size_t inleft = n;
+        bool failed = false;
+
+        r = textbuf_reserve(&conv, n + n / 2 + 16);
+        if (r < 0)
+            goto out;
+        while (inleft > 0 && conv.len < max) {
+            char *o;
+            size_t oleft, rc;
+
+            r = textbuf_reserve(&conv, inleft + 16);
+            if (r < 0)
+                goto out;
+            o = conv.p + conv.len;
+            oleft = conv.cap - conv.len - 1;
+            rc = iconv(cd, &in, &inleft, &o, &oleft);
+            conv.len = (size_t)(o - conv.p);
+            if (rc != (size_t)-1)
+                break;
+            if (errno == E2BIG)
+                continue;
+            if (errno == EILSEQ || errno == EINVAL) {
+                /* Skip the bad byte and mark it; EINVAL is a cut sequence. */
+                r = textbuf_add(&conv, "\xef\xbf\xbd", 3);
+                if (r < 0)
+                    goto out;
+                in++;
+                inleft--;
+                continue;
+            }
+            failed = true;
+            break;
+        }
+        if (!failed) {
+            r = mime_text_add(out, conv.p ? conv.p : "", conv.len, MIME_TEXT_INVALID_REPLACE, max);
+            if (r == 0 && inleft > 0)
+                r = 1;
+            goto out;
+        }
+    }
+    /* Unknown or unusable charset: UTF-8 if it validates, else Latin-1. */
+    r = mime_text_add(out, raw, n, MIME_TEXT_INVALID_LATIN1, max);
+out:
+    if (cd != (iconv_t)-1)
+        g_mime_iconv_close(cd);
+    free(conv.p);
+    return r;
+}
