@@ -364,11 +364,41 @@ if command -v miltertest >/dev/null 2>&1 && [ $branches -gt 0 ]; then
 fi
 
 # OnStateError tempfail and accept: the daemon starts over the damage and
-# answers every message 4xx, or lets it through unscanned.
+# answers every message 4xx at MAIL FROM, or lets it through unscanned.
+cat >"$T/down.lua" <<'EOF'
+local lib = dofile(MSGS .. "/../lib.lua")
+local conn = lib.connect()
+mt.macro(conn, SMFIC_MAIL, "i", "DOWN1")
+if mt.mailfrom(conn, "casey@example.test") ~= nil then
+    error("mt.mailfrom() failed")
+end
+local r = mt.getreply(conn)
+if r == SMFIR_REPLYCODE then
+    mt.echo("mail: replycode")
+    return
+end
+mt.disconnect(conn)
+conn = lib.connect()
+r = lib.send(conn, MSGS .. "/genuine-patch.eml", { qid = "DOWN2" })
+mt.echo("message: " .. ((r == SMFIR_CONTINUE or r == SMFIR_ACCEPT) and "passed" or tostring(r)) ..
+    (lib.header(conn, "X-Slop-Status") and " scanned" or " unscanned"))
+EOF
 for how in tempfail accept; do
     conf "$T/pages1" "OnStateError $how\n"
     expect "$how: slop-milter -n starts over damaged pages" 0 "OnStateError $how" \
         "$MILTER" -n -c "$T/milter.conf"
+    command -v miltertest >/dev/null 2>&1 || continue
+    rm -f "$T/milter.sock"
+    "$MILTER" -f -c "$T/milter.conf" >"$T/out" 2>"$T/daemon.err" &
+    pid=$!
+    wait_socket "$pid"
+    timeout -k 5 120 miltertest -s "$T/down.lua" -D WORK="$T" -D MSGS="$MSGS" >"$T/mt.out" 2>&1
+    if [ $how = tempfail ]; then want='mail: replycode'; else want='message: passed unscanned'; fi
+    rc=$(tail -1 "$T/mt.out")
+    if grep -q "$want" "$T/mt.out"; then ok "$how: $want"; else not_ok "$how: $want"; fi
+    kill "$pid" 2>/dev/null
+    wait "$pid"
+    pid=
 done
 
 # A walk that found the state whole is not repeated until it changes.
