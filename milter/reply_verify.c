@@ -240,7 +240,7 @@ tally_fields(const struct reply_verify_input *in, const char *from_dom, const ch
     if (fields == 0)
         return REPLY_VERIFY_READ;
     ar = malloc(sizeof(*ar));
-    if (ar == NULL)
+    if (ar == NULL) /* unread is unparsed: fail closed */
         return REPLY_VERIFY_UNPARSED;
     for (size_t i = 0; i < in->n_headers; i++) {
         int r;
