@@ -54,15 +54,17 @@
 struct metrics_conn {
     struct MHD_Connection *c; /* NULL: a free slot */
     int fd;
-    long long since_ms; /* start of the current request's deadline */
-    bool answering;     /* its request is being answered: not idle */
-    bool closing;       /* shut down by us; waiting for libmicrohttpd */
+    long long since_ms;     /* start of the current request's deadline */
+    unsigned long long seq; /* order of since_ms, ties included */
+    bool answering;         /* its request is being answered: not idle */
+    bool closing;           /* shut down by us; waiting for libmicrohttpd */
 };
 
 struct metrics_http {
     struct MHD_Daemon *d;
     struct state *st;
     struct metrics_conn conns[METRICS_HTTP_SLOTS];
+    unsigned long long seq;
     int wake[2]; /* metrics_http_free() writes to wake[1] */
     pthread_t thread;
     bool running;
@@ -208,8 +210,9 @@ conn_close(struct metrics_conn *mc)
     shutdown(mc->fd, SHUT_RDWR);
 }
 
-/* A new client over the cap closes the idle one waiting longest; when
- * every other is being answered, the new one goes. */
+/* A new client over the cap closes the idle one waiting longest (by
+ * order, not by the clock: a burst shares its millisecond); when every
+ * other is being answered, the new one goes. */
 static void
 conn_make_room(struct metrics_http *h, struct metrics_conn *fresh)
 {
@@ -222,7 +225,7 @@ conn_make_room(struct metrics_http *h, struct metrics_conn *fresh)
         if (mc->c == NULL || mc->closing)
             continue;
         live++;
-        if (mc != fresh && !mc->answering && (oldest == NULL || mc->since_ms < oldest->since_ms))
+        if (mc != fresh && !mc->answering && (oldest == NULL || mc->seq < oldest->seq))
             oldest = mc;
     }
     if (live > METRICS_HTTP_CONNECTIONS)
@@ -253,7 +256,8 @@ conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
             shutdown(ci->connect_fd, SHUT_RDWR);
         return;
     }
-    *mc = (struct metrics_conn){.c = c, .fd = ci->connect_fd, .since_ms = now_ms()};
+    *mc =
+        (struct metrics_conn){.c = c, .fd = ci->connect_fd, .since_ms = now_ms(), .seq = h->seq++};
     *socket_context = mc;
     conn_make_room(h, mc);
 }
@@ -273,14 +277,15 @@ static void
 request_completed(void *cls, struct MHD_Connection *c, void **req_cls,
                   enum MHD_RequestTerminationCode toe)
 {
+    struct metrics_http *h = cls;
     struct metrics_conn *mc = conn_of(c);
 
-    (void)cls;
     (void)req_cls;
     (void)toe;
     if (mc != NULL) {
         mc->answering = false;
         mc->since_ms = now_ms();
+        mc->seq = h->seq++;
     }
 }
 
