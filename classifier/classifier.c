@@ -86,6 +86,31 @@ doc_base_for(const struct classifier_options *opts, const char *profile)
     return strcmp(profile, CLASSIFIER_PROFILE_DEFAULT) == 0 ? CLASSIFIER_DOC_BASE : "";
 }
 
+/*
+ * A profile that no rule names and that is not one of the two shipped is
+ * a typo ("linux" for "kernel"): refused, or the kernel's rules would be
+ * silently off. "generic" names no rule by design: it is the profile
+ * under which only the unmarked rules apply.
+ */
+static int
+profile_check(const struct classifier *c, const char *rules_dir, classifier_diag_fn *diag_fn,
+              void *diag_ctx)
+{
+    struct classifier_diag d = {.line = 0};
+
+    if (rule_set_names_profile(c->rules) || strcmp(c->profile, CLASSIFIER_PROFILE_DEFAULT) == 0 ||
+        strcmp(c->profile, CLASSIFIER_PROFILE_GENERIC) == 0)
+        return 0;
+    if (diag_fn != NULL) {
+        snprintf(d.file, sizeof(d.file), "%s", rules_dir);
+        snprintf(d.reason, sizeof(d.reason),
+                 "unknown profile '%.64s': no rule file names it (shipped: %s, %s)", c->profile,
+                 CLASSIFIER_PROFILE_DEFAULT, CLASSIFIER_PROFILE_GENERIC);
+        diag_fn(diag_ctx, &d);
+    }
+    return -ENOENT;
+}
+
 static int
 copy_patterns(struct classifier *c, const char *const *pats)
 {
@@ -155,6 +180,9 @@ classifier_new(const char *rules_dir, const struct classifier_options *opts,
     mime_view_global_init();
     r = rule_set_load_scored(rules_dir, c->profile, c->opts.scores_file, &c->opts.limits, diag_fn,
                              diag_ctx, NULL, &c->rules);
+    if (r < 0)
+        goto out;
+    r = profile_check(c, rules_dir, diag_fn, diag_ctx);
     if (r < 0)
         goto out;
     c->all_fields = rule_set_reads_region(c->rules, REGION_HEADERS);

@@ -90,6 +90,7 @@ struct classifier_options {
 };
 
 #define CLASSIFIER_PROFILE_DEFAULT "kernel"
+#define CLASSIFIER_PROFILE_GENERIC "generic" /* only the rules marked for no profile */
 #define CLASSIFIER_REPORT_RECIPIENTS "security@*"
 #define CLASSIFIER_MAX_PATTERNS 64 /* report_recipients patterns kept */
 
@@ -261,6 +262,10 @@ struct classifier_rule_info {
     double file_score; /* as the rule file sets it (the hand-set score) */
     bool helper;       /* "__" rule: never reported, never scores */
     bool style;        /* "class style" */
+    const char *description;
+    const char *doc;      /* as written ("@/..." not resolved), or NULL */
+    const char *profiles; /* profile names, space-separated; NULL: every profile */
+    bool off;             /* marked for other profiles than the classifier's */
 };
 
 struct classifier;
@@ -272,7 +277,8 @@ void classifier_options_default(struct classifier_options *opts);
  * files and opts->scores_file. On success *ret owns a
  * classifier to free with classifier_free(). On failure returns a negative
  * errno (-E2BIG: more than CLASSIFIER_MAX_PATTERNS report_recipients);
- * every problem found is passed to diag_fn (which may be NULL).
+ * every problem found is passed to diag_fn (which may be NULL); -ENOENT: a
+ * profile that is neither shipped nor named by any rule file.
  * opts may be NULL for the defaults; it is copied.
  */
 int classifier_new(const char *rules_dir, const struct classifier_options *opts,

@@ -29,6 +29,7 @@
 #include "strv.h"
 
 #define RULE_NAME_MAX 63               /* bytes in a rule name */
+#define RULE_PROFILES_MAX 256          /* bytes in the profile names of one rule */
 #define RULE_FILE_MAX_BYTES (1u << 20) /* one rule file */
 #define RULE_MAX_FILES 1000u           /* rule files per directory */
 #define RULE_MAX_RULES 10000u          /* rules per set */
@@ -109,6 +110,7 @@ struct rule {
     bool style;     /* "class style": says how the mail is written, names no gap */
     unsigned kinds; /* bit (1u << enum classifier_kind) per allowed kind; 0: any */
     bool off;       /* marked for other profiles than the set's: never holds */
+    char *profiles; /* the profile names it is marked for, space-separated; NULL: all */
     struct rule_cond *conds;
     size_t n_conds;
 };
@@ -123,6 +125,7 @@ struct rule_set {
     struct rule_prefilter *pf; /* required literals per pattern; NULL: none */
     unsigned ref_depth;        /* longest chain of combination references */
     char *profile;             /* the profile loaded for; NULL: CLASSIFIER_PROFILE_DEFAULT */
+    bool profile_named;        /* some file or rule names that profile */
 };
 
 struct rule_diag_entry {

@@ -37,8 +37,9 @@ struct parser {
     /* Attribute lines seen for cur, valid or not, so a bad line does not
      * also report the attribute as missing. */
     bool seen_describe, seen_score, seen_doc, seen_kind, seen_class, seen_cond, seen_profile;
-    bool file_profile; /* a file-level profile line was seen */
-    bool file_off;     /* and it does not name the set's profile */
+    bool file_profile;                     /* a file-level profile line was seen */
+    bool file_off;                         /* and it does not name the set's profile */
+    char file_profiles[RULE_PROFILES_MAX]; /* its names, space-separated */
 };
 
 static const struct {
@@ -127,6 +128,7 @@ rule_parse_release(struct rule *r)
     free(r->conds);
     free(r->describe);
     free(r->doc);
+    free(r->profiles);
     memset(r, 0, sizeof(*r));
 }
 
@@ -612,24 +614,37 @@ profile_name_valid(const char *s)
     return n > 0 && n <= RULE_NAME_MAX;
 }
 
-/* Reads the names after "profile"; *ret_off: none is the set's profile.
- * Returns false after reporting a problem. */
+/* Reads the names after "profile" into names (space-separated, for
+ * `slopctl rules`); *ret_off: none is the set's profile. Returns false
+ * after reporting a problem. */
 static bool
-parse_profile_names(struct parser *ps, char *p, bool *ret_off)
+parse_profile_names(struct parser *ps, char *p, char (*names)[RULE_PROFILES_MAX], bool *ret_off)
 {
     const char *want = ps->set->profile != NULL ? ps->set->profile : CLASSIFIER_PROFILE_DEFAULT;
     bool named = false, off = true;
+    size_t used = 0;
 
     while (!at_end(p)) {
         const char *w = next_word(&p);
+        size_t wl = strlen(w);
 
         if (!profile_name_valid(w)) {
             DIAG(ps, "bad profile name '%.40s' (a-z, 0-9, '-' and '_')", w);
             return false;
         }
+        if (used + wl + 2 > sizeof(*names)) {
+            DIAG(ps, "profile names longer than %d bytes in all", RULE_PROFILES_MAX - 1);
+            return false;
+        }
+        if (used > 0)
+            (*names)[used++] = ' ';
+        memcpy(*names + used, w, wl + 1);
+        used += wl;
         named = true;
-        if (strcmp(w, want) == 0)
+        if (strcmp(w, want) == 0) {
             off = false;
+            ps->set->profile_named = true;
+        }
     }
     if (!named) {
         DIAG(ps, "profile needs at least one name");
@@ -642,6 +657,7 @@ parse_profile_names(struct parser *ps, char *p, bool *ret_off)
 static int
 parse_profile(struct parser *ps, char *p)
 {
+    char names[RULE_PROFILES_MAX];
     bool off;
 
     if (ps->seen_profile) {
@@ -649,8 +665,13 @@ parse_profile(struct parser *ps, char *p)
         return 0;
     }
     ps->seen_profile = true;
-    if (parse_profile_names(ps, p, &off))
-        ps->cur->off = off;
+    if (!parse_profile_names(ps, p, &names, &off))
+        return 0;
+    free(ps->cur->profiles);
+    ps->cur->profiles = strdup(names);
+    if (ps->cur->profiles == NULL)
+        return -ENOMEM;
+    ps->cur->off = off;
     return 0;
 }
 
@@ -663,8 +684,10 @@ parse_file_profile(struct parser *ps, char *p)
         return 0;
     }
     ps->file_profile = true;
-    if (!parse_profile_names(ps, p, &ps->file_off))
+    if (!parse_profile_names(ps, p, &ps->file_profiles, &ps->file_off)) {
         ps->file_off = false;
+        ps->file_profiles[0] = '\0';
+    }
     return 0;
 }
 
@@ -739,6 +762,8 @@ parse_rule_line(struct parser *ps, char *p)
     ps->cur->line = ps->line;
     ps->cur->helper = strncmp(name, "__", 2) == 0;
     ps->cur->off = ps->file_off;
+    if (ps->file_profiles[0] != '\0' && (ps->cur->profiles = strdup(ps->file_profiles)) == NULL)
+        return -ENOMEM;
     ps->skipping = false;
     return 0;
 }

@@ -537,6 +537,12 @@ rule_set_count(const struct rule_set *set)
     return set != NULL ? set->n_rules : 0;
 }
 
+bool
+rule_set_names_profile(const struct rule_set *set)
+{
+    return set != NULL && set->profile_named;
+}
+
 int
 rule_set_info(const struct rule_set *set, size_t i, struct classifier_rule_info *ret)
 {
@@ -553,6 +559,10 @@ rule_set_info(const struct rule_set *set, size_t i, struct classifier_rule_info 
         .file_score = rule->file_score,
         .helper = rule->helper,
         .style = rule->style,
+        .description = rule->describe,
+        .doc = rule->doc,
+        .profiles = rule->profiles,
+        .off = rule->off,
     };
     return 0;
 }

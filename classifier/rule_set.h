@@ -60,4 +60,7 @@ int rule_set_info(const struct rule_set *set, size_t i, struct classifier_rule_i
 int rule_set_eval(const struct rule_set *set, const struct message *m, const char *doc_base,
                   unsigned max_hits, struct classifier_result *res);
 
+/* Whether a rule file or rule names the profile the set was loaded for. */
+bool rule_set_names_profile(const struct rule_set *set);
+
 #endif

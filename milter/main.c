@@ -845,6 +845,11 @@ run_daemon(struct snapshot *snap)
         }
     }
 
+    /* Detached without syslog, every later message (a refused StateDir
+     * included) would go nowhere: say so while stderr is still seen. */
+    if (!opts.foreground && !cfg->syslog)
+        fprintf(stderr, "slop-milter: warning: Syslog is no and -f is not given: once detached, "
+                        "nothing is logged (set Syslog yes, or run with -f)\n");
     if (!opts.foreground && daemon(0, 0) != 0) {
         fprintf(stderr, "slop-milter: cannot detach: %s\n", log_strerror(errno, eb, sizeof(eb)));
         status = EX_OSERR;

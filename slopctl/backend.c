@@ -13,6 +13,7 @@
 #include "config.h"
 #include "shared_state.h"
 #include "state.h"
+#include "state_db.h"
 #include "state_redis.h"
 
 static struct {
@@ -40,6 +41,12 @@ load_config(const char *path)
     be.password_file = be_cfg->redis_password_file;
     be.timeout_ms = be_cfg->redis_timeout;
     return 0;
+}
+
+uint32_t
+backend_learn_minimum(void)
+{
+    return be_cfg != NULL ? be_cfg->learn_minimum : STATE_LEARN_MINIMUM_DEFAULT;
 }
 
 int

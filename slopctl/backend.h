@@ -9,6 +9,7 @@
 #define SLOPCTL_BACKEND_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct state;
 
@@ -21,6 +22,9 @@ int backend_attach(struct state *st);
 
 /* Whether the shared tables live in Redis. */
 bool backend_is_redis(void);
+
+/* LearnMinimum of the -c configuration, else the state's default. */
+uint32_t backend_learn_minimum(void);
 
 /* Print the Redis side of db stats; 0 or a sysexits code. */
 int backend_stats(struct state *st);

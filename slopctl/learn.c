@@ -19,12 +19,14 @@
 #include <sysexits.h>
 #include <time.h>
 
+#include "backend.h"
 #include "classifier.h"
 #include "import.h"
 #include "learn.h"
 #include "mailbox.h"
 #include "output.h"
 #include "state.h"
+#include "state_db.h"
 #include "state_learn.h"
 
 #define LEARN_SYNC_EVERY 256
@@ -80,8 +82,29 @@ learn_message(void *ctx, const struct mailbox_msg *m)
     return 0;
 }
 
+/* Whether the LEARNED_* findings speak: each class needs minimum
+ * messages learned (LearnMinimum, state_lookup.c's gate). */
+static void
+learn_print_active(const struct state_learn_totals *t, uint32_t minimum)
+{
+    uint64_t slop = t->messages[STATE_LEARN_SLOP], genuine = t->messages[STATE_LEARN_GENUINE];
+
+    if (slop >= minimum && genuine >= minimum) {
+        printf("learned findings  active (LearnMinimum %lu per class)\n", (unsigned long)minimum);
+        return;
+    }
+    printf("learned findings  not active: ");
+    if (slop < minimum)
+        printf("%llu more slop", (unsigned long long)(minimum - slop));
+    if (slop < minimum && genuine < minimum)
+        printf(" and ");
+    if (genuine < minimum)
+        printf("%llu more genuine", (unsigned long long)(minimum - genuine));
+    printf(" messages to learn (LearnMinimum %lu per class)\n", (unsigned long)minimum);
+}
+
 static int
-learn_stats(struct state *st, const char *dir)
+learn_stats(struct state *st, const char *dir, uint32_t minimum)
 {
     struct state_learn_totals t;
     char buf[128];
@@ -95,6 +118,7 @@ learn_stats(struct state *st, const char *dir)
     printf("slop messages     %llu\n", (unsigned long long)t.messages[STATE_LEARN_SLOP]);
     printf("genuine messages  %llu\n", (unsigned long long)t.messages[STATE_LEARN_GENUINE]);
     printf("tokens            %llu\n", (unsigned long long)t.tokens);
+    learn_print_active(&t, minimum);
     return fflush(stdout) == 0 ? 0 : EX_IOERR;
 }
 
@@ -119,20 +143,19 @@ int
 learn_cmd(int argc, char **argv, bool forget, const char *(*rules_resolve)(const char *opt))
 {
     static const struct option longopts[] = {
-        {"slop", no_argument, NULL, 's'},
-        {"genuine", no_argument, NULL, 'g'},
-        {"stats", no_argument, NULL, 'S'},
-        {"state", required_argument, NULL, 'd'},
-        {"rules", required_argument, NULL, 'r'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"slop", no_argument, NULL, 's'},        {"genuine", no_argument, NULL, 'g'},
+        {"stats", no_argument, NULL, 'S'},       {"state", required_argument, NULL, 'd'},
+        {"rules", required_argument, NULL, 'r'}, {"learn-minimum", required_argument, NULL, 'M'},
+        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
     };
     struct output_diag_sink sink = {.f = stderr};
     struct learn_run lr = {.cls = -1, .now = time(NULL)};
     struct classifier *c = NULL;
     const char *state_dir = NULL, *rules = NULL;
     bool stats = false;
-    char buf[128];
+    uint32_t minimum = backend_learn_minimum();
+    unsigned long v;
+    char buf[128], *end;
     int opt, r, ret = 0;
 
     while ((opt = getopt_long(argc, argv, "r:h", longopts, NULL)) != -1) {
@@ -154,9 +177,20 @@ learn_cmd(int argc, char **argv, bool forget, const char *(*rules_resolve)(const
         case 'r':
             rules = optarg;
             break;
+        case 'M':
+            errno = 0;
+            v = strtoul(optarg, &end, 10);
+            if (*optarg < '0' || *optarg > '9' || *end != '\0' || errno != 0 || v == 0 ||
+                v > STATE_LEARN_MINIMUM_MAX) {
+                fprintf(stderr, "slopctl: bad --learn-minimum '%s', expected 1 to %u\n", optarg,
+                        STATE_LEARN_MINIMUM_MAX);
+                return EX_USAGE;
+            }
+            minimum = (uint32_t)v;
+            break;
         case 'h':
             printf("usage: slopctl learn (--slop | --genuine) [--state DIR] [--rules DIR] PATH...\n"
-                   "       slopctl learn --stats [--state DIR]\n"
+                   "       slopctl learn --stats [--state DIR] [--learn-minimum N]\n"
                    "       slopctl forget [--state DIR] [--rules DIR] PATH...\n");
             return 0;
         default:
@@ -173,7 +207,7 @@ learn_cmd(int argc, char **argv, bool forget, const char *(*rules_resolve)(const
         r = import_open_state(state_dir, STATE_READONLY, &lr.st);
         if (r != 0)
             return r;
-        ret = learn_stats(lr.st, state_dir);
+        ret = learn_stats(lr.st, state_dir, minimum);
         state_close(lr.st);
         return ret;
     }

@@ -51,6 +51,36 @@ walker_error(struct walker *w, const char *file, size_t index, int errnum)
     w->err(w->ctx, file, index, text);
 }
 
+/*
+ * Mail starts with a header field (RFC 5322 2.2: a name of printable
+ * ASCII but ':', then ':'). An empty file, a binary or a note has none:
+ * scanning it would give a verdict about something that is not mail.
+ */
+static bool
+is_mail(const char *p, size_t len)
+{
+    size_t n = 0;
+
+    while (n < len && n < MAILBOX_MAX_FIELD_NAME && p[n] > ' ' && p[n] < 127 && p[n] != ':')
+        n++;
+    while (n > 0 && n < len && (p[n] == ' ' || p[n] == '\t'))
+        n++;
+    return n > 0 && n < len && p[n] == ':';
+}
+
+/* Hands m to the caller, or reports it when it is not mail. */
+static int
+walker_deliver(struct walker *w, const struct mailbox_msg *m)
+{
+    if (!is_mail(m->data, m->len)) {
+        w->err(w->ctx, m->file, m->index,
+               m->len == 0 ? "empty, not a mail message"
+                           : "not a mail message (it does not start with a header field)");
+        return 0;
+    }
+    return w->fn(w->ctx, m);
+}
+
 static bool
 starts_with_from(const char *p, const char *end)
 {
@@ -149,7 +179,7 @@ walk_mbox(struct walker *w, const char *file, const char *buf, size_t len)
             m.data = msg;
             m.len = mlen;
         }
-        r = w->fn(w->ctx, &m);
+        r = walker_deliver(w, &m);
         free(copy);
     next:
         index++;
@@ -266,7 +296,7 @@ walk_file(struct walker *w, const char *path, bool nofollow)
         r = walk_mbox(w, path, data, len);
     } else {
         struct mailbox_msg m = {.file = path, .data = data, .len = len};
-        r = w->fn(w->ctx, &m);
+        r = walker_deliver(w, &m);
     }
 out:
     if (map != NULL)

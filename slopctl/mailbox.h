@@ -17,6 +17,8 @@
 #define MAILBOX_MAX_FILE_BYTES ((size_t)1 << 30)
 /* Directory levels below a PATH that are still walked. */
 #define MAILBOX_MAX_DEPTH 16
+/* Longest header field name looked for at a message's start. */
+#define MAILBOX_MAX_FIELD_NAME 998
 
 struct mailbox_msg {
     const char *file; /* the path the message came from */
@@ -53,6 +55,8 @@ typedef void mailbox_error_fn(void *ctx, const char *file, size_t index, const c
  *    directories are skipped, and so are files named *.md or *.csv (the
  *    notes and indices that sit beside mail in corpus folders). Symbolic
  *    links to directories below path are not followed.
+ * A message that does not start with a header field (an empty file, a
+ * binary) is reported through err and not handed to fn.
  * Returns 0 when the walk finished (errors, if any, were reported through
  * err), or the negative value fn returned to stop it.
  */

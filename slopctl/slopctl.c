@@ -63,6 +63,7 @@ static const char usage_text[] =
     "       slopctl report [-o FILE.html] [--mask-senders] [the options of scan but --json,\n"
     "                      --only-actions, --record] PATH...\n"
     "       slopctl lint [--rules DIR] [--scores FILE]\n"
+    "       slopctl rules [--rules DIR] [--scores FILE] [--project NAME] [--doc-base URL]\n"
     "       slopctl fit [--rules DIR] [-o FILE] [--folds K|all] [--fp-limit P] [--plot-dir DIR]\n"
     "                   [--lambda L] [--scale S] [--max-score N] [--seed N]\n"
     "                   [--slop-weight W] [--threshold tag=N] [--threshold reply=N]\n"
@@ -73,7 +74,7 @@ static const char usage_text[] =
     "       slopctl db (stats | check | recover NEWDIR | prune [--days N] | dump FILE |\n"
     "                   load FILE) [--state DIR]\n"
     "       slopctl learn (--slop | --genuine) [--state DIR] [--rules DIR] PATH...\n"
-    "       slopctl learn --stats [--state DIR]\n"
+    "       slopctl learn --stats [--state DIR] [--learn-minimum N]\n"
     "       slopctl forget [--state DIR] [--rules DIR] PATH...\n"
     "       slopctl version\n"
     "       slopctl help\n";
@@ -126,7 +127,10 @@ static const char usage_details[] =
     "  -o, --output FILE        write it to FILE (default: standard output)\n"
     "      --mask-senders       show From: and Message-ID by their domain only\n"
     "                           (a report shown beyond the team)\n"
-    "lint   check every rule and scores file; print file:line: reason for each problem\n"
+    "lint   check every rule and scores file; print file:line: reason for each problem,\n"
+    "       or OK\n"
+    "rules  list the rules: name, score in effect, class, profiles, description and\n"
+    "       documentation link, tab-separated (off: marked for other profiles)\n"
     "fit    fit the rules' scores to labelled mail, cross-validate them and\n"
     "       write a scores file (-o FILE); see slopctl(1) and docs/scoring.md\n"
     "import index a source tree, merged fixes (git log -p) or MAINTAINERS\n"
@@ -161,6 +165,17 @@ usage_error(const char *fmt, ...)
     va_end(ap);
     fputs("\ntry 'slopctl help'\n", stderr);
     return EX_USAGE;
+}
+
+/* A command's -h (0 after the usage), or an option getopt refused. */
+static int
+help_or_bad_option(int opt, const char *cmd)
+{
+    if (opt == 'h') {
+        usage(stdout);
+        return 0;
+    }
+    return usage_error("bad option for '%s'", cmd);
 }
 
 static const char *
@@ -198,9 +213,9 @@ patterns_parse(char *arg, const char **v, size_t max)
     return 0;
 }
 
-/* ACTION=N, e.g. "reject=12.5". */
+/* ACTION=N, e.g. "reject=12.5"; sets bit 1 << ACTION in *given. */
 static int
-threshold_parse(const char *arg, struct classifier_thresholds *t)
+threshold_parse(const char *arg, struct classifier_thresholds *t, unsigned *given)
 {
     enum classifier_action action;
     const char *eq = strchr(arg, '=');
@@ -220,6 +235,33 @@ threshold_parse(const char *arg, struct classifier_thresholds *t)
     if (end == eq + 1 || *end != '\0' || errno != 0 || !isfinite(v))
         return -EINVAL;
     t->score[action] = v;
+    *given |= 1u << action;
+    return 0;
+}
+
+/* The enabled thresholds given (bit 1 << action in given) must rise
+ * with their action's severity, as the daemon's configuration requires:
+ * an inverted pair would answer or hold mail that is not even tagged. A
+ * given one against a default is left alone ("reject=12" means "reject
+ * from 12", whatever quarantine's default). 0, or -EINVAL after a
+ * message. */
+static int
+thresholds_check(const struct classifier_thresholds *t, unsigned given)
+{
+    for (int i = CLASSIFIER_ACTION_TAG + 1; i < CLASSIFIER_ACTION__COUNT; i++) {
+        if (t->score[i] <= 0 || !(given & (1u << i)))
+            continue;
+        for (int j = CLASSIFIER_ACTION_TAG; j < i; j++) {
+            if ((given & (1u << j)) && t->score[j] > 0 && t->score[i] < t->score[j]) {
+                fprintf(stderr,
+                        "slopctl: threshold %s=%g is below %s=%g; enabled thresholds must rise "
+                        "with severity (tag, reply, quarantine, reject)\n",
+                        classifier_action_name((enum classifier_action)i), t->score[i],
+                        classifier_action_name((enum classifier_action)j), t->score[j]);
+                return -EINVAL;
+            }
+        }
+    }
     return 0;
 }
 
@@ -419,7 +461,7 @@ cmd_scan(int argc, char **argv, bool as_html)
     const char *rules = NULL, *state_dir = NULL, *html_path = NULL;
     const char *report_rcpt[CLASSIFIER_MAX_PATTERNS + 1];
     bool no_state = false, mask_senders = false;
-    unsigned walk_flags = 0;
+    unsigned walk_flags = 0, thresholds_given = 0;
     char *end;
     char buf[128];
     int opt, r, i, ret;
@@ -437,7 +479,7 @@ cmd_scan(int argc, char **argv, bool as_html)
             rules = optarg;
             break;
         case 't':
-            if (threshold_parse(optarg, &opts.thresholds) < 0)
+            if (threshold_parse(optarg, &opts.thresholds, &thresholds_given) < 0)
                 return usage_error("bad threshold '%s', expected ACTION=N with ACTION one of "
                                    "tag, reply, quarantine, reject",
                                    optarg);
@@ -526,6 +568,8 @@ cmd_scan(int argc, char **argv, bool as_html)
     if (optind >= argc)
         return usage_error("%s needs at least one PATH (- for standard input)",
                            as_html ? "report" : "scan");
+    if (thresholds_check(&opts.thresholds, thresholds_given) < 0)
+        return EX_USAGE;
     if (as_html && (s.out.format == OUTPUT_JSON || s.out.only_actions || s.record))
         return usage_error("report takes no --json, --only-actions or --record");
     if (!as_html && (html_path != NULL || mask_senders))
@@ -584,6 +628,9 @@ cmd_scan(int argc, char **argv, bool as_html)
         r = mailbox_walk(argv[i], walk_flags, scan_message, scan_error, &s);
     if (r == 0 && as_html)
         r = report_finish(s.report, html_path);
+    if (r == 0 && html_path != NULL)
+        fprintf(stderr, "slopctl: wrote %s (%lu message%s, %lu not scanned)\n", html_path,
+                s.scanned, s.scanned == 1 ? "" : "s", s.failed);
     if (fflush(stdout) != 0 && r == 0)
         r = errno != 0 ? -errno : -EIO;
     if (r == 0 && ferror(stdout))
@@ -628,11 +675,8 @@ cmd_lint(int argc, char **argv)
         case 's':
             scores = optarg;
             break;
-        case 'h':
-            usage(stdout);
-            return 0;
         default:
-            return usage_error("bad option for 'lint'");
+            return help_or_bad_option(opt, "lint");
         }
     }
     if (optind < argc)
@@ -647,6 +691,8 @@ cmd_lint(int argc, char **argv)
     }
     if (n > 0)
         printf("%d problem%s\n", n, n == 1 ? "" : "s");
+    else
+        printf("%s: OK\n", rules);
     if (fflush(stdout) != 0)
         return EX_IOERR;
     return n > 0 ? 1 : 0;
@@ -662,6 +708,117 @@ state_damaged_now(const char *dir, const char *reason)
     _exit(EX_CANTCREAT);
 }
 
+/* A rule's link as its hits show it: "@/" under the document base, or
+ * "-" when the profile has none. */
+static void
+print_doc(const char *doc, const char *base)
+{
+    if (doc == NULL || (strncmp(doc, "@/", 2) == 0 && *base == '\0'))
+        fputs("-", stdout);
+    else if (strncmp(doc, "@/", 2) == 0)
+        printf("%s%s%s", base, base[strlen(base) - 1] == '/' ? "" : "/", doc + 2);
+    else
+        fputs(doc, stdout);
+}
+
+static int
+cmd_rules(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"rules", required_argument, NULL, 'r'},   {"scores", required_argument, NULL, 's'},
+        {"project", required_argument, NULL, 'P'}, {"doc-base", required_argument, NULL, 'd'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+    };
+    struct output_diag_sink sink = {.f = stderr};
+    struct classifier_options opts;
+    struct classifier *c = NULL;
+    const char *rules = NULL;
+    int opt, r;
+
+    classifier_options_default(&opts);
+    while ((opt = getopt_long(argc, argv, "r:h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'r':
+            rules = optarg;
+            break;
+        case 's':
+            opts.scores_file = optarg;
+            break;
+        case 'P':
+            opts.profile = optarg;
+            break;
+        case 'd':
+            opts.doc_base = optarg;
+            break;
+        default:
+            return help_or_bad_option(opt, "rules");
+        }
+    }
+    if (optind < argc)
+        return usage_error("rules takes no arguments, got '%s'", argv[optind]);
+    rules = rules_dir_resolve(rules);
+    r = classifier_new(rules, &opts, output_diag, &sink, &c);
+    if (r < 0) {
+        if (sink.count == 0)
+            fprintf(stderr, "slopctl: cannot load rules from '%s': %s\n", rules, strerror(-r));
+        return EX_CONFIG;
+    }
+    printf("# name\tscore\tclass\tprofiles\tdescription\tdoc\n");
+    for (size_t i = 0; i < classifier_rule_count(c); i++) {
+        struct classifier_rule_info ri;
+
+        if (classifier_rule_info(c, i, &ri) < 0 || ri.helper)
+            continue;
+        printf("%s\t%.2f\t%s\t%s%s\t%s\t", ri.name, ri.score, ri.style ? "style" : "substance",
+               ri.profiles != NULL ? ri.profiles : "all", ri.off ? " (off)" : "",
+               ri.description != NULL ? ri.description : "");
+        print_doc(ri.doc, classifier_doc_base(c));
+        putchar('\n');
+    }
+    classifier_free(c);
+    return fflush(stdout) == 0 && !ferror(stdout) ? 0 : EX_IOERR;
+}
+
+/* The command closest to a misspelt one (edit distance at most 2), or
+ * NULL: "scna" gives "scan". */
+static const char *
+command_near(const char *word)
+{
+    static const char *const commands[] = {"scan", "report", "lint",   "rules",   "import", "db",
+                                           "fit",  "learn",  "forget", "version", "help"};
+    const char *best = NULL;
+    size_t best_d = 3, wl = strlen(word);
+
+    if (wl > 16)
+        return NULL;
+    for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++) {
+        const char *c = commands[k];
+        size_t cl = strlen(c), row[17], prev, tmp;
+
+        /* Damerau-free Levenshtein over one row: both words are short. */
+        for (size_t j = 0; j <= cl; j++)
+            row[j] = j;
+        for (size_t i = 1; i <= wl; i++) {
+            prev = row[0];
+            row[0] = i;
+            for (size_t j = 1; j <= cl; j++) {
+                size_t sub = prev + (word[i - 1] != c[j - 1]);
+
+                tmp = row[j];
+                row[j] = row[j] + 1 < row[j - 1] + 1 ? row[j] + 1 : row[j - 1] + 1;
+                if (sub < row[j])
+                    row[j] = sub;
+                prev = tmp;
+            }
+        }
+        if (row[cl] < best_d) {
+            best_d = row[cl];
+            best = c;
+        }
+    }
+    return best;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -669,12 +826,13 @@ main(int argc, char **argv)
     static char scan_name[] = "slopctl scan";
     static char report_name[] = "slopctl report";
     static char lint_name[] = "slopctl lint";
+    static char rules_name[] = "slopctl rules";
     static char import_name[] = "slopctl import";
     static char db_name[] = "slopctl db";
     static char fit_name[] = "slopctl fit";
     static char learn_name[] = "slopctl learn";
     static char forget_name[] = "slopctl forget";
-    const char *cmd;
+    const char *cmd, *near;
     int r;
 
     state_on_damage(state_damaged_now);
@@ -697,6 +855,10 @@ main(int argc, char **argv)
     if (strcmp(cmd, "lint") == 0) {
         argv[1] = lint_name;
         return cmd_lint(argc - 1, argv + 1);
+    }
+    if (strcmp(cmd, "rules") == 0) {
+        argv[1] = rules_name;
+        return cmd_rules(argc - 1, argv + 1);
     }
     if (strcmp(cmd, "import") == 0) {
         argv[1] = import_name;
@@ -722,7 +884,12 @@ main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    fprintf(stderr, "slopctl: unknown command '%s'\n", cmd);
-    usage(stderr);
+    near = command_near(cmd);
+    /* One line: the usage text would bury it. */
+    if (near != NULL)
+        fprintf(stderr, "slopctl: unknown command '%s', did you mean '%s'? (slopctl help)\n", cmd,
+                near);
+    else
+        fprintf(stderr, "slopctl: unknown command '%s' (slopctl help lists them)\n", cmd);
     return EX_USAGE;
 }

@@ -150,6 +150,7 @@ struct state_lookup_options {
 
 /* As SpamAssassin's bayes_min_spam_num and bayes_min_ham_num. */
 #define STATE_LEARN_MINIMUM_DEFAULT 200
+#define STATE_LEARN_MINIMUM_MAX 10000000 /* LearnMinimum's and --learn-minimum's upper bound */
 
 struct state_lookup {
     struct classifier_lookup lookup; /* pass &lookup in the envelope */

@@ -59,6 +59,9 @@ case_ duplicate-key 78 '@CONF@:3: duplicate key .Mode. \(first set at line 2\)' 
     "${R}Mode monitor\nMode enforce\n"
 case_ missing-value 78 '@CONF@:2: missing value for .Mode.' "${R}Mode\n"
 case_ unknown-user 67 'UserID: no user .slop-no-such-user.' "${R}UserID slop-no-such-user\n"
+# A profile that no rule file names is a typo: the kernel's rules would
+# be off without a word.
+case_ unknown-profile 78 'unknown profile .linux.: no rule file names it' "${R}Project linux\n"
 case_ relative-path 78 '@CONF@:1: RulesDir: .relative/rules. is not an absolute path' \
     "RulesDir relative/rules\n"
 
@@ -112,6 +115,35 @@ else
     echo "FAIL: good configuration refused:"
     cat "$work/err"
 fi
+
+# Detached with Syslog no there is nowhere to log: said on stderr before
+# it detaches. The detached daemon is stopped by its PidFile's pid.
+printf '%b' "${R}Syslog no\nSocket unix:$work/nolog.sock\nStateDir $work/nolog-state\nPidFile $work/nolog.pid\nReplyEnable no\n" \
+    >"$work/nolog.conf"
+"$bin" -c "$work/nolog.conf" >/dev/null 2>"$work/err"
+rc=$?
+n=0
+while [ ! -s "$work/nolog.pid" ] && [ "$n" -lt 100 ]; do
+    sleep 0.1
+    n=$((n + 1))
+done
+if [ -s "$work/nolog.pid" ]; then
+    pid=$(cat "$work/nolog.pid")
+    kill "$pid" 2>/dev/null
+    n=0
+    while kill -0 "$pid" 2>/dev/null && [ "$n" -lt 50 ]; do
+        sleep 0.1
+        n=$((n + 1))
+    done
+    kill -9 "$pid" 2>/dev/null
+fi
+said=no
+[ "$rc" -eq 0 ] && grep -q 'Syslog is no and -f is not given: once detached, nothing is logged' \
+    "$work/err" && said=yes
+case $said in
+yes) passed=$((passed + 1)) && echo "ok: no log destination: said at start" ;;
+*) failed=$((failed + 1)) && echo "FAIL: no log destination: exit $rc, stderr:" && cat "$work/err" ;;
+esac
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -267,10 +267,21 @@ check "no path readable: exit 66 (EX_NOINPUT)" rc_is 66
 
 : >"$T/empty.eml"
 run scan --json --rules "$T/rules" "$T/empty.eml"
-check "empty file: no crash, valid output" sh -c "[ $rc -le 1 ] && python3 -c '
+check "empty file: not mail, exit 66, an error object" sh -c "[ $rc -eq 66 ] && python3 -c '
 import json, sys
-for line in open(sys.argv[1]): json.loads(line)
+L = [json.loads(line) for line in open(sys.argv[1])]
+assert len(L) == 1 and \"error\" in L[0], L
 ' '$T/out'"
+check "empty file: one line on stderr" sh -c \
+    "[ \$(wc -l <'$T/err') -eq 1 ] && grep -q 'empty, not a mail message' '$T/err'"
+printf '\177ELF\002\001\001\000\000\000binary' >"$T/prog"
+run scan --rules "$T/rules" "$T/prog" "$T/one.eml"
+check "a binary: not mail, the rest scanned, exit 1" sh -c \
+    "[ $rc -eq 1 ] && grep -q 'prog: not a mail message' '$T/err' && grep -q 'one@example.org' '$T/out'"
+printf 'just a note\nwith no header\n' >"$T/note.txt"
+run learn --slop --state "$T/notestate" --rules "$T/rules" "$T/note.txt"
+check "learn: a file that is not mail is not learned (exit 66)" sh -c \
+    "[ $rc -eq 66 ] && grep -q 'note.txt: not a mail message' '$T/err'"
 
 # hostile header text: quotes, backslashes, control characters, bad UTF-8
 {
@@ -295,6 +306,16 @@ run scan --rules "$T/rules"
 check "scan without PATH: exit 64" rc_is 64
 run frobnicate
 check "unknown command: exit 64" rc_is 64
+run scna "$T/one.eml"
+check "misspelt command: exit 64, one line naming the command meant" sh -c \
+    "[ $rc -eq 64 ] && [ \$(wc -l <'$T/err') -eq 1 ] && grep -q \"unknown command 'scna', did you mean 'scan'\" '$T/err'"
+run scan --rules "$T/rules" --threshold tag=5 --threshold reply=3 "$T/one.eml"
+check "inverted thresholds (reply below tag): exit 64, one line" sh -c \
+    "[ $rc -eq 64 ] && [ \$(wc -l <'$T/err') -eq 1 ] && grep -q 'reply=3 is below tag=5' '$T/err' && [ ! -s '$T/out' ]"
+run scan --rules "$T/rules" --threshold tag=5 --threshold reply=0 --threshold reject=4 "$T/one.eml"
+check "inverted thresholds (reject below tag, reply off): exit 64" rc_is 64
+run scan --rules "$T/rules" --threshold tag=5 --threshold reply=0 --threshold quarantine=6 "$T/one.eml"
+check "a disabled threshold between rising ones: accepted" rc_is 0
 run
 check "no command: exit 64" rc_is 64
 run help
@@ -364,8 +385,28 @@ check "--project generic: its rules, no kernel links" jcheck \
 run scan --json --no-state --rules "$T/prules" --project generic --doc-base https://docs.example.org/ "$T/sec.eml"
 check "--project generic --doc-base: links to the site's documents" jcheck \
     "[h['doc'] for h in L[0]['hits'] if h['rule'] == 'TEST_ALL'] == ['https://docs.example.org/process/frob.html']"
+cat >"$T/prules/30-site.rules" <<'EOF'
+rule TEST_SITE
+    describe  the site's own
+    score     0.5
+    profile   example-site
+    match     body /no such word here/
+EOF
 run scan --json --no-state --rules "$T/prules" --project example-site "$T/sec.eml"
 check "--project of a site: only unmarked rules" jcheck "[h['rule'] for h in L[0]['hits']] == ['TEST_ALL']"
+run scan --json --no-state --rules "$T/prules" --project linux "$T/sec.eml"
+check "--project no rule file names (a typo): exit 78, nothing scanned" sh -c \
+    "[ $rc -eq 78 ] && grep -q \"unknown profile 'linux'\" '$T/err' && [ ! -s '$T/out' ]"
+run rules --rules "$T/prules" --project example-site
+check "rules: name, score, class, profiles (off under this one), description, link" sh -c \
+    "grep -qx 'TEST_KERNEL	0.50	substance	kernel (off)	kernel only	-' '$T/out' &&
+     grep -qx 'TEST_SITE	0.50	substance	example-site	the site'\''s own	-' '$T/out' &&
+     grep -qx 'TEST_ALL	0.50	substance	all	every profile	-' '$T/out'"
+run rules --rules "$T/prules"
+check "rules: kernel links under the kernel profile" \
+    grep -qx 'TEST_ALL	0.50	substance	all	every profile	https://docs.kernel.org/process/frob.html' "$T/out"
+run rules --rules "$T/prules" --project linux
+check "rules: an unknown profile refused (exit 78)" rc_is 78
 run scan --rules "$T/prules" --project Kernel "$T/sec.eml"
 check "--project with upper case: exit 64" rc_is 64
 
@@ -380,7 +421,10 @@ check "lint bad rules: non-zero exit" sh -c "[ $rc -ne 0 ] && [ $rc -lt 64 ]"
 check "lint bad rules: file:line: reason and a count" sh -c \
     "grep -Eq '10-bad\\.rules:[0-9]+: .+' '$T/out' && grep -Eq '^[1-9][0-9]* problems?$' '$T/out'"
 run lint --rules "$T/rules"
-check "lint good rules: exit 0, silent" sh -c "[ $rc -eq 0 ] && [ ! -s '$T/out' ]"
+check "lint good rules: exit 0, says OK" sh -c "[ $rc -eq 0 ] && grep -qx '$T/rules: OK' '$T/out'"
+run report --no-state --rules "$T/rules" -o "$T/r.html" "$T/one.eml"
+check "report -o: names the file it wrote" sh -c \
+    "[ $rc -eq 0 ] && [ -s '$T/r.html' ] && grep -q 'wrote $T/r.html (1 message, 0 not scanned)' '$T/err'"
 SLOP_RULES_DIR=$T/badrules "$SLOPCTL" lint >"$T/out" 2>"$T/err"
 rc=$?
 check "lint: \$SLOP_RULES_DIR is used when --rules is absent" sh -c "[ $rc -eq 1 ]"

@@ -127,6 +127,13 @@ scan_hits 8 "$T/test-slop" >"$T/out"
 check "speaks at --learn-minimum" grep -q LEARNED_SLOP_ "$T/out"
 scan_hits 200 "$T/test-slop" >"$T/out"
 check "default-like minimum 200: silent" sh -c "! grep -q LEARNED_ '$T/out'"
+"$SLOPCTL" learn --stats --state "$S" --learn-minimum 9 >"$T/out" 2>"$T/err"
+check "learn --stats: not active, how many more of each class" grep -qx \
+    'learned findings  not active: 1 more slop and 1 more genuine messages to learn (LearnMinimum 9 per class)' \
+    "$T/out"
+"$SLOPCTL" learn --stats --state "$S" --learn-minimum 8 >"$T/out" 2>"$T/err"
+check "learn --stats: active at the minimum" grep -qx \
+    'learned findings  active (LearnMinimum 8 per class)' "$T/out"
 
 # ---- schema and prune ----
 "$SLOPCTL" db stats --state "$S" >"$T/out" 2>"$T/err"

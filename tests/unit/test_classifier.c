@@ -449,7 +449,22 @@ static const char profile_combo_rules[] = "rule NOT_KERNEL\n"
                                           "    describe not kernel\n"
                                           "    score 0\n"
                                           "    match body /bar/\n"
-                                          "    none_of KERNEL_ONLY\n";
+                                          "    none_of KERNEL_ONLY\n"
+                                          "rule SITE_ONLY\n"
+                                          "    describe a site's own\n"
+                                          "    score 1\n"
+                                          "    profile example-site other-site\n"
+                                          "    match body /no such text/\n";
+
+/* The two profile fixtures into dir, their paths into p1 and p2. */
+static void
+write_profile_rules(const char *dir, char (*p1)[160], char (*p2)[160])
+{
+    snprintf(*p1, sizeof(*p1), "%s/20-profile.rules", dir);
+    snprintf(*p2, sizeof(*p2), "%s/30-combo.rules", dir);
+    write_file(*p1, profile_rules);
+    write_file(*p2, profile_combo_rules);
+}
 
 static const struct classifier_hit *
 hit_of(const struct classifier_result *res, const char *rule)
@@ -479,10 +494,7 @@ test_profiles(void **state)
     struct fixture *fx = *state;
     char p1[160], p2[160];
 
-    snprintf(p1, sizeof(p1), "%s/20-profile.rules", fx->dir);
-    snprintf(p2, sizeof(p2), "%s/30-combo.rules", fx->dir);
-    write_file(p1, profile_rules);
-    write_file(p2, profile_combo_rules);
+    write_profile_rules(fx->dir, &p1, &p2);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct classifier_options opts;
         struct classifier *c = NULL;
@@ -505,6 +517,65 @@ test_profiles(void **state)
         else
             assert_string_equal(h->doc, cases[i].doc);
         classifier_result_free(res);
+        classifier_free(c);
+    }
+    unlink(p1);
+    unlink(p2);
+}
+
+static void
+keep_reason(void *ctx, const struct classifier_diag *d)
+{
+    char *reason = ctx;
+
+    snprintf(reason, sizeof(((struct classifier_diag *)0)->reason), "%s", d->reason);
+}
+
+/* A profile no rule names and that is not shipped is a typo ("linux"):
+ * refused with one diagnostic. The profiles each rule is marked for are
+ * in its info, for `slopctl rules`. */
+static void
+test_unknown_profile(void **state)
+{
+    static const struct {
+        const char *profile;
+        int want;
+    } cases[] = {
+        {"linux", -ENOENT}, {"kernel", 0}, {"generic", 0}, {"other-site", 0}, {"Kernel", -ENOENT},
+    };
+    struct fixture *fx = *state;
+    char p1[160], p2[160], reason[256];
+
+    write_profile_rules(fx->dir, &p1, &p2);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct classifier_options opts;
+        struct classifier *c = NULL;
+
+        print_message("case %zu: %s\n", i, cases[i].profile);
+        classifier_options_default(&opts);
+        opts.profile = cases[i].profile;
+        reason[0] = '\0';
+        assert_int_equal(classifier_new(fx->dir, &opts, keep_reason, reason, &c), cases[i].want);
+        if (cases[i].want < 0) {
+            assert_null(c);
+            assert_non_null(strstr(reason, "unknown profile"));
+            assert_non_null(strstr(reason, cases[i].profile));
+            continue;
+        }
+        for (size_t k = 0; k < classifier_rule_count(c); k++) {
+            struct classifier_rule_info ri;
+
+            assert_int_equal(classifier_rule_info(c, k, &ri), 0);
+            if (strcmp(ri.name, "SITE_ONLY") == 0) {
+                assert_string_equal(ri.profiles, "example-site other-site");
+                assert_string_equal(ri.description, "a site's own");
+                assert_int_equal(ri.off, strcmp(cases[i].profile, "other-site") != 0);
+            } else if (strcmp(ri.name, "KERNEL_ONLY") == 0) {
+                assert_string_equal(ri.profiles, "kernel");
+            } else if (strcmp(ri.name, "NOT_KERNEL") == 0) {
+                assert_null(ri.profiles);
+            }
+        }
         classifier_free(c);
     }
     unlink(p1);
@@ -695,6 +766,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_oversize_is_truncated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lint, setup, teardown),
         cmocka_unit_test_setup_teardown(test_profiles, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unknown_profile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_report_routing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_headers_region, setup, teardown),
         cmocka_unit_test_setup_teardown(test_series_root, setup, teardown),
