@@ -20,13 +20,11 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "buildtree.h"
 #include "config_internal.h"
 
 #ifndef SLOP_DEFAULT_RULES_DIR
 #define SLOP_DEFAULT_RULES_DIR "/usr/share/slop-milter/rules"
-#endif
-#ifndef SLOP_BUILD_DIR
-#define SLOP_BUILD_DIR "."
 #endif
 
 #define CONFIG_FILE_MAX (1u << 20) /* a configuration file larger than this is refused */
@@ -348,12 +346,6 @@ key_find(const char *name)
     return NULL;
 }
 
-static bool
-dir_writable(const char *dir)
-{
-    return dir != NULL && *dir != '\0' && access(dir, W_OK | X_OK) == 0;
-}
-
 /* The first entry of a systemd colon-separated directory list. */
 static void
 first_dir(const char *list, char *buf, size_t size)
@@ -377,10 +369,10 @@ computed_default(struct config *cfg, const struct key *k, const struct config_pa
             snprintf(dir, sizeof(dir), "%s", paths->runtime_dir);
         else if ((env = getenv("RUNTIME_DIRECTORY")) != NULL && *env == '/')
             first_dir(env, dir, sizeof(dir));
-        else if (dir_writable("/run/slop-milter"))
-            snprintf(dir, sizeof(dir), "/run/slop-milter");
+        else if (buildtree_dir() != NULL) /* make run: the build tree's own */
+            snprintf(dir, sizeof(dir), "%s", buildtree_dir());
         else
-            snprintf(dir, sizeof(dir), "%s", SLOP_BUILD_DIR);
+            snprintf(dir, sizeof(dir), "/run/slop-milter");
         snprintf(buf, sizeof(buf), "local:%s/slop-milter.sock", dir);
         if (!config_socket_valid(buf)) /* a path too long for sun_path */
             snprintf(buf, sizeof(buf), "local:/tmp/slop-milter.sock");
@@ -394,10 +386,10 @@ computed_default(struct config *cfg, const struct key *k, const struct config_pa
             snprintf(dir, sizeof(dir), "%s", paths->state_dir);
         else if ((env = getenv("STATE_DIRECTORY")) != NULL && *env == '/')
             first_dir(env, dir, sizeof(dir));
-        else if (geteuid() == 0)
-            snprintf(dir, sizeof(dir), "/var/lib/slop-milter");
+        else if (buildtree_dir() != NULL) /* whoever runs it: never the system's */
+            snprintf(dir, sizeof(dir), "%s/var/state", buildtree_dir());
         else
-            snprintf(dir, sizeof(dir), "%s/var/state", SLOP_BUILD_DIR);
+            snprintf(dir, sizeof(dir), "/var/lib/slop-milter");
         return replace_string(&cfg->state_dir, dir);
     }
     if (k->offset == offsetof(struct config, reply_from)) {

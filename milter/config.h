@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 struct sockaddr;
 
@@ -232,5 +233,16 @@ void config_write_effective(const struct config *cfg, FILE *f);
  */
 int config_check_sendmail(const struct config *cfg, struct config_error *err);
 int config_check_state_parent(const struct config *cfg, struct config_error *err);
+
+/*
+ * StateDir and its files belong to uid, the user the daemon runs as (a
+ * directory `make run` made as root does not): 0, or -EACCES with err
+ * naming the path, its owner and the chown to run. Always 0 for root.
+ */
+int config_check_state_owner(const struct config *cfg, uid_t uid, gid_t gid,
+                             struct config_error *err);
+
+/* "user:group" for uid and gid, numbers where they have no name. */
+void config_owner_name(uid_t uid, gid_t gid, char *buf, size_t size);
 
 #endif

@@ -4,16 +4,20 @@
  * "configuration OK" is not followed by a reply that cannot be sent or a
  * StateDir that cannot be made.
  *
- * Reads the file system only (stat, access); never logs. Thread-safe.
+ * Reads the file system and the user database only (stat, access,
+ * getpwuid_r); never logs. Thread-safe.
  */
 #include <errno.h>
+#include <grp.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
+#include "state.h"
 
 int
 config_check_sendmail(const struct config *cfg, struct config_error *err)
@@ -72,4 +76,42 @@ config_check_state_parent(const struct config *cfg, struct config_error *err)
              "created)",
              cfg->state_dir, parent);
     return -ENOENT;
+}
+
+void
+config_owner_name(uid_t uid, gid_t gid, char *buf, size_t size)
+{
+    char pwbuf[4096], grbuf[4096];
+    struct passwd pw, *pwp = NULL;
+    struct group gr, *grp = NULL;
+    char us[32], gs[32];
+
+    snprintf(us, sizeof(us), "%lu", (unsigned long)uid);
+    snprintf(gs, sizeof(gs), "%lu", (unsigned long)gid);
+    (void)getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &pwp);
+    (void)getgrgid_r(gid, &gr, grbuf, sizeof(grbuf), &grp);
+    snprintf(buf, size, "%s:%s", pwp != NULL ? pwp->pw_name : us, grp != NULL ? grp->gr_name : gs);
+}
+
+int
+config_check_state_owner(const struct config *cfg, uid_t uid, gid_t gid, struct config_error *err)
+{
+    char path[PATH_MAX], owner[64], runner[64];
+    uid_t fuid;
+    gid_t fgid;
+    int r;
+
+    if (uid == 0)
+        return 0; /* root opens anything */
+    r = state_check_owner(cfg->state_dir, uid, path, sizeof(path), &fuid, &fgid);
+    if (r <= 0)
+        return r;
+    config_owner_name(fuid, fgid, owner, sizeof(owner));
+    config_owner_name(uid, gid, runner, sizeof(runner));
+    snprintf(err->text, sizeof(err->text),
+             "StateDir '%.150s': '%.150s' belongs to %s, but the daemon runs as %.*s and "
+             "could not write it; run: chown -R %s %.150s",
+             cfg->state_dir, path, owner, (int)strcspn(runner, ":"), runner, runner,
+             cfg->state_dir);
+    return -EACCES;
 }

@@ -49,8 +49,8 @@ static const int facility_values[] = {LOG_MAIL,   LOG_DAEMON, LOG_USER,   LOG_LO
 
 const struct key config_keys[] = {
     {"Socket", T_SOCKET, 0, NULL,
-     "local:$RUNTIME_DIRECTORY/slop-milter.sock, else local:/run/slop-milter/slop-milter.sock "
-     "when that directory is writable, else a socket in the build directory",
+     "local:$RUNTIME_DIRECTORY/slop-milter.sock, else slop-milter.sock in the build directory "
+     "when run from it (make run), else local:/run/slop-milter/slop-milter.sock",
      0, 0, NULL, NULL, F(socket),
      "Where the milter listens: local:/path or unix:/path (a UNIX-domain socket), "
      "inet:port@host or inet6:port@host (TCP; host defaults to all addresses). "
@@ -100,8 +100,8 @@ const struct key config_keys[] = {
      "Directory of *.rules files, loaded in name order, then of *.scores files "
      "(from slopctl fit), whose scores win."},
     {"StateDir", T_PATH, 0, NULL,
-     "$STATE_DIRECTORY, else /var/lib/slop-milter when running as root, else var/state/ in the "
-     "build directory",
+     "$STATE_DIRECTORY, else var/state/ in the build directory when run from it (make run, "
+     "as any user), else /var/lib/slop-milter",
      0, 0, NULL, NULL, F(state_dir),
      "Directory of the LMDB state (reply ledger, counters, the indices slopctl imports, "
      "fingerprints of mail seen). Created (mode 0750) when missing, but not its parents. "

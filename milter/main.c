@@ -31,6 +31,7 @@
 
 #include <libmilter/mfapi.h>
 
+#include "buildtree.h"
 #include "callbacks.h"
 #include "classifier.h"
 #include "config.h"
@@ -48,15 +49,6 @@
 
 #ifndef SLOP_VERSION
 #define SLOP_VERSION CLASSIFIER_VERSION
-#endif
-#ifndef SLOP_SOURCE_RULES_DIR
-#define SLOP_SOURCE_RULES_DIR ""
-#endif
-#ifndef SLOP_DEFAULT_RULES_DIR
-#define SLOP_DEFAULT_RULES_DIR "/usr/share/slop-milter/rules"
-#endif
-#ifndef SLOP_BUILD_DIR
-#define SLOP_BUILD_DIR ""
 #endif
 
 #define MAX_CLI_RCPTS 64
@@ -146,26 +138,15 @@ diag_log(void *ctx, const char *text)
     log_error("%s", text);
 }
 
-/* The source tree's rules when this binary was run from its build tree. */
+/* The source tree's rules when this binary runs from its build tree. */
 static void
 choose_rules_dir(void)
 {
-    static char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    size_t bl = strlen(SLOP_BUILD_DIR);
-    struct stat st;
+    static char dir[PATH_MAX];
+    const char *src = buildtree_source();
 
-    if (n > 0) {
-        exe[n] = '\0';
-        if (bl > 0 && strncmp(exe, SLOP_BUILD_DIR, bl) == 0 && exe[bl] == '/' &&
-            SLOP_SOURCE_RULES_DIR[0] != '\0') {
-            opts.paths.rules_dir = SLOP_SOURCE_RULES_DIR;
-            return;
-        }
-    }
-    if (stat(SLOP_DEFAULT_RULES_DIR, &st) != 0 && SLOP_SOURCE_RULES_DIR[0] != '\0' &&
-        stat(SLOP_SOURCE_RULES_DIR, &st) == 0)
-        opts.paths.rules_dir = SLOP_SOURCE_RULES_DIR;
+    if (src != NULL && snprintf(dir, sizeof(dir), "%s/rules", src) < (int)sizeof(dir))
+        opts.paths.rules_dir = dir;
 }
 
 /* ---- offline mode (-t) ------------------------------------------------- */
@@ -496,6 +477,20 @@ ids_resolve(const char *spec, struct ids *ret)
     return 0;
 }
 
+/* The user the daemon runs as: UserID when started as root, else the
+ * caller (drop_privileges() ignores UserID then). */
+static uid_t
+ids_run_uid(const struct ids *ids)
+{
+    return ids->set && geteuid() == 0 ? ids->uid : geteuid();
+}
+
+static gid_t
+ids_run_gid(const struct ids *ids)
+{
+    return ids->set && geteuid() == 0 ? ids->gid : getegid();
+}
+
 static int
 drop_privileges(const struct ids *ids)
 {
@@ -787,6 +782,7 @@ run_daemon(struct snapshot *snap)
 {
     const struct config *cfg = snap->cfg;
     struct reply_sender_config rsc = {0};
+    struct config_error cerr;
     char postfix[600], eb[128], keyerr[PATH_MAX + 128];
     pthread_t sig_tid;
     bool sig_started = false;
@@ -800,6 +796,10 @@ run_daemon(struct snapshot *snap)
     if (ids_resolve(cfg->user_id, &ids) < 0)
         return EX_NOUSER;
     /* Before detaching, so that a refusal reaches the caller's status. */
+    if (config_check_state_owner(cfg, ids_run_uid(&ids), ids_run_gid(&ids), &cerr) < 0) {
+        fprintf(stderr, "slop-milter: %s\n", cerr.text);
+        return EX_CANTCREAT;
+    }
     status = state_file_ok(cfg, &without_state);
     if (status != EX_OK)
         return status;
@@ -892,10 +892,15 @@ run_daemon(struct snapshot *snap)
         if (status != EX_OK)
             goto out;
     } else if (r < 0) {
-        char why[400];
+        char why[400], who[160];
 
         state_open_strerror(cfg->state_dir, r, why, sizeof(why));
-        log_error("cannot open StateDir '%s': %s", cfg->state_dir, why);
+        config_owner_name(geteuid(), getegid(), who, sizeof(who));
+        if (r == -EACCES)
+            log_error("cannot open StateDir '%s': %s: the daemon runs as %s; run: chown -R %s %s",
+                      cfg->state_dir, why, who, who, cfg->state_dir);
+        else
+            log_error("cannot open StateDir '%s': %s", cfg->state_dir, why);
         status = EX_CANTCREAT;
         goto out;
     }
@@ -1112,7 +1117,9 @@ main(int argc, char **argv)
         }
         if (config_check_sendmail(snap->cfg, &cerr) < 0)
             status = EX_CONFIG;
-        else if (config_check_state_parent(snap->cfg, &cerr) < 0)
+        else if (config_check_state_parent(snap->cfg, &cerr) < 0 ||
+                 config_check_state_owner(snap->cfg, ids_run_uid(&ids), ids_run_gid(&ids), &cerr) <
+                     0)
             status = EX_CANTCREAT;
         if (status != EX_OK) {
             fprintf(stderr, "slop-milter: %s\n", cerr.text);

@@ -32,7 +32,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buildtree.h"
 #include "classifier.h"
+#include "config.h"
 #include "dbcheck.h"
 #include "backend.h"
 #include "import.h"
@@ -41,9 +43,6 @@
 #include "state_learn.h"
 
 #define IMPORT_DEFAULT_STATE_DIR "/var/lib/slop-milter"
-#ifndef SLOP_BUILD_DIR
-#define SLOP_BUILD_DIR "."
-#endif
 #define IMPORT_MAX_FILES 4000000u
 #define IMPORT_MAX_DEPTH 64
 #define IMPORT_MAX_FILE_BYTES (16u << 20)
@@ -98,17 +97,46 @@ import_state_dir(const char *opt)
         }
     }
     /* The daemon's own default (milter/config.c), so both find the same. */
-    if (geteuid() == 0)
+    if (buildtree_dir() == NULL)
         return IMPORT_DEFAULT_STATE_DIR;
-    snprintf(dir, sizeof(dir), "%s/var/state", SLOP_BUILD_DIR);
+    snprintf(dir, sizeof(dir), "%s/var/state", buildtree_dir());
     return dir;
+}
+
+/*
+ * A writer that is not the state's owner leaves files the daemon cannot
+ * open (root's learn made state.generation root:root 0640): refused, with
+ * the command that works. EX_OK, or EX_NOPERM after the message.
+ */
+static int
+owner_check(const char *dir)
+{
+    char path[4096], owner[160], me[160];
+    uid_t uid;
+    gid_t gid;
+    int r = state_check_owner(dir, geteuid(), path, sizeof(path), &uid, &gid);
+
+    if (r <= 0)
+        return EX_OK; /* a file that cannot be looked at is state_open()'s to report */
+    config_owner_name(uid, gid, owner, sizeof(owner));
+    config_owner_name(geteuid(), getegid(), me, sizeof(me));
+    import_err("state '%s': '%s' belongs to %s, not %s; files written now would lock its owner "
+               "out: run the command as %.*s (runuser -u %.*s -- slopctl ...)",
+               dir, path, owner, me, (int)strcspn(owner, ":"), owner, (int)strcspn(owner, ":"),
+               owner);
+    return EX_NOPERM;
 }
 
 int
 import_open_state(const char *dir, unsigned flags, struct state **ret)
 {
     char buf[400];
-    int r = state_open(dir, flags, 0, ret);
+    int r;
+
+    *ret = NULL;
+    if (!(flags & STATE_READONLY) && (r = owner_check(dir)) != EX_OK)
+        return r;
+    r = state_open(dir, flags, 0, ret);
 
     if (r == -EUCLEAN) {
         state_open_strerror(dir, r, buf, sizeof(buf));

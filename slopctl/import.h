@@ -8,8 +8,9 @@
 #define SLOPCTL_IMPORT_H
 
 /* --state DIR if given, else the daemon's default StateDir:
- * $STATE_DIRECTORY (its first entry, when absolute), /var/lib/slop-milter
- * for root, the build directory's var/state/ for others. The result points
+ * $STATE_DIRECTORY (its first entry, when absolute), else the build
+ * directory's var/state/ when run from it, else /var/lib/slop-milter,
+ * whoever runs it. The result points
  * into opt or a static buffer. */
 const char *import_state_dir(const char *opt);
 

@@ -28,6 +28,7 @@
 #include <sysexits.h>
 #include <unistd.h>
 
+#include "buildtree.h"
 #include "classifier.h"
 #include "fit.h"
 #include "backend.h"
@@ -42,9 +43,6 @@
 
 #ifndef SLOP_DEFAULT_RULES_DIR
 #define SLOP_DEFAULT_RULES_DIR "/usr/local/share/slop-milter/rules"
-#endif
-#ifndef SLOP_SOURCE_RULES_DIR
-#define SLOP_SOURCE_RULES_DIR "rules"
 #endif
 
 /* Exit status when some inputs failed and the others were scanned. */
@@ -86,8 +84,9 @@ static const char usage_details[] =
     "       Maildir, a directory (walked recursively; dot files and *.md,\n"
     "       *.csv files skipped) or - for standard input\n"
     "  -j, --json               one JSON object per message and line\n"
-    "  -r, --rules DIR          rule directory (default: $SLOP_RULES_DIR, then\n"
-    "                           the installed rules, then the source tree's)\n"
+    "  -r, --rules DIR          rule directory (default: $SLOP_RULES_DIR, else\n"
+    "                           the source tree's when run from its build tree,\n"
+    "                           else the installed rules)\n"
     "      --scores FILE        scores file read after the rule directory's\n"
     "                           *.scores files (its scores win)\n"
     "  -t, --threshold ACTION=N score at which ACTION (tag, reply, quarantine,\n"
@@ -139,8 +138,8 @@ static const char usage_details[] =
     "       them away; see docs/learning.md\n"
     "db     print counts and sizes, check or recover a damaged state, expire old\n"
     "       entries, dump or load a backup\n"
-    "       (state DIR default, as the daemon's: $STATE_DIRECTORY, else\n"
-    "       /var/lib/slop-milter for root, else var/state/ in the build directory)\n"
+    "       (state DIR default, as the daemon's: $STATE_DIRECTORY, else var/state/\n"
+    "       in the build directory when run from it, else /var/lib/slop-milter)\n"
     "\n"
     "exit: 0 fine, 1 some input unreadable, 64 usage, 66 no input readable,\n"
     "      73 state damaged or not creatable, 78 rules do not load\n";
@@ -181,6 +180,7 @@ help_or_bad_option(int opt, const char *cmd)
 static const char *
 rules_dir_resolve(const char *opt)
 {
+    static char dir[4096];
     const char *env;
     struct stat st;
 
@@ -189,9 +189,12 @@ rules_dir_resolve(const char *opt)
     env = getenv("SLOP_RULES_DIR");
     if (env != NULL && env[0] != '\0')
         return env;
-    if (stat(SLOP_DEFAULT_RULES_DIR, &st) == 0 && S_ISDIR(st.st_mode))
-        return SLOP_DEFAULT_RULES_DIR;
-    return SLOP_SOURCE_RULES_DIR;
+    /* Run from its build tree: the rules of that source tree. */
+    if (buildtree_source() != NULL &&
+        snprintf(dir, sizeof(dir), "%s/rules", buildtree_source()) < (int)sizeof(dir) &&
+        stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+        return dir;
+    return SLOP_DEFAULT_RULES_DIR;
 }
 
 /* "security@*, *@security.example.org": the patterns are cut out of arg

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 /* 2: the learned token counts (learn_token, learn_msg). A writable open
@@ -72,6 +73,17 @@ int state_check_pages(const char *dir, struct state_check *ret);
  * Set once, before any state_open().
  */
 void state_on_damage(void (*fn)(const char *dir, const char *reason));
+
+/*
+ * Who owns the state: dir and the files in it that LMDB and this library
+ * write (data.mdb, lock.mdb, state.generation), each when it exists. The
+ * first not owned by uid is named in ret_path (size bytes) with its owner
+ * in *ret_uid and *ret_gid, and 1 is returned; 0 when all are uid's (or
+ * absent), or a negative errno when one cannot be looked at. A writer that
+ * is not the owner would leave files the daemon cannot open.
+ */
+int state_check_owner(const char *dir, uid_t uid, char *ret_path, size_t size, uid_t *ret_uid,
+                      gid_t *ret_gid);
 
 /*
  * Open (creating when missing, unless STATE_READONLY) the environment in

@@ -319,3 +319,30 @@ state_generation_write(const char *dir, uint64_t txnid)
     snprintf(line, sizeof(line), "%" PRIu64 "\n", txnid);
     return state_mark_write(dir, "state.generation", line);
 }
+
+int
+state_check_owner(const char *dir, uid_t uid, char *ret_path, size_t size, uid_t *ret_uid,
+                  gid_t *ret_gid)
+{
+    static const char *const names[] = {"", "data.mdb", "lock.mdb", "state.generation"};
+    char path[4096];
+    struct stat sb;
+
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (snprintf(path, sizeof(path), "%s%s%s", dir, *names[i] ? "/" : "", names[i]) >=
+            (int)sizeof(path))
+            return -ENAMETOOLONG;
+        if (stat(path, &sb) != 0) {
+            if (errno == ENOENT)
+                continue;
+            return -errno;
+        }
+        if (sb.st_uid == uid)
+            continue;
+        snprintf(ret_path, size, "%s", path);
+        *ret_uid = sb.st_uid;
+        *ret_gid = sb.st_gid;
+        return 1;
+    }
+    return 0;
+}

@@ -108,6 +108,18 @@ json=$(cd / && as_user /usr/bin/slopctl scan --json --no-state "$msgs/lock-swap.
 score=$(sed -n 's/.*"score":\([-0-9.]*\),"action".*/\1/p' <<<"$json")
 check "slopctl scans with the installed rules (score $score)" \
     grep -q '"rule":"LOCK_UNLOCK_TO_DESTROY"' <<<"$json"
+# Installed binaries know only installed paths: none of the tree the
+# package was built in, and slopctl's state is the daemon's, whoever runs it.
+leaks=$(dpkg -L slop-milter slopctl | while read -r f; do
+    [ -f "$f" ] && grep -qF -e "$src" -e "$work" "$f" && echo "$f"
+done)
+check "no build-tree path in the package${leaks:+ (in:$(echo $leaks))}" [ -z "$leaks" ]
+stats=$(cd / && as_user env -u STATE_DIRECTORY /usr/bin/slopctl learn --stats 2>&1)
+stats_installed() {
+    ! grep -qF -e "$src" -e "$work" <<<"$stats" &&
+        grep -Eq 'slop messages|/var/lib/slop-milter' <<<"$stats"
+}
+check "slopctl as $user looks in /var/lib/slop-milter" stats_installed
 
 # ---- the daemon, as the unit runs it --------------------------------------
 unit_get() { sed -n "s/^$1=//p" "$unit" | tail -1; }
