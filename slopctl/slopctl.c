@@ -125,7 +125,10 @@ static const char usage_details[] =
     "       moderators: summary, charts, the messages sortable by score\n"
     "  -o, --output FILE        write it to FILE (default: standard output)\n"
     "      --mask-senders       show From: and Message-ID by their domain only\n"
-    "                           (a report shown beyond the team)\n"
+    "                           (a report shown beyond the team)\n";
+
+/* The commands after scan and report: a third string, as above. */
+static const char usage_commands[] =
     "lint   check every rule and scores file; print file:line: reason for each problem,\n"
     "       or OK\n"
     "rules  list the rules: name, score in effect, class, profiles, description and\n"
@@ -149,6 +152,7 @@ usage(FILE *f)
 {
     fputs(usage_text, f);
     fputs(usage_details, f);
+    fputs(usage_commands, f);
 }
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
