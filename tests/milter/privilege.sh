@@ -42,6 +42,10 @@ nogroup_gid=$(getent group nogroup | cut -d: -f3)
 
 root=$(mktemp -d "${TMPDIR:-/tmp}/slop-privilege.XXXXXX") || exit 1
 chmod 755 "$root"
+# Reloads read the rules as nobody: a copy of them, so a checkout under a
+# 0700 directory works.
+world_copy "$root/pub" "$rules" || exit 1
+rules=$root/pub/$(basename "$rules")
 # run/ (socket, PidFile) stays root's, as /run/slop-milter would be made by
 # systemd; lib/ is where nobody may create its StateDir; out/ is for the
 # fake sendmail.

@@ -39,6 +39,10 @@ cap=16
 read_timeout=20
 work=$(mktemp -d "${TMPDIR:-/tmp}/slop-stall.XXXXXX") || exit 1
 chmod 755 "$work"
+# setpriv runs the daemon as an unused uid: it gets its own copies of the
+# program and the rules, so a checkout under a 0700 directory works.
+world_copy "$work/pub" "$bin" "$rules" || exit 1
+bin=$work/pub/$(basename "$bin") rules=$work/pub/$(basename "$rules")
 sock=$work/milter.sock
 log=$work/daemon.log
 

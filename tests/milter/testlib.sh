@@ -17,6 +17,11 @@
 #   variant SRC DST TAG [HEADER...]
 #                         copy the message SRC to DST with TAG added to its
 #                         Message-ID and the HEADER lines put first
+#   world_copy DIR SRC... copy each file or directory SRC into DIR (made
+#                         0755), readable by every user: for a daemon that
+#                         runs as another uid, which must not need the
+#                         checkout (it may sit under a 0700 directory, as
+#                         root's home on Debian is)
 #   remove_workdir DIR [KEEP]
 #                         for the EXIT trap: remove DIR, or keep it and say
 #                         so when a check failed or KEEP is not empty
@@ -126,4 +131,14 @@ mta_cleanup() {
     stop_daemon
     h stop >/dev/null 2>&1
     remove_workdir "$root" "${SLOP_KEEP_E2E:-}"
+}
+
+world_copy() {
+    _tl_dir=$1
+    shift
+    mkdir -p "$_tl_dir" && chmod 755 "$_tl_dir" || return 1
+    for _tl_src in "$@"; do
+        cp -R "$_tl_src" "$_tl_dir/" || return 1
+    done
+    chmod -R a+rX "$_tl_dir"
 }

@@ -34,9 +34,10 @@ for d in /var/lib/slop-milter /etc/slop-milter; do
     [ -e "$d" ] && skip "$d exists; this test would delete it"
 done
 
-installed=""
+installed="" pub=""
 cleanup() {
     stop_daemon
+    [ -z "$pub" ] || rm -rf "$pub"
     if [ -n "$installed" ]; then
         dpkg -P slop-milter slopctl >/dev/null 2>&1
     fi
@@ -100,7 +101,11 @@ unit=$(dpkg -L slop-milter | grep '/systemd/system/slop-milter\.service$')
 check "unit installed" [ -f "$unit" ]
 
 # ---- slopctl --------------------------------------------------------------
-msgs=$src/tests/milter/msgs
+# slopctl runs as $user: a copy of the messages it can read wherever the
+# checkout is (under a 0700 directory too).
+pub=$(mktemp -d "${TMPDIR:-/tmp}/slop-deb.XXXXXX") || exit 1
+world_copy "$pub" "$src/tests/milter/msgs" || exit 1
+msgs=$pub/msgs
 as_user() {
     setpriv --reuid="$user" --regid="$user" --init-groups --inh-caps=-all -- "$@"
 }
