@@ -76,7 +76,7 @@ void state_on_damage(void (*fn)(const char *dir, const char *reason));
 
 /*
  * Who owns the state: dir and the files in it that LMDB and this library
- * write (data.mdb, lock.mdb, state.generation), each when it exists. The
+ * write (data.mdb, lock.mdb, the state.* marks), each when it exists. The
  * first not owned by uid is named in ret_path (size bytes) with its owner
  * in *ret_uid and *ret_gid, and 1 is returned; 0 when all are uid's (or
  * absent), or a negative errno when one cannot be looked at. A writer that

@@ -324,7 +324,8 @@ int
 state_check_owner(const char *dir, uid_t uid, char *ret_path, size_t size, uid_t *ret_uid,
                   gid_t *ret_gid)
 {
-    static const char *const names[] = {"", "data.mdb", "lock.mdb", "state.generation"};
+    static const char *const names[] = {
+        "", "data.mdb", "lock.mdb", "state.generation", "state.checked", "state.damaged"};
     char path[4096];
     struct stat sb;
 
