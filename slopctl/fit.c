@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sysexits.h>
+#include <time.h>
 
 #include "classifier.h"
 #include "fit.h"
@@ -315,6 +316,12 @@ fit_message(void *ctx, const struct mailbox_msg *m)
     }
     if (f->n_ex == f->cap_ex && (r = grow_examples(f)) < 0)
         return f->error = r;
+    if (f->st != NULL) {
+        /* As slopctl scan: as of its arrival, so that the daemon's record
+         * of this message or of later ones is no duplicate of it. */
+        env.arrival = classifier_arrival(m->data, m->len);
+        f->sl.opts.now = (time_t)env.arrival;
+    }
     r = classifier_scan(f->c, m->data, m->len, f->st != NULL ? &env : NULL, &res);
     if (r < 0) {
         fprintf(stderr, "slopctl fit: %s: cannot scan: %s\n", m->file, strerror(-r));
