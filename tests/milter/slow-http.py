@@ -17,6 +17,7 @@ line on stdout is "closed-by-server N", N the connections the server
 ended. Every wait is bounded; nothing here asserts timings.
 """
 import errno
+import select
 import signal
 import socket
 import sys
@@ -82,6 +83,16 @@ def main():
 
     for _ in range(count):
         conns.append(opened())
+    # Silent ones: wait (bounded) for every handshake, so that a retried
+    # SYN does not arrive among the scrapes that follow.
+    settle = time.monotonic() + 10.0
+    pending = [s for s in conns if s is not None and every is None]
+    while pending and time.monotonic() < settle:
+        p = select.poll()
+        for s in pending:
+            p.register(s, select.POLLOUT)
+        done = {fd for fd, _ in p.poll(100)}
+        pending = [s for s in pending if s.fileno() not in done]
     with open(ready, "w") as f:
         f.write("ready\n")
     next_line = time.monotonic() + (every or 1.0)
