@@ -1391,7 +1391,7 @@ message_build_routed(const struct mime_view *v, const struct classifier_limits *
         if (r < 0)
             goto out;
     }
-    r = patch_parse_subject(m);
+    r = patch_subject_parse(m);
     if (r < 0)
         goto out;
     reply_subject = is_reply_subject(m->subject);

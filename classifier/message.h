@@ -178,8 +178,8 @@ int patch_parse(struct message *m, const char *text, size_t len,
  * text_lines_split() would find them); lines NULL indexes them here. */
 int patch_parse_lines(struct message *m, const char *text, size_t len,
                       const struct text_lines *lines, const struct classifier_limits *limits);
-/* patch_parse.c: parse the subject's [PATCH ...] tag into m->psubj. */
-int patch_parse_subject(struct message *m);
+/* patch_subject.c: parse the subject's [PATCH ...] tag into m->psubj. */
+int patch_subject_parse(struct message *m);
 
 /* report_parse.c: a line of a user-space tool's trace: valgrind's
  * "==1234== Invalid read" or a sanitizer's "#3 0x4f5a3b in foo" frame,

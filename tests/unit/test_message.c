@@ -659,7 +659,7 @@ test_own_lines_reused(void **state)
             body = &m->regions[REGION_BODY];
             if (m->kind == CLASSIFIER_KIND_PATCH) {
                 ref->subject = m->subject ? strdup(m->subject) : NULL;
-                assert_int_equal(patch_parse_subject(ref), 0);
+                assert_int_equal(patch_subject_parse(ref), 0);
                 assert_int_equal(patch_parse(ref, body->text, body->len, &opts.limits), 0);
                 for (unsigned k = REGION_CHANGELOG; k < REGION__COUNT; k++)
                     if (k != REGION_REPORT && k != REGION_CODE)

@@ -3,7 +3,7 @@
  * and diff parsing (patch_parse.c), on hand-written kernel patches.
  *
  * Messages are built here without message.c: a calloc'ed struct message,
- * patch_parse_subject() and patch_parse() on the body of a fixture. The
+ * patch_subject_parse() and patch_parse() on the body of a fixture. The
  * local msg_free() frees exactly what patch_parse.c documents it
  * allocates, so AddressSanitizer checks that ownership list too.
  */
@@ -71,7 +71,7 @@ parse_len(const char *subject, const char *body, size_t len, const struct classi
         m->subject = strdup(subject);
         assert_non_null(m->subject);
     }
-    assert_int_equal(patch_parse_subject(m), 0);
+    assert_int_equal(patch_subject_parse(m), 0);
     assert_int_equal(patch_parse(m, body, len, limits), 0);
     assert_regions_built(m);
     return m;
@@ -197,7 +197,7 @@ test_subjects(void **state)
 
         assert_non_null(m);
         m->subject = strdup(c->subject);
-        assert_int_equal(patch_parse_subject(m), 0);
+        assert_int_equal(patch_subject_parse(m), 0);
         print_message("subject '%s'\n", c->subject);
         assert_int_equal(m->psubj.tagged, c->tagged);
         if (c->prefix)
@@ -216,7 +216,7 @@ test_subjects(void **state)
             assert_null(m->psubj.subsystem);
         assert_string_equal(m->psubj.summary, c->summary);
         /* a second call replaces, without leaking */
-        assert_int_equal(patch_parse_subject(m), 0);
+        assert_int_equal(patch_subject_parse(m), 0);
         assert_int_equal(m->psubj.tagged, c->tagged);
         msg_free(m);
     }
@@ -228,7 +228,7 @@ test_subject_null(void **state)
     struct message *m = calloc(1, sizeof(*m));
 
     (void)state;
-    assert_int_equal(patch_parse_subject(m), 0);
+    assert_int_equal(patch_subject_parse(m), 0);
     assert_false(m->psubj.tagged);
     assert_null(m->psubj.summary);
     assert_int_equal(m->psubj.version, 1);
