@@ -1,11 +1,12 @@
 /*
  * test_patch_parse.c - subject tags, changelog, trailers, notes, diffstat
- * and diff parsing (patch_parse.c), on hand-written kernel patches.
+ * and diff parsing (patch_parse.c, patch_subject.c, patch_log.c,
+ * patch_diff.c), on hand-written kernel patches.
  *
  * Messages are built here without message.c: a calloc'ed struct message,
  * patch_subject_parse() and patch_parse() on the body of a fixture. The
- * local msg_free() frees exactly what patch_parse.c documents it
- * allocates, so AddressSanitizer checks that ownership list too.
+ * local msg_free() frees exactly what those files document they
+ * allocate, so AddressSanitizer checks that ownership list too.
  */
 #include <setjmp.h>
 #include <stdarg.h>
