@@ -7,7 +7,9 @@
  * messages of that kind (patch, report, reply, other) are scanned. Prints one line: rules=N
  * messages=N bytes=N rounds=R seconds=S msgs_per_s=X mb_per_s=X p50_ms=X p99_ms=X max_ms=X
  * mean_ms=X best_ms=X load_ms=X best_ms is the mean over messages of each one's fastest round: what
- * is left of the mean without the preemptions of a shared machine. Single-threaded benchmark
+ * is left of the mean without the preemptions of a shared machine. With -s STATE_DIR the scans
+ * read that state (read-only) as the daemon's do, so a learned model (slopctl learn) speaks; -m N
+ * sets the messages each class needs learned (LearnMinimum, default 200). Single-threaded benchmark
  * program; exits 1 when a scan fails, 66 when there is nothing to scan, 78 when the rules do not
  * load.
  */
@@ -22,6 +24,8 @@
 
 #include "classifier.h"
 #include "corpus.h"
+#include "state.h"
+#include "state_db.h"
 
 #define SCAN_TIMER_MAX_MESSAGES 200000
 #define SCAN_TIMER_MAX_BYTES ((size_t)2 << 30) /* all messages together */
@@ -76,14 +80,23 @@ main(int argc, char **argv)
     uint64_t *lat = NULL, t0, load_ns, total = 0;
     unsigned long rounds = 1;
     enum classifier_kind kind = CLASSIFIER_KIND_OTHER;
+    struct state_lookup_options lo = {0};
+    struct classifier_envelope env = {0}, *envp = NULL;
+    struct state_lookup sl;
+    struct state *st = NULL;
+    const char *state_dir = NULL;
     bool by_kind = false;
     size_t i, k, n;
     double best;
     int opt, status = 1, r;
 
-    while ((opt = getopt(argc, argv, "k:r:")) != -1) {
+    while ((opt = getopt(argc, argv, "k:m:r:s:")) != -1) {
         if (opt == 'r')
             rounds = strtoul(optarg, NULL, 10);
+        else if (opt == 's')
+            state_dir = optarg;
+        else if (opt == 'm')
+            lo.learn_minimum = (uint32_t)strtoul(optarg, NULL, 10);
         else if (opt == 'k' && bench_kind_parse(optarg, &kind) == 0)
             by_kind = true;
         else
@@ -101,6 +114,16 @@ main(int argc, char **argv)
         fprintf(stderr, "scan-timer: cannot load rules from '%s': %s\n", argv[optind],
                 strerror(-r));
         return 78;
+    }
+    if (state_dir != NULL) {
+        r = state_open(state_dir, STATE_READONLY, 0, &st);
+        if (r < 0) {
+            fprintf(stderr, "scan-timer: cannot open state '%s': %s\n", state_dir, strerror(-r));
+            goto out;
+        }
+        state_lookup_init(&sl, st, &lo);
+        env.lookup = &sl.lookup;
+        envp = &env;
     }
     for (i = (size_t)optind + 1; i < (size_t)argc; i++)
         if (bench_corpus_add_path(&corpus, argv[i]) < 0)
@@ -122,7 +145,7 @@ main(int argc, char **argv)
     for (i = 0; i < corpus.n; i++) {
         struct classifier_result *res = NULL;
 
-        r = classifier_scan(c, corpus.data[i], corpus.len[i], NULL, &res);
+        r = classifier_scan(c, corpus.data[i], corpus.len[i], envp, &res);
         classifier_result_free(res);
         if (r < 0) {
             fprintf(stderr, "scan-timer: message %zu: %s\n", i, strerror(-r));
@@ -135,7 +158,7 @@ main(int argc, char **argv)
             uint64_t t;
 
             t = bench_now_ns();
-            r = classifier_scan(c, corpus.data[i], corpus.len[i], NULL, &res);
+            r = classifier_scan(c, corpus.data[i], corpus.len[i], envp, &res);
             t = bench_now_ns() - t;
             classifier_result_free(res);
             if (r < 0) {
@@ -161,8 +184,10 @@ out:
     bench_corpus_release(&corpus);
     free(lat);
     classifier_free(c);
+    state_close(st);
     return status;
 usage:
-    fprintf(stderr, "usage: scan-timer [-r ROUNDS] [-k KIND] RULES_DIR PATH...\n");
+    fprintf(stderr,
+            "usage: scan-timer [-r ROUNDS] [-k KIND] [-s STATE_DIR [-m N]] RULES_DIR PATH...\n");
     return 64;
 }

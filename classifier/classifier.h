@@ -358,7 +358,7 @@ unsigned classifier_bug_classes(const char *text, size_t len);
 const char *classifier_bug_class_name(unsigned bit);
 
 /* At most this many distinct tokens are taken from one message. */
-#define CLASSIFIER_LEARN_MAX_TOKENS 2048
+#define CLASSIFIER_LEARN_MAX_TOKENS 512
 
 /*
  * The tokens the learned classifier counts for one message, exactly as

@@ -5,11 +5,22 @@
  * Tokens: orthogonal sparse bigrams as rspamd builds them (each word
  * with each of the 4 words before it, the distance part of the token)
  * plus the word alone, over the regions the rules read as the author's
- * own text, and structural tokens: kind, a band of each message measure,
- * the first two path components of each touched file and the set of
- * trailer tags. Each token is a 64-bit FNV-1a hash with a leading tag
- * byte, so tokens of different sources never share a value. The hash is
- * stored on disk: changing it or the normalisation needs a schema bump.
+ * own text, and structural tokens: a band of each message measure and
+ * the set of trailer tags. Identifiers (a word with '_', a digit or a
+ * capital after a small letter) stand as one placeholder word, and
+ * touched paths give no token: content (subsystems, function names)
+ * must not decide the class. Every token is hashed with the message's
+ * kind, so a patch is only ever compared with patches; the kind's own
+ * token counts the messages of that kind in each class. Each token is a
+ * 64-bit FNV-1a hash with the kind and a tag byte first, so tokens of
+ * different sources never share a value. The hash is stored on disk:
+ * changing it or the normalisation needs a schema bump.
+ *
+ * Abstention: a token counts only when both classes have it at least
+ * LEARN_MIN_EACH times, and the model speaks only when enough of them
+ * lean one way and they cover enough of the message; otherwise the
+ * measures stay 0 and the LEARNED_* rules silent. A model that never saw
+ * mail like this one, or saw it in one class only, says nothing.
  * Threading: no shared state.
  */
 #include <errno.h>
@@ -25,11 +36,12 @@
 #define LEARN_WORD_MAX 32 /* longer words are cut: base64 and hashes */
 #define LEARN_WORD_MIN 2
 #define LEARN_WINDOW 5 /* OSB window: the word and the 4 before it */
-#define LEARN_RAW_MAX ((size_t)CLASSIFIER_LEARN_MAX_TOKENS * 6)
+#define LEARN_RAW_MAX ((size_t)CLASSIFIER_LEARN_MAX_TOKENS * 5)
 
 struct token_sink {
     uint64_t *v;
     size_t n, max;
+    unsigned char kind; /* hashed into every token */
 };
 
 static void
@@ -40,9 +52,18 @@ sink_add(struct token_sink *s, uint64_t h)
 }
 
 static uint64_t
-token_hash(char tag, const void *p, size_t n)
+token_hash(unsigned char kind, char tag, const void *p, size_t n)
 {
-    return fingerprint_fnv(fingerprint_fnv(FINGERPRINT_FNV_INIT, &tag, 1), p, n);
+    uint64_t h = fingerprint_fnv(FINGERPRINT_FNV_INIT, &kind, 1);
+
+    return fingerprint_fnv(fingerprint_fnv(h, &tag, 1), p, n);
+}
+
+/* The token that counts the learned messages of a kind in each class. */
+static uint64_t
+kind_token(enum classifier_kind kind)
+{
+    return token_hash((unsigned char)kind, 'k', "kind", 4);
 }
 
 static bool
@@ -64,22 +85,28 @@ tokens_osb(struct token_sink *s, char tag, const struct region *r)
     while (i < r->len && s->n < s->max) {
         char w[LEARN_WORD_MAX];
         size_t wl = 0;
+        bool ident = false, lower = false;
         uint64_t h;
 
         while (i < r->len && !word_byte(p[i]))
             i++;
         while (i < r->len && word_byte(p[i])) {
             unsigned char c = p[i++];
+
+            /* foo_bar, kmalloc2, nfTables: a name, not a word. */
+            if (c == '_' || (c >= '0' && c <= '9') || (lower && c >= 'A' && c <= 'Z'))
+                ident = true;
+            lower = c >= 'a' && c <= 'z';
             if (wl < sizeof(w))
                 w[wl++] = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
         }
-        if (wl < LEARN_WORD_MIN)
+        if (wl < LEARN_WORD_MIN && !ident)
             continue;
-        h = token_hash(tag, w, wl);
+        h = ident ? token_hash(s->kind, tag, "\x01id", 3) : token_hash(s->kind, tag, w, wl);
         sink_add(s, h);
         for (size_t d = 0; d < have; d++) {
             uint64_t pair[3] = {win[d], h, d + 1};
-            sink_add(s, token_hash('o', pair, sizeof(pair)));
+            sink_add(s, token_hash(s->kind, 'o', pair, sizeof(pair)));
         }
         memmove(win + 1, win, sizeof(win) - sizeof(win[0]));
         win[0] = h;
@@ -109,28 +136,14 @@ static void
 tokens_structure(struct token_sink *s, const struct message *m)
 {
     char buf[160];
-    int n;
 
-    n = snprintf(buf, sizeof(buf), "kind=%d", (int)m->kind);
-    sink_add(s, token_hash('k', buf, (size_t)n));
+    sink_add(s, kind_token(m->kind));
     /* Only the measures of the message itself: the look-up measures
      * differ between learning (slopctl) and scanning (the daemon). */
     for (int id = 0; id < MEASURE_TREE_INDEXED; id++) {
-        n = snprintf(buf, sizeof(buf), "%d=%u", id, measure_band(m->measures[id]));
-        sink_add(s, token_hash('m', buf, (size_t)n));
-    }
-    for (size_t i = 0; i < m->n_files; i++) {
-        const char *path = m->files[i].new_path ? m->files[i].new_path : m->files[i].old_path;
-        const char *slash;
-        size_t len;
+        uint32_t band[2] = {(uint32_t)id, measure_band(m->measures[id])};
 
-        if (path == NULL)
-            continue;
-        slash = strchr(path, '/');
-        if (slash != NULL && strchr(slash + 1, '/') != NULL)
-            slash = strchr(slash + 1, '/');
-        len = slash ? (size_t)(slash - path) : strlen(path);
-        sink_add(s, token_hash('s', path, len));
+        sink_add(s, token_hash(s->kind, 'm', band, sizeof(band)));
     }
     for (size_t i = 0; i < m->n_trailers; i++) {
         size_t len = strlen(m->trailers[i].tag);
@@ -141,7 +154,7 @@ tokens_structure(struct token_sink *s, const struct message *m)
             char c = m->trailers[i].tag[k];
             buf[k] = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
         }
-        sink_add(s, token_hash('t', buf, len));
+        sink_add(s, token_hash(s->kind, 't', buf, len));
     }
 }
 
@@ -163,22 +176,34 @@ learn_tokens(const struct message *m, uint64_t *ret, size_t max, size_t *ret_n)
         {REGION_SUBJECT, 'S'}, {REGION_CHANGELOG, 'L'}, {REGION_REPORT, 'R'},
         {REGION_NOTES, 'N'},   {REGION_COMMENTS, 'C'},
     };
-    struct token_sink s = {.max = LEARN_RAW_MAX};
-    size_t out = 0;
+    struct token_sink s = {.max = LEARN_RAW_MAX, .kind = (unsigned char)m->kind};
+    size_t out = 0, ns;
 
     s.v = malloc(s.max * sizeof(*s.v));
     if (s.v == NULL)
         return -ENOMEM;
-    /* Structure first, so that a long text cannot crowd it out. */
+    /* Structure first and always kept (the kind's token carries the
+     * totals), so that a long text cannot crowd it out; of the words,
+     * those with the smallest hashes fill the cap: an even sample of the
+     * whole text, the same at learning and at scanning. */
     tokens_structure(&s, m);
+    ns = s.n < max ? s.n : max;
+    memcpy(ret, s.v, ns * sizeof(*ret));
+    out = ns;
     for (size_t i = 0; i < sizeof(prose) / sizeof(prose[0]); i++)
         tokens_osb(&s, prose[i].tag, &m->regions[prose[i].id]);
-    qsort(s.v, s.n, sizeof(*s.v), cmp_u64);
-    for (size_t i = 0; i < s.n && out < max; i++)
-        if (i == 0 || s.v[i] != s.v[i - 1])
+    qsort(s.v + ns, s.n - ns, sizeof(*s.v), cmp_u64);
+    for (size_t i = ns; i < s.n && out < max; i++)
+        if (i == ns || s.v[i] != s.v[i - 1])
             ret[out++] = s.v[i];
     free(s.v);
-    *ret_n = out;
+    /* Sorted and distinct, as the look-up's cursor and the key want. */
+    qsort(ret, out, sizeof(*ret), cmp_u64);
+    ns = 0;
+    for (size_t i = 0; i < out; i++)
+        if (i == 0 || ret[i] != ret[ns - 1])
+            ret[ns++] = ret[i];
+    *ret_n = ns;
     return 0;
 }
 
@@ -186,7 +211,7 @@ uint64_t
 learn_hint(const struct message *m)
 {
     if (m->message_id != NULL && *m->message_id != '\0')
-        return token_hash('I', m->message_id, strlen(m->message_id));
+        return token_hash(0, 'I', m->message_id, strlen(m->message_id));
     return 0;
 }
 
@@ -214,12 +239,14 @@ cmp_dev(const void *a, const void *b)
 }
 
 double
-learn_combine(const uint32_t (*counts)[2], size_t n, const uint64_t totals[2])
+learn_combine(const uint32_t (*counts)[2], size_t n, const uint64_t totals[2], size_t *ret_used,
+              size_t *ret_significant)
 {
     double *f;
-    size_t k = 0;
+    size_t k = 0, used = 0;
     double ln_f = 0, ln_nf = 0, h, sp;
 
+    *ret_used = *ret_significant = 0;
     if (n == 0 || totals[0] == 0 || totals[1] == 0)
         return 0.5;
     f = malloc(n * sizeof(*f));
@@ -230,8 +257,11 @@ learn_combine(const uint32_t (*counts)[2], size_t n, const uint64_t totals[2])
         double pg = (double)counts[i][1] / (double)totals[1];
         double cnt = (double)counts[i][0] + counts[i][1], p, fw;
 
-        if (cnt == 0 || ps + pg <= 0)
+        /* Seen in one class only (or too rarely in one): a name or a
+         * topic of that class's mail, not evidence about this one. */
+        if (counts[i][0] < LEARN_MIN_EACH || counts[i][1] < LEARN_MIN_EACH || ps + pg <= 0)
             continue;
+        used++;
         if (ps > 1)
             ps = 1;
         if (pg > 1)
@@ -242,6 +272,8 @@ learn_combine(const uint32_t (*counts)[2], size_t n, const uint64_t totals[2])
             continue;
         f[k++] = fw;
     }
+    *ret_used = used;
+    *ret_significant = k;
     if (k == 0) {
         free(f);
         return 0.5;
@@ -276,14 +308,21 @@ format_count(char *buf, size_t size, uint64_t v)
     buf[o] = '\0';
 }
 
+static int
+cmp_u64_key(const void *key, const void *elt)
+{
+    return cmp_u64(key, elt);
+}
+
 int
 learn_apply(struct message *m, const struct classifier_envelope *env)
 {
-    uint64_t *tokens = NULL;
+    uint64_t *tokens = NULL, ktok = kind_token(m->kind), kinds[2];
+    const uint64_t *kt;
     uint32_t(*counts)[2] = NULL;
     uint64_t totals[2] = {0, 0};
-    char slop[32], genuine[32], ev[160];
-    size_t n = 0;
+    char slop[32], genuine[32], ev[200];
+    size_t n = 0, used = 0, sig = 0;
     double p;
     int r;
 
@@ -300,12 +339,28 @@ learn_apply(struct message *m, const struct classifier_envelope *env)
         goto out;
     if (!env->lookup->learned_counts(env->lookup->ctx, tokens, n, counts, totals))
         goto out;
-    p = learn_combine((const uint32_t(*)[2])counts, n, totals);
+    /* The messages of this kind learned in each class are the totals a
+     * token is measured against; the kind's token itself is no evidence. */
+    kt = bsearch(&ktok, tokens, n, sizeof(*tokens), cmp_u64_key);
+    if (kt == NULL)
+        goto out;
+    kinds[0] = counts[kt - tokens][0];
+    kinds[1] = counts[kt - tokens][1];
+    counts[kt - tokens][0] = counts[kt - tokens][1] = 0;
+    if (kinds[0] < LEARN_MIN_EACH || kinds[1] < LEARN_MIN_EACH)
+        goto out;
+    p = learn_combine((const uint32_t(*)[2])counts, n, kinds, &used, &sig);
+    /* Silent unless enough tokens known to both classes lean one way and
+     * they cover enough of the message: mail unlike what was learned, or
+     * like one class's topics only, gets no word either way. */
+    if (sig < LEARN_MIN_SIGNIFICANT || (double)used < LEARN_MIN_COVERAGE * (double)n)
+        goto out;
     m->measures[MEASURE_LEARNED_READY] = 1;
     m->measures[MEASURE_LEARNED_SLOP] = p;
     format_count(slop, sizeof(slop), totals[0]);
     format_count(genuine, sizeof(genuine), totals[1]);
-    snprintf(ev, sizeof(ev), "p=%.2f, from %s slop and %s genuine learned", p, slop, genuine);
+    snprintf(ev, sizeof(ev), "p=%.2f, from %s slop and %s genuine learned, %zu of %zu tokens known",
+             p, slop, genuine, used, n);
     free(m->measure_evidence[MEASURE_LEARNED_SLOP]);
     m->measure_evidence[MEASURE_LEARNED_SLOP] = strdup(ev);
     free(m->measure_evidence[MEASURE_LEARNED_READY]);

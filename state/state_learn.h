@@ -41,7 +41,7 @@ struct state_learn_totals {
 };
 
 /* Most tokens one call takes (a message's cap, CLASSIFIER_LEARN_MAX_TOKENS). */
-#define STATE_LEARN_MAX_TOKENS 2048
+#define STATE_LEARN_MAX_TOKENS 512
 
 /* One message to learn or forget: its distinct tokens, sorted (the key is
  * their digest), and the digest of its Message-ID (0: none). */

@@ -6,7 +6,7 @@
 -- beside the daemon in the build tree, the fixtures under tests/.
 local lib = dofile(MSGS .. "/../lib.lua")
 local slopctl = SLOP_MILTER:gsub("milter/slop%-milter$", "slopctl/slopctl")
-local fix = MSGS .. "/../../fixtures/learn"
+local fix = MSGS .. "/../../fixtures/learn-mixed"
 local state = WORK .. "/state"
 local conf = WORK .. "/learn.conf"
 lib.write_conf(conf, { "LearnMinimum 8", "RecordState no" })

@@ -1,9 +1,13 @@
 #!/bin/sh
 # slopctl learn / forget / learn --stats and the LEARNED_* findings, on
-# the fixture mail of tests/fixtures/learn (slop and genuine patches
-# written for this test): counts after learn, relearn as the same class
-# (no-op) and as the other (moved), forget; a model trained on half of
-# each set separates the other half; the LearnMinimum gate; db prune's
+# the fixture mail of tests/fixtures/learn-mixed (slop and genuine patches
+# written for this test, whose sentences are seen in both classes at
+# other rates): counts after learn, relearn as the same class (no-op) and
+# as the other (moved), forget; a model trained on half of each set
+# separates the other half; it stays silent on a mail whose words only
+# genuine mail had, on mail of a source it never learned, and on the
+# patches of tests/fixtures/learn, whose classes share no sentence; the
+# LearnMinimum gate; db prune's
 # cap; the schema; two mails with one Message-ID learned, moved back and
 # forth and forgotten end at zero; and a learner killed with SIGKILL while
 # a reader scans leaves counts that forget exactly back to zero.
@@ -103,16 +107,39 @@ for l in sys.stdin:
     o = json.loads(l)
     print(" ".join(h["rule"] for h in o["hits"] if h["rule"].startswith("LEARNED_")) or "-")'
 }
+# Each held-out mail mixes five of its class's six sentences: most are
+# told apart, none is put in the wrong class.
 scan_hits 5 "$T/test-slop" >"$T/out"
-check "held-out slop: all LEARNED_SLOP_*" \
-    [ "$(grep -c '^LEARNED_SLOP_' "$T/out")" -eq "$(ls "$T/test-slop" | wc -l)" ]
+check "held-out slop: LEARNED_SLOP_* on at least 6 of 8" \
+    [ "$(grep -c '^LEARNED_SLOP_' "$T/out")" -ge 6 ]
+check "held-out slop: never LEARNED_GENUINE_*" sh -c "! grep -q LEARNED_GENUINE_ '$T/out'"
 scan_hits 5 "$T/test-genuine" >"$T/out"
-check "held-out genuine: all LEARNED_GENUINE_*" \
-    [ "$(grep -c '^LEARNED_GENUINE_' "$T/out")" -eq "$(ls "$T/test-genuine" | wc -l)" ]
+check "held-out genuine: LEARNED_GENUINE_* on at least 6 of 8" \
+    [ "$(grep -c '^LEARNED_GENUINE_' "$T/out")" -ge 6 ]
+check "held-out genuine: never LEARNED_SLOP_*" sh -c "! grep -q LEARNED_SLOP_ '$T/out'"
+
+# ---- abstention: silent where the model knows one class or nothing ----
+# one-class.eml says only what the learned genuine mail alone said (and
+# the words that glue sentences): no token of its own was seen in slop.
+scan_hits 5 "$FIX/one-class.eml" >"$T/out"
+check "words of one class only: no LEARNED_GENUINE_*" sh -c "! grep -q LEARNED_ '$T/out'"
+# unseen.eml: a report of another project (a web client's cookies).
+scan_hits 5 "$FIX/unseen.eml" >"$T/out"
+check "mail of a source never learned: silent" sh -c "! grep -q LEARNED_ '$T/out'"
+# The patches of tests/fixtures/learn: each class has sentences of its
+# own that the other never has, so a model of them has nothing to weigh.
+D=$T/disjoint
+"$SLOPCTL" learn --slop --state "$D" --rules "$RULES" "$FIX"/../learn/slop/*[02468].eml >/dev/null 2>&1
+"$SLOPCTL" learn --genuine --state "$D" --rules "$RULES" "$FIX"/../learn/genuine/*[02468].eml \
+    >/dev/null 2>&1
+"$SLOPCTL" scan --json --rules "$RULES" --state "$D" --learn-minimum 5 \
+    "$FIX"/../learn/slop/*[13579].eml "$FIX"/../learn/genuine/*[13579].eml >"$T/out" 2>"$T/err"
+check "classes that share no sentence: silent on both held-out halves" \
+    sh -c "[ \$(wc -l <'$T/out') -eq 16 ] && ! grep -q LEARNED_ '$T/out'"
 "$SLOPCTL" scan --json --rules "$RULES" --state "$S" --learn-minimum 5 "$T/test-slop" \
     >"$T/out" 2>"$T/err"
-check "evidence names p and the counts" \
-    grep -q 'p=[01]\.[0-9][0-9], from 8 slop and 8 genuine learned' "$T/out"
+check "evidence names p, the counts and the tokens known" \
+    grep -q 'p=[01]\.[0-9][0-9], from 8 slop and 8 genuine learned, [0-9]* of [0-9]* tokens known' "$T/out"
 check "a learned finding alone never answers" \
     python3 -c '
 import json, sys
@@ -170,8 +197,6 @@ check "learned alternately 6 times: one slop, one genuine" \
     [ "$(stat_of "$M" slop)" = 1 -a "$(stat_of "$M" genuine)" = 1 ]
 check "the tokens are those of learning each once ($fresh_tokens)" \
     [ "$(stat_of "$M" tokens)" = "$fresh_tokens" ]
-"$SLOPCTL" scan --json --rules "$RULES" --state "$M" --learn-minimum 1 "$T/mid-a" >"$T/out" 2>"$T/err"
-check "and their counts: the genuine mail reads as genuine" grep -q LEARNED_GENUINE_ "$T/out"
 run forget --state "$M" "$T/mid-a" "$T/mid-b"
 check "forgetting both forgets two messages" grep -q "forgot 2 messages, 0 were not learned" "$T/out"
 check "forgetting both leaves no message and no token" \
@@ -208,7 +233,7 @@ i=0
 while [ $i -lt 25 ]; do
     for f in "$FIX"/slop/*.eml; do
         # Each copy its own mail: a learned message is known by its content.
-        sed -e "s/^Message-ID: <\(.*\)@/Message-ID: <k$i-\1@/" -e "s/^Subject: /Subject: k$i /" \
+        sed -e "s/^Message-ID: <\(.*\)@/Message-ID: <k$i-\1@/" -e "s/^Subject: /Subject: k$(echo $i | tr 0-9 a-j) /" \
             "$f" >"$big/$i-$(basename "$f")"
     done
     i=$((i + 1))
