@@ -1310,7 +1310,8 @@ cb_eom(SMFICTX *ctx)
         dispatch_reply(cfg, m, &d);
     callbacks_log_decision(m, &d);
     metrics_note_message(d.res != NULL, d.res ? d.res->kind : CLASSIFIER_KIND_OTHER,
-                         d.res ? d.res->action : CLASSIFIER_ACTION_NONE, d.plan.result);
+                         d.res ? d.res->action : CLASSIFIER_ACTION_NONE, d.plan.result,
+                         cfg->mode == CONFIG_MODE_MONITOR);
     if (d.plan.reply)
         metrics_note_reply(d.reply_note);
     metrics_note_eom((uint64_t)(ms_since(&t0) * 1000.0));

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "metrics.h"
 
 #define KIND_COUNT 5 /* the classifier's four kinds and "none" (not scanned) */
@@ -90,7 +91,7 @@ static const char *const reply_reasons[] = {
 #define N_REPLY_REASONS (sizeof(reply_reasons) / sizeof(reply_reasons[0]))
 
 static struct {
-    atomic_ulong messages[KIND_COUNT][CLASSIFIER_ACTION__COUNT][RESULT_COUNT];
+    atomic_ulong messages[KIND_COUNT][CLASSIFIER_ACTION__COUNT][RESULT_COUNT][2]; /* [monitor] */
     atomic_ulong findings[METRICS_RULES_MAX];
     atomic_ulong findings_unnamed;
     struct histogram eom;
@@ -121,13 +122,13 @@ load(atomic_ulong *c)
 
 void
 metrics_note_message(bool scanned, enum classifier_kind kind, enum classifier_action action,
-                     enum verdict_result result)
+                     enum verdict_result result, bool monitor)
 {
     size_t k = scanned && (unsigned)kind < KIND_NONE ? (size_t)kind : KIND_NONE;
     size_t a = scanned && (unsigned)action < CLASSIFIER_ACTION__COUNT ? (size_t)action : 0;
     size_t r = (unsigned)result < RESULT_COUNT ? (size_t)result : VERDICT_ACCEPT;
 
-    bump(&m.messages[k][a][r]);
+    bump(&m.messages[k][a][r][monitor ? 1 : 0]);
 }
 
 void
@@ -318,19 +319,25 @@ static void
 render_messages(struct out *o)
 {
     family(o, "slop_messages", "counter",
-           "Messages judged at end of message, by kind, action reached and result given to the "
-           "MTA (kind and action none: a failure policy decided).");
+           "Messages judged at end of message, by kind, action reached, result given to the "
+           "MTA (kind and action none: a failure policy decided) and Mode (monitor: the action "
+           "was logged, not taken).");
     for (size_t k = 0; k < KIND_COUNT; k++)
         for (size_t a = 0; a < CLASSIFIER_ACTION__COUNT; a++)
-            for (size_t r = 0; r < RESULT_COUNT; r++) {
-                unsigned long v = load(&m.messages[k][a][r]);
+            for (size_t r = 0; r < RESULT_COUNT; r++)
+                for (size_t mon = 0; mon < 2; mon++) {
+                    unsigned long v = load(&m.messages[k][a][r][mon]);
 
-                if (v == 0)
-                    continue;
-                out_printf(o, "slop_messages_total{kind=\"%s\",action=\"%s\",result=\"%s\"} %lu\n",
-                           kind_names[k], classifier_action_name((enum classifier_action)a),
-                           verdict_result_name((enum verdict_result)r), v);
-            }
+                    if (v == 0)
+                        continue;
+                    out_printf(o,
+                               "slop_messages_total{kind=\"%s\",action=\"%s\",result=\"%s\","
+                               "mode=\"%s\"} %lu\n",
+                               kind_names[k], classifier_action_name((enum classifier_action)a),
+                               verdict_result_name((enum verdict_result)r),
+                               config_mode_name(mon ? CONFIG_MODE_MONITOR : CONFIG_MODE_ENFORCE),
+                               v);
+                }
     family(o, "slop_messages_skipped", "counter", "Messages passed without a scan, by reason.");
     for (size_t i = 0; i < METRICS_SKIP__COUNT; i++)
         out_printf(o, "slop_messages_skipped_total{reason=\"%s\"} %lu\n", skip_names[i],

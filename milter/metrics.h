@@ -56,10 +56,12 @@ enum metrics_skip {
 
 /*
  * One judged message. scanned false: a failure policy decided (kind and
- * action are then shown as "none"). Lock-free.
+ * action are then shown as "none"). monitor: Mode monitor judged it, so
+ * its action was logged, not taken (the mode label tells the two apart).
+ * Lock-free.
  */
 void metrics_note_message(bool scanned, enum classifier_kind kind, enum classifier_action action,
-                          enum verdict_result result);
+                          enum verdict_result result, bool monitor);
 /* Rule slot (from metrics_rules_map()) held in a scanned message. */
 void metrics_note_finding(uint32_t slot);
 void metrics_note_eom(uint64_t usec);  /* end-of-message callback, start to answer */

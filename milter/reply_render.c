@@ -9,6 +9,7 @@
  * stays under 998 bytes. Thread-safe.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <locale.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -101,6 +102,56 @@ reply_render_questions(struct reply_buf *b, const struct classifier_result *res,
         reply_wrap(b, reply_question_generic, "- ", "  ");
 }
 
+/*
+ * What the sender is shown: the findings about their mail, not the site's
+ * own records. A learned finding says what this site's past mail looks
+ * like, nothing the sender can act on; the evidence of the findings read
+ * from the state names other people's mail and counts (a duplicate's
+ * Message-ID); a measure's bare reading ("versions=0", "trace_lines=0")
+ * is the scan's internals, which the description says in words.
+ */
+static const char *const reply_internal_rules[] = {"LEARNED_"};
+static const char *const reply_internal_evidence[] = {"DUPLICATE", "SENDER_FLOOD"};
+
+static bool
+reply_rule_in(const char *rule, const char *const *names, size_t n, bool prefix)
+{
+    for (size_t i = 0; rule != NULL && i < n; i++)
+        if (prefix ? strncmp(rule, names[i], strlen(names[i])) == 0 : strcmp(rule, names[i]) == 0)
+            return true;
+    return false;
+}
+
+/* "name=12" or "a=0, b=1.5": measures as the scan prints them. */
+static bool
+reply_is_measure_reading(const char *ev)
+{
+    const char *p = ev;
+
+    do {
+        size_t name = strspn(p, "abcdefghijklmnopqrstuvwxyz_0123456789");
+        size_t num;
+
+        if (name == 0 || p[name] != '=')
+            return false;
+        p += name + 1;
+        num = strspn(p, "-0123456789.");
+        if (num == 0)
+            return false;
+        p += num;
+    } while (strncmp(p, ", ", 2) == 0 && (p += 2));
+    return *p == '\0';
+}
+
+static bool
+reply_evidence_shown(const struct classifier_hit *hit)
+{
+    size_t n = sizeof(reply_internal_evidence) / sizeof(reply_internal_evidence[0]);
+
+    return hit->evidence != NULL && !reply_is_measure_reading(hit->evidence) &&
+           !reply_rule_in(hit->rule, reply_internal_evidence, n, false);
+}
+
 static void
 reply_render_findings(struct reply_buf *b, const struct classifier_result *res)
 {
@@ -113,17 +164,20 @@ reply_render_findings(struct reply_buf *b, const struct classifier_result *res)
 
         if (hit->rule != NULL && strncmp(hit->rule, "__", 2) == 0)
             continue;
+        if (reply_rule_in(hit->rule, reply_internal_rules,
+                          sizeof(reply_internal_rules) / sizeof(reply_internal_rules[0]), true))
+            continue;
         if (shown == REPLY_FINDINGS_MAX) {
             hidden++;
             continue;
         }
         desc = reply_clean_dup(hit->description ? hit->description : hit->rule, REPLY_TEXT_MAX);
         rule = reply_clean_dup(hit->rule ? hit->rule : "?", 64);
-        if (hit->evidence != NULL)
+        if (reply_evidence_shown(hit))
             ev = reply_quote_dup(hit->evidence, REPLY_EVIDENCE_MAX);
         if (hit->doc != NULL)
             doc = reply_clean_dup(hit->doc, REPLY_TEXT_MAX);
-        if (desc == NULL || rule == NULL || (hit->evidence && ev == NULL) ||
+        if (desc == NULL || rule == NULL || (reply_evidence_shown(hit) && ev == NULL) ||
             (hit->doc && doc == NULL)) {
             b->err = b->err ? b->err : -ENOMEM;
         } else {

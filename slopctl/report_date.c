@@ -105,6 +105,34 @@ zone_named(const char *z, int *ret_minutes)
     return false;
 }
 
+int
+report_date_parse_day(const char *ymd, int64_t *ret_day)
+{
+    unsigned y = 0, m = 0, d = 0;
+
+    for (int i = 0; i < 10; i++) {
+        char c = ymd[i];
+
+        if (i == 4 || i == 7) {
+            if (c != '-')
+                return -EINVAL;
+            continue;
+        }
+        if (c < '0' || c > '9')
+            return -EINVAL;
+        if (i < 4)
+            y = y * 10 + (unsigned)(c - '0');
+        else if (i < 7)
+            m = m * 10 + (unsigned)(c - '0');
+        else
+            d = d * 10 + (unsigned)(c - '0');
+    }
+    if (ymd[10] != '\0' || m < 1 || m > 12 || d < 1 || d > 31)
+        return -EINVAL;
+    *ret_day = days_from_civil(y, m, d);
+    return 0;
+}
+
 void
 report_date_format(int64_t day, char *buf, size_t size)
 {

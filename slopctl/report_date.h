@@ -26,6 +26,10 @@
  */
 int report_date_day(const char *msg, size_t len, int64_t *ret_day);
 
+/* "YYYY-MM-DD" (as report_date_format() writes it) back into days since
+ * 1970-01-01. Returns 0 or -EINVAL. */
+int report_date_parse_day(const char *ymd, int64_t *ret_day);
+
 /* Write day (as report_date_day() gives it) as "YYYY-MM-DD" into buf, at
  * least 11 bytes. */
 void report_date_format(int64_t day, char *buf, size_t size);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "report_escape.h"
+#include "report_date.h"
 #include "report_svg.h"
 
 #define SVG_W 640
@@ -232,41 +233,113 @@ report_svg_senders(FILE *f, const struct report *rep)
     return hbars(f, "chart-senders", "Top senders", &rep->senders, "no messages");
 }
 
+/* A period's place on the time axis: days since 1970 for "YYYY-MM-DD",
+ * months since year 0 for "YYYY-MM". -1 when the name is neither. */
+static int64_t
+period_index(const char *name, bool days)
+{
+    char ymd[16];
+    int year, month;
+    int64_t v;
+
+    if (days)
+        return report_date_parse_day(name, &v) == 0 ? v : -1;
+    if (snprintf(ymd, sizeof(ymd), "%s-01", name) >= (int)sizeof(ymd) ||
+        report_date_parse_day(ymd, &v) < 0)
+        return -1;
+    /* Digits checked by the parse: year * 12 + month - 1. */
+    year = (ymd[0] - '0') * 1000 + (ymd[1] - '0') * 100 + (ymd[2] - '0') * 10 + (ymd[3] - '0');
+    month = (ymd[5] - '0') * 10 + (ymd[6] - '0');
+    return (int64_t)year * 12 + month - 1;
+}
+
+static void
+period_name(int64_t idx, bool days, char *buf, size_t size)
+{
+    if (days)
+        report_date_format(idx, buf, size);
+    else
+        snprintf(buf, size, "%04d-%02d", (int)(idx / 12), (int)(idx % 12) + 1);
+}
+
+/* Days when they span at most REPORT_SVG_MAX_DAYS (first to last, not
+ * how many have mail), months beyond. */
+static bool
+time_by_day(const struct report *rep, const struct report_tally_entry *v, size_t n)
+{
+    int64_t lo = INT64_MAX, hi = -1;
+
+    if (rep->days.other != 0)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        int64_t d = period_index(v[i].name, true);
+
+        lo = d >= 0 && d < lo ? d : lo;
+        hi = d > hi ? d : hi;
+    }
+    return hi < 0 || hi - lo < REPORT_SVG_MAX_DAYS;
+}
+
+/*
+ * Messages per period as stacked bars on a time axis: each period has its
+ * place whether or not mail came then, so 2025-08-08 and 2026-12-03 lie
+ * sixteen months apart, not side by side. Ticks are evenly spaced dates.
+ */
 int
 report_svg_time(FILE *f, const struct report *rep)
 {
-    const struct report_tally *t =
-        rep->days.n <= REPORT_SVG_MAX_DAYS && rep->days.other == 0 ? &rep->days : &rep->months;
     struct report_tally_entry *v = NULL;
-    size_t n, first;
-    int h = SVG_MT + SVG_PLOT_H + SVG_MB, y0 = SVG_MT + SVG_PLOT_H, r, cols, every;
+    int h = SVG_MT + SVG_PLOT_H + SVG_MB, y0 = SVG_MT + SVG_PLOT_H, r, every;
+    int64_t p0 = INT64_MAX, p1 = -1, cols;
     unsigned long top = 0;
+    bool days, cut;
+    size_t n;
 
-    r = report_tally_sorted(t, true, &v, &n);
+    r = report_tally_sorted(&rep->days, true, &v, &n);
     if (r < 0)
         return r;
-    if (n == 0) {
+    days = time_by_day(rep, v, n);
+    if (!days) {
+        free(v);
+        r = report_tally_sorted(&rep->months, true, &v, &n);
+        if (r < 0)
+            return r;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int64_t p = period_index(v[i].name, days);
+
+        p0 = p >= 0 && p < p0 ? p : p0;
+        p1 = p > p1 ? p : p1;
+    }
+    if (p1 < 0) {
         svg_open(f, "chart-time", "Actions over time", 60);
         svg_caption(f, 8, 36, "no message has a Date: that parses");
         fputs("</svg>\n", f);
         free(v);
         return 0;
     }
-    first = n > REPORT_SVG_MAX_PERIODS ? n - REPORT_SVG_MAX_PERIODS : 0;
-    cols = (int)(n - first);
-    every = (cols + 5) / 6;
-    for (size_t i = first; i < n; i++)
-        top = v[i].n > top ? v[i].n : top;
+    cut = p1 - p0 + 1 > REPORT_SVG_MAX_PERIODS;
+    if (cut)
+        p0 = p1 - REPORT_SVG_MAX_PERIODS + 1;
+    cols = p1 - p0 + 1;
+    every = (int)((cols + 5) / 6);
+    for (size_t i = 0; i < n; i++)
+        if (period_index(v[i].name, days) >= p0)
+            top = v[i].n > top ? v[i].n : top;
     svg_open(f, "chart-time", "Actions over time", h);
     fprintf(f, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", SVG_ML, y0,
             SVG_ML + SVG_PW, y0);
     fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"yl\">%lu</text>\n", SVG_ML - 6, SVG_MT + 4, top);
     fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"yl\">0</text>\n", SVG_ML - 6, y0);
-    for (int i = 0; i < cols; i++) {
-        const struct report_tally_entry *e = &v[first + (size_t)i];
-        int x = SVG_ML + i * SVG_PW / cols, x2 = SVG_ML + (i + 1) * SVG_PW / cols;
-        int y = y0;
+    for (size_t i = 0; i < n; i++) {
+        const struct report_tally_entry *e = &v[i];
+        int64_t p = period_index(e->name, days);
+        int x, x2, y = y0;
 
+        if (p < p0)
+            continue;
+        x = SVG_ML + (int)((p - p0) * SVG_PW / cols);
+        x2 = SVG_ML + (int)((p - p0 + 1) * SVG_PW / cols);
         fputs("<g><title>", f);
         report_escape(f, e->name, 16, false);
         fprintf(f, ": %lu</title>", e->n);
@@ -281,14 +354,18 @@ report_svg_time(FILE *f, const struct report *rep)
                     action_class[a], x, y, x2 - x > 1 ? x2 - x - 1 : 1, bh);
         }
         fputs("</g>\n", f);
-        if (i % every == 0 && (i == 0 || cols - i > every / 2)) {
-            fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"xl\">", x, y0 + 16);
-            report_escape(f, e->name, 16, false);
-            fputs("</text>\n", f);
-        }
+    }
+    for (int64_t i = 0; i < cols; i += every) {
+        char name[16];
+
+        if (i > 0 && cols - i <= every / 2)
+            break; /* too close to the end for its label */
+        period_name(p0 + i, days, name, sizeof(name));
+        fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"xl\">%s</text>\n",
+                SVG_ML + (int)(i * SVG_PW / cols), y0 + 16, name);
     }
     fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"cap\">messages per %s (UTC, by Date:)%s</text>\n",
-            SVG_ML, h - 6, t == &rep->days ? "day" : "month", first > 0 ? ", the latest only" : "");
+            SVG_ML, h - 6, days ? "day" : "month", cut ? ", the latest only" : "");
     fputs("</svg>\n", f);
     free(v);
     return 0;

@@ -192,7 +192,7 @@ check "counts: messages counted = messages sent" \
 # The decision lines: kind=K ... action=A ... result=R, as metric lines.
 sed -n 's/.* kind=\([a-z]*\) .* action=\([a-z]*\) .*result=\([a-z]*\) .*/\1 \2 \3/p' \
     "$work/daemon.log" | sort | uniq -c |
-    awk '{ printf "slop_messages_total{kind=\"%s\",action=\"%s\",result=\"%s\"} %s\n", $2, $3, $4, $1 }' \
+    awk '{ printf "slop_messages_total{kind=\"%s\",action=\"%s\",result=\"%s\",mode=\"enforce\"} %s\n", $2, $3, $4, $1 }' \
     >"$work/expected"
 check "counts: decision lines = messages sent" [ "$(total slop_messages_total "$work/expected")" = "$N" ]
 grep '^slop_messages_total{' "$work/after.om" | sort >"$work/counted"

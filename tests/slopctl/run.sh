@@ -425,6 +425,18 @@ check "lint good rules: exit 0, says OK" sh -c "[ $rc -eq 0 ] && grep -qx '$T/ru
 run report --no-state --rules "$T/rules" -o "$T/r.html" "$T/one.eml"
 check "report -o: names the file it wrote" sh -c \
     "[ $rc -eq 0 ] && [ -s '$T/r.html' ] && grep -q 'wrote $T/r.html (1 message, 0 not scanned)' '$T/err'"
+# The chart's time axis: two days sixteen months apart are drawn that far
+# apart, with dates between them on the axis, not side by side.
+{
+    msg t1@example.org "one" "one" | sed 's/^Date: .*/Date: Fri, 8 Aug 2025 10:00:00 +0000/'
+    echo
+    msg t2@example.org "two" "two" | sed 's/^Date: .*/Date: Thu, 3 Dec 2026 10:00:00 +0000/'
+} | sed '1s/^/From x@example.org Thu Jan  1 00:00:00 1970\n/; /^$/{n;s/^From: /From x@example.org Thu Jan  1 00:00:00 1970\nFrom: /}' \
+    >"$T/span.mbox"
+run report --no-state --rules "$T/rules" -o "$T/span.html" "$T/span.mbox"
+check "report: a time axis, months without mail on it" sh -c \
+    "[ $rc -eq 0 ] && grep -q 'wrote $T/span.html (2 messages' '$T/err' &&
+     grep -q 'class=\"xl\">2026-02<' '$T/span.html' && grep -q 'messages per month' '$T/span.html'"
 SLOP_RULES_DIR=$T/badrules "$SLOPCTL" lint >"$T/out" 2>"$T/err"
 rc=$?
 check "lint: \$SLOP_RULES_DIR is used when --rules is absent" sh -c "[ $rc -eq 1 ]"

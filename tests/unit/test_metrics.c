@@ -56,30 +56,49 @@ test_messages(void **state)
 
     (void)state;
     for (int i = 0; i < 5; i++)
-        metrics_note_message(true, CLASSIFIER_KIND_PATCH, CLASSIFIER_ACTION_TAG, VERDICT_ACCEPT);
-    metrics_note_message(true, CLASSIFIER_KIND_REPORT, CLASSIFIER_ACTION_REJECT, VERDICT_REJECT);
+        metrics_note_message(true, CLASSIFIER_KIND_PATCH, CLASSIFIER_ACTION_TAG, VERDICT_ACCEPT,
+                             false);
+    metrics_note_message(true, CLASSIFIER_KIND_REPORT, CLASSIFIER_ACTION_REJECT, VERDICT_REJECT,
+                         false);
+    /* Mode monitor: the reply was only logged, and the label says so. */
+    metrics_note_message(true, CLASSIFIER_KIND_REPORT, CLASSIFIER_ACTION_REPLY, VERDICT_ACCEPT,
+                         true);
     /* A failure policy: kind and action are not known. */
-    metrics_note_message(false, CLASSIFIER_KIND_PATCH, CLASSIFIER_ACTION_REJECT, VERDICT_TEMPFAIL);
+    metrics_note_message(false, CLASSIFIER_KIND_PATCH, CLASSIFIER_ACTION_REJECT, VERDICT_TEMPFAIL,
+                         false);
     /* Out-of-range values land in a valid cell instead of past the array. */
     metrics_note_message(true, (enum classifier_kind)99, (enum classifier_action)99,
-                         (enum verdict_result)99);
+                         (enum verdict_result)99, false);
     metrics_note_error(METRICS_ERR_TIMEOUT);
     metrics_note_error(METRICS_ERR_TIMEOUT);
     metrics_note_error((enum metrics_error)999);
     metrics_note_skip(METRICS_SKIP_AUTHENTICATED);
 
     t = render(&g, true);
+    assert_int_equal(sample(t, "slop_messages_total{kind=\"patch\",action=\"tag\",result="
+                               "\"accept\",mode=\"enforce\"}"),
+                     5);
+    assert_int_equal(sample(t, "slop_messages_total{kind=\"report\",action=\"reject\",result="
+                               "\"reject\",mode=\"enforce\"}"),
+                     1);
+    assert_int_equal(sample(t, "slop_messages_total{kind=\"none\",action=\"none\",result="
+                               "\"tempfail\",mode=\"enforce\"}"),
+                     1);
+    assert_int_equal(sample(t, "slop_messages_total{kind=\"none\",action=\"none\",result="
+                               "\"accept\",mode=\"enforce\"}"),
+                     1);
     assert_int_equal(
-        sample(t, "slop_messages_total{kind=\"patch\",action=\"tag\",result=\"accept\"}"), 5);
+        sample(t, "slop_messages_total{kind=\"report\",action=\"reply\",result=\"accept\","
+                  "mode=\"monitor\"}"),
+        1);
     assert_int_equal(
-        sample(t, "slop_messages_total{kind=\"report\",action=\"reject\",result=\"reject\"}"), 1);
-    assert_int_equal(
-        sample(t, "slop_messages_total{kind=\"none\",action=\"none\",result=\"tempfail\"}"), 1);
-    assert_int_equal(
-        sample(t, "slop_messages_total{kind=\"none\",action=\"none\",result=\"accept\"}"), 1);
+        sample(t, "slop_messages_total{kind=\"report\",action=\"reply\",result=\"accept\","
+                  "mode=\"enforce\"}"),
+        -1);
     /* Combinations never seen are left out. */
-    assert_int_equal(
-        sample(t, "slop_messages_total{kind=\"reply\",action=\"tag\",result=\"accept\"}"), -1);
+    assert_int_equal(sample(t, "slop_messages_total{kind=\"reply\",action=\"tag\",result="
+                               "\"accept\",mode=\"enforce\"}"),
+                     -1);
     assert_int_equal(sample(t, "slop_errors_total{class=\"timeout\"}"), 2);
     assert_int_equal(sample(t, "slop_errors_total{class=\"internal\"}"), 0);
     assert_int_equal(sample(t, "slop_messages_skipped_total{reason=\"authenticated\"}"), 1);

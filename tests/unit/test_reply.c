@@ -756,6 +756,41 @@ test_render_other_project(void **state)
     }
 }
 
+/* The sender sees the findings about their mail, not the site's records:
+ * no learned finding, no measure's bare reading, no evidence that names
+ * other mail (a duplicate's Message-ID); evidence in words stays. */
+static void
+test_render_outsider_evidence(void **state)
+{
+    struct classifier_hit hits[] = {
+        {"REPORT_NO_VERSION", "no affected version given", NULL, 2.0, "versions=0"},
+        {"REPORT_NO_TRACE", "no trace or log", NULL, 1.0, "trace_lines=0, versions=0"},
+        {"LEARNED_SLOP_95", "resembles mail this site marked as slop (p>=0.95)", NULL, 1.0,
+         "p=0.97, from 300 slop and 250 genuine learned"},
+        {"DUPLICATE", "the same report was already sent recently by someone else", NULL, 5.0,
+         "duplicate of <other.1@example.net> from 2026-12-01"},
+        {"TM_EXCESS_PRIVILEGES", "needs root already", NULL, 4.5, "requires root privileges"},
+        {"REPORT_TERSE", "a short report", NULL, 0.5, "words=12 in the body"},
+    };
+    struct classifier_result res = {.score = 14.0, .hits = hits, .n_hits = 6};
+    struct reply_input in = {.to = "dev@example.org", .hostname = "h.example", .result = &res};
+    char *msg, *body;
+
+    (void)state;
+    body = strstr((msg = render(&in)), "\n\n") + 2;
+    assert_non_null(strstr(body, "No affected version given"));
+    assert_non_null(strstr(body, "No trace or log"));
+    assert_null(strstr(body, "versions=0"));
+    assert_null(strstr(body, "trace_lines"));
+    assert_null(strstr(body, "LEARNED_SLOP_95"));
+    assert_null(strstr(body, "marked as slop"));
+    assert_non_null(strstr(body, "already sent recently"));
+    assert_null(strstr(body, "other.1@example.net"));
+    assert_non_null(strstr(body, "Evidence: \"requires root privileges\""));
+    assert_non_null(strstr(body, "Evidence: \"words=12 in the body\""));
+    free(msg);
+}
+
 static void
 test_render_body(void **state)
 {
@@ -1459,6 +1494,7 @@ main(int argc, char **argv)
         cmocka_unit_test(test_render_subject),
         cmocka_unit_test(test_render_message_id),
         cmocka_unit_test(test_render_body),
+        cmocka_unit_test(test_render_outsider_evidence),
         cmocka_unit_test(test_render_other_project),
         cmocka_unit_test(test_questions_table),
         cmocka_unit_test(test_template_file_matches_builtin),
