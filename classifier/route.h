@@ -5,9 +5,8 @@
  * report, however short, when it names a problem and is not a patch or a
  * reply in a thread; a diff there, outside a patch's form, is a suggested
  * fix, and a question that names no problem is no report. Mail to a list
- * is a report only if it reads like one (message.c decides). The patterns are globs ('*' any run, '?' one
- * byte), matched case-insensitively on the bare address. Pure functions;
- * thread-safe.
+ * is a report only if it reads like one (message.c decides). The patterns are globs ('*' any run,
+ * '?' one byte), matched case-insensitively on the bare address. Pure functions; thread-safe.
  */
 #ifndef SLOP_ROUTE_H
 #define SLOP_ROUTE_H
