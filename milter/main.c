@@ -20,11 +20,13 @@
 #include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sysexits.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,6 +42,7 @@
 #include "log.h"
 #include "membudget.h"
 #include "metrics_http.h"
+#include "postfix_line.h"
 #include "reply_verify.h"
 #include "reply.h"
 #include "shared_state.h"
@@ -519,36 +522,112 @@ drop_privileges(const struct ids *ids)
     return 0;
 }
 
-/* "local:/p" and "unix:/p" and "/p" give "/p"; NULL for TCP sockets. */
-static const char *
-socket_path(const char *spec)
-{
-    if (strncmp(spec, "local:", 6) == 0)
-        return spec + 6;
-    if (strncmp(spec, "unix:", 5) == 0)
-        return spec + 5;
-    if (spec[0] == '/')
-        return spec;
-    return NULL;
-}
-
-/* The same socket as Postfix spells it. */
+/* Postfix's queue directory: `postconf -h queue_directory` (which reads
+ * MAIL_CONFIG, so a second instance answers for itself), else Postfix's
+ * default. postconf is outside PATH for most users, hence /usr/sbin. */
 static void
-postfix_socket(const char *spec, char *buf, size_t size)
+postfix_queue_dir(char *buf, size_t size)
 {
-    const char *path = socket_path(spec);
-    const char *rest, *at;
+    static const char *const progs[] = {"postconf", "/usr/sbin/postconf"};
+    char *argv[] = {"postconf", "-h", "queue_directory", NULL};
+    posix_spawn_file_actions_t fa;
+    size_t got = 0, i;
+    int fds[2], st = 1;
+    pid_t pid = -1;
+    char out[PATH_MAX];
+    ssize_t n;
 
-    if (path) {
-        snprintf(buf, size, "unix:%s", path);
+    snprintf(buf, size, "%s", POSTFIX_LINE_QUEUE_DIR);
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        return;
+    if (posix_spawn_file_actions_init(&fa) != 0) {
+        close(fds[0]);
+        close(fds[1]);
         return;
     }
-    rest = strchr(spec, ':') + 1;
-    at = strchr(rest, '@');
-    if (at == NULL)
-        snprintf(buf, size, "inet:%s:%s", strncmp(spec, "inet6", 5) ? "127.0.0.1" : "[::1]", rest);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    for (i = 0; i < sizeof(progs) / sizeof(progs[0]) && pid < 0; i++)
+        if (posix_spawnp(&pid, progs[i], &fa, NULL, argv, environ) != 0)
+            pid = -1;
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        return;
+    }
+    while (got < sizeof(out) - 1 && (n = read(fds[0], out + got, sizeof(out) - 1 - got)) != 0) {
+        if (n < 0 && errno != EINTR)
+            break;
+        if (n > 0)
+            got += (size_t)n;
+    }
+    close(fds[0]);
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    while (got > 0 && (out[got - 1] == '\n' || out[got - 1] == ' '))
+        got--;
+    out[got] = '\0';
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0 && out[0] == '/' && strchr(out, '\n') == NULL)
+        snprintf(buf, size, "%s", out);
+}
+
+/* Whether Postfix's user may connect to the unix socket PATH, owned as
+ * SOCK says: one warning line on stderr naming the fix when it may not.
+ * No postfix user: nothing to check (Sendmail, or Postfix elsewhere). */
+static void
+postfix_check_access(const char *path, const struct postfix_line_sock *sock)
+{
+    char pwbuf[16384], grbuf[16384], gname[64], line[PATH_MAX + 512];
+    struct passwd pw, *pwp = NULL;
+    struct group gr, *grp = NULL;
+    gid_t groups[256];
+    int ng = (int)(sizeof(groups) / sizeof(groups[0]));
+    enum postfix_line_access a;
+
+    if (getpwnam_r("postfix", &pw, pwbuf, sizeof(pwbuf), &pwp) != 0 || pwp == NULL)
+        return;
+    if (getgrouplist(pw.pw_name, pw.pw_gid, groups, &ng) < 0)
+        ng = (int)(sizeof(groups) / sizeof(groups[0]));
+    a = postfix_line_access(sock, pw.pw_uid, groups, (size_t)ng);
+    if (a == POSTFIX_ACCESS_OK)
+        return;
+    if (getgrgid_r(sock->gid, &gr, grbuf, sizeof(grbuf), &grp) == 0 && grp != NULL)
+        snprintf(gname, sizeof(gname), "%s", gr.gr_name);
     else
-        snprintf(buf, size, "inet:%s:%.*s", at + 1, (int)(at - rest), rest);
+        snprintf(gname, sizeof(gname), "%lu", (unsigned long)sock->gid);
+    if (postfix_line_warning(a, pw.pw_name, path, sock, gname, line, sizeof(line)) == 0)
+        fprintf(stderr, "slop-milter: %s\n", line);
+}
+
+/* The main.cf lines for this socket (stdout), as the chroot sees it, and
+ * a warning when Postfix's user could not connect. MADE: the socket
+ * exists and its owner and mode are read; else they are foreseen from
+ * UserID and SocketMode, as run_daemon() will set them. */
+static void
+postfix_print(const struct config *cfg, const struct ids *ids, bool made)
+{
+    char qdir[PATH_MAX], line[3 * PATH_MAX + 512];
+    const char *path = postfix_line_socket_path(cfg->socket);
+    struct postfix_line_sock sock = {ids_run_uid(ids), ids_run_gid(ids), cfg->socket_mode};
+    struct stat sb;
+
+    postfix_queue_dir(qdir, sizeof(qdir));
+    if (postfix_line_write(cfg->socket, qdir, line, sizeof(line)) < 0)
+        return;
+    printf("# Postfix main.cf:\n%s"
+           "non_smtpd_milters = $smtpd_milters\n"
+           "milter_default_action = accept\n",
+           line);
+    fflush(stdout);
+    if (path == NULL)
+        return;
+    if (made && stat(path, &sb) == 0) {
+        sock.uid = sb.st_uid;
+        sock.gid = sb.st_gid;
+        sock.mode = sb.st_mode & 07777;
+    }
+    postfix_check_access(path, &sock);
 }
 
 static int
@@ -783,7 +862,7 @@ run_daemon(struct snapshot *snap)
     const struct config *cfg = snap->cfg;
     struct reply_sender_config rsc = {0};
     struct config_error cerr;
-    char postfix[600], eb[128], keyerr[PATH_MAX + 128];
+    char eb[128], keyerr[PATH_MAX + 128];
     pthread_t sig_tid;
     bool sig_started = false;
     const char *sock_path;
@@ -819,7 +898,7 @@ run_daemon(struct snapshot *snap)
         return EX_UNAVAILABLE;
     }
     sockopt_listen_nodelay();
-    sock_path = socket_path(cfg->socket);
+    sock_path = postfix_line_socket_path(cfg->socket);
     rt.sock_path = sock_path;
     rt.pid_file = cfg->pid_file;
     if (sock_path) {
@@ -975,14 +1054,8 @@ run_daemon(struct snapshot *snap)
              cfg->max_memory ? "" : " (sized from MemoryMax or RAM)",
              config_failure_name(cfg->on_busy), cfg->trim_memory ? "yes" : "no");
     if (opts.foreground) {
-        postfix_socket(cfg->socket, postfix, sizeof(postfix));
-        printf("slop-milter %s listening on %s\n"
-               "# Postfix main.cf:\n"
-               "smtpd_milters = %s\n"
-               "non_smtpd_milters = $smtpd_milters\n"
-               "milter_default_action = accept\n",
-               SLOP_VERSION, postfix, postfix);
-        fflush(stdout);
+        printf("slop-milter %s listening on %s\n", SLOP_VERSION, cfg->socket);
+        postfix_print(cfg, &ids, true);
     }
 
     if (smfi_main() != MI_SUCCESS) {
@@ -1134,6 +1207,7 @@ main(int argc, char **argv)
         printf("%s: configuration OK, %zu rules from %s\n",
                opts.config_path ? opts.config_path : "(built-in defaults)",
                classifier_rule_count(snap->classifier), snap->cfg->rules_dir);
+        postfix_print(snap->cfg, &ids, false);
         snapshot_unref(snap);
         return EX_OK;
     }
