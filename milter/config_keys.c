@@ -57,7 +57,9 @@ const struct key config_keys[] = {
      "The MTA's milter setting must name the same socket."},
     {"SocketMode", T_OCTAL, 0, "0660", NULL, 0, 0777, NULL, NULL, F(socket_mode),
      "Permissions of a UNIX-domain socket, in octal. The MTA's user must be able to write "
-     "to it: add it to the daemon's group (e.g. usermod -aG slop-milter postfix) or use 0666."},
+     "to it: add it to the daemon's group (adduser postfix slop-milter; the Debian package "
+     "does so when Postfix is installed) or use 0666. slop-milter -n warns when the user "
+     "postfix could not."},
     {"MetricsSocket", T_SOCKET, K_EMPTY_OK | K_TCP_ONLY, "", NULL, 0, 0, NULL, NULL,
      F(metrics_socket),
      "Where to serve metrics over HTTP (GET /metrics, OpenMetrics text for Prometheus): "

@@ -82,6 +82,12 @@ fi
 user=slop-milter
 user_exists() { getent passwd "$user" >/dev/null; }
 check "user $user created (sysusers.d)" user_exists
+# Postfix's user joins the socket's group (postinst), where Postfix is here.
+if getent passwd postfix >/dev/null; then
+    postfix_in_group() { id -nG postfix | tr ' ' '\n' | grep -qx "$user"; }
+    check "postfix in group $user (postinst)" postfix_in_group
+fi
+check "README.Debian installed" sh -c "ls /usr/share/doc/slop-milter/README.Debian* >/dev/null 2>&1"
 check "/var/lib/slop-milter is $user's, 0750 (tmpfiles.d)" \
     [ "$(stat -c '%U:%G %a' /var/lib/slop-milter 2>/dev/null)" = "$user:$user 750" ]
 check "/run/slop-milter is $user's (tmpfiles.d)" \
