@@ -107,10 +107,11 @@ unit=$(dpkg -L slop-milter | grep '/systemd/system/slop-milter\.service$')
 check "unit installed" [ -f "$unit" ]
 
 # ---- slopctl --------------------------------------------------------------
-# slopctl runs as $user: a copy of the messages it can read wherever the
+# slopctl runs as $user: a copy of the messages (and of lib.lua, which
+# mt-installed.lua loads from beside them) it can read wherever the
 # checkout is (under a 0700 directory too).
 pub=$(mktemp -d "${TMPDIR:-/tmp}/slop-deb.XXXXXX") || exit 1
-world_copy "$pub" "$src/tests/milter/msgs" || exit 1
+world_copy "$pub" "$src/tests/milter/msgs" "$src/tests/milter/lib.lua" || exit 1
 msgs=$pub/msgs
 as_user() {
     setpriv --reuid="$user" --regid="$user" --init-groups --inh-caps=-all -- "$@"
