@@ -524,11 +524,12 @@ drop_privileges(const struct ids *ids)
 
 /* Postfix's queue directory: `postconf -h queue_directory` (which reads
  * MAIL_CONFIG, so a second instance answers for itself), else Postfix's
- * default. postconf is outside PATH for most users, hence /usr/sbin. */
+ * default. */
 static void
 postfix_queue_dir(char *buf, size_t size)
 {
-    static const char *const progs[] = {"postconf", "/usr/sbin/postconf"};
+    /* Absolute paths only: the daemon never searches PATH (exec*p). */
+    static const char *const progs[] = {"/usr/sbin/postconf", "/usr/bin/postconf"};
     char *argv[] = {"postconf", "-h", "queue_directory", NULL};
     posix_spawn_file_actions_t fa;
     size_t got = 0, i;
@@ -548,7 +549,7 @@ postfix_queue_dir(char *buf, size_t size)
     posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
     posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
     for (i = 0; i < sizeof(progs) / sizeof(progs[0]) && pid < 0; i++)
-        if (posix_spawnp(&pid, progs[i], &fa, NULL, argv, environ) != 0)
+        if (posix_spawn(&pid, progs[i], &fa, NULL, argv, environ) != 0)
             pid = -1;
     posix_spawn_file_actions_destroy(&fa);
     close(fds[1]);
@@ -839,6 +840,7 @@ signal_thread(void *arg)
             log_info("libmilter is stopping");
         } else {
             log_info("got signal %d, stopping", sig);
+            atomic_store(&stopping, true);
             /* smfi_stop() waits for the listener's lock, held for seconds
              * while it polls; call it on its own thread and keep the clock. */
             pthread_attr_t attr;
@@ -1058,7 +1060,9 @@ run_daemon(struct snapshot *snap)
         postfix_print(cfg, &ids, true);
     }
 
-    if (smfi_main() != MI_SUCCESS) {
+    /* A stop asked for before smfi_main() ran makes it fail at once:
+     * that failure is the stop, not an error. */
+    if (smfi_main() != MI_SUCCESS && !atomic_load(&stopping)) {
         log_error("smfi_main failed");
         status = EX_SOFTWARE;
     }
