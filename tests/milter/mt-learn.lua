@@ -28,11 +28,13 @@ lib.check("before learning: no LEARNED_ finding", not rep:find("LEARNED_"), rep)
 
 -- A learner in the background over the training halves, again and again
 -- (relearning is a no-op write), while messages flow.
-local even = ""
+-- Each list built from its own directory: a gsub of "/slop/" would also
+-- rewrite a checkout that lies in a directory named slop.
+local even, geven = "", ""
 for i = 0, 14, 2 do
     even = even .. string.format(" %s/slop/%02d.eml", fix, i)
+    geven = geven .. string.format(" %s/genuine/%02d.eml", fix, i)
 end
-local geven = even:gsub("/slop/", "/genuine/")
 os.execute("( i=0; while [ $i -lt 5 ]; do " .. slopctl .. " learn --slop --state " .. state ..
     " --rules " .. RULES .. even .. " && " .. slopctl .. " learn --genuine --state " .. state ..
     " --rules " .. RULES .. geven .. "; i=$((i + 1)); done; touch " .. WORK ..
