@@ -10,6 +10,7 @@
 #ifndef SLOP_ASCII_H
 #define SLOP_ASCII_H
 
+#include <ctype.h>
 #include <stdbool.h>
 #include <stddef.h>
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -64,6 +65,19 @@ bool ascii_has_fold_chars(const char *s, size_t len);
  * needle[at] and needle[at + 1] (by needle[at] alone when at is its last
  * byte) in either case, then a compare. */
 const char *ascii_find_ci_at(const char *s, size_t n, const char *needle, size_t k, size_t at);
+
+/* *p and *len narrowed past the white space (isspace(), as the "C"
+ * locale the library runs in has it) at both ends. */
+static inline void
+ascii_trim(const char **p, size_t *len)
+{
+    while (*len > 0 && isspace((unsigned char)**p)) {
+        (*p)++;
+        (*len)--;
+    }
+    while (*len > 0 && isspace((unsigned char)(*p)[*len - 1]))
+        (*len)--;
+}
 
 static inline bool
 ascii_is_digit(unsigned char c)

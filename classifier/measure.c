@@ -153,17 +153,6 @@ blank(const char *p, size_t len)
     return true;
 }
 
-static void
-trim(const char **p, size_t *len)
-{
-    while (*len > 0 && isspace((unsigned char)**p)) {
-        (*p)++;
-        (*len)--;
-    }
-    while (*len > 0 && isspace((unsigned char)(*p)[*len - 1]))
-        (*len)--;
-}
-
 static bool
 has(const char *p, size_t len, const char *needle)
 {
@@ -541,7 +530,7 @@ long_line_exempt(const char *p, size_t len)
         return true;
     if (is_tag_line(p, len) || has_timestamp(p, len) || has_offset(p, len))
         return true;
-    trim(&t, &tl);
+    ascii_trim(&t, &tl);
     if (starts(t, tl, "WARNING:") || starts(t, tl, "BUG:"))
         return true;
     /* "dir/file.c:" references */
@@ -606,7 +595,7 @@ has_bold(const char *p, size_t len)
 static bool
 is_table_row(const char *p, size_t len)
 {
-    trim(&p, &len);
+    ascii_trim(&p, &len);
     return len >= 2 && p[0] == '|' && p[len - 1] == '|';
 }
 
@@ -653,7 +642,7 @@ prose_line(const char *p, size_t len)
 {
     struct prose_line l = {.p = p, .t = p, .len = len, .tl = len};
 
-    trim(&l.t, &l.tl);
+    ascii_trim(&l.t, &l.tl);
     l.heading = is_md_heading(l.t, l.tl);
     return l;
 }
@@ -838,7 +827,7 @@ starts_stack_dump(const char *p, size_t len)
     const char *t = p;
     size_t tl = len;
 
-    trim(&t, &tl);
+    ascii_trim(&t, &tl);
     if (starts(t, tl, "WARNING:") || starts(t, tl, "BUG:") || starts(t, tl, "Call Trace:") ||
         starts(t, tl, "general protection fault") || starts(t, tl, "Oops:") || starts(t, tl, "[<"))
         return true;
@@ -1092,7 +1081,7 @@ single_line_comment(const char *p, size_t len, const char **ret_t, size_t *ret_t
     const char *t = p;
     size_t tl = len;
 
-    trim(&t, &tl);
+    ascii_trim(&t, &tl);
     if (tl >= 2 && t[0] == '/' && t[1] == '/') {
         *ret_t = t + 2;
         *ret_tl = tl - 2;
@@ -1113,7 +1102,7 @@ is_code_line(const char *p, size_t len)
     const char *t = p;
     size_t tl = len;
 
-    trim(&t, &tl);
+    ascii_trim(&t, &tl);
     if (tl == 0 || t[0] == '*' || starts(t, tl, "/*") || starts(t, tl, "//"))
         return false;
     /* a lone brace says nothing a comment could repeat */
@@ -1135,7 +1124,7 @@ is_statement(const char *p, size_t len)
     const char *t = p;
     size_t tl = len;
 
-    trim(&t, &tl);
+    ascii_trim(&t, &tl);
     for (size_t k = 0; k < sizeof(decl) / sizeof(decl[0]); k++)
         if (starts(t, tl, decl[k]))
             return false;

@@ -71,7 +71,7 @@ diff_path(const char *p, size_t len, bool strip_prefix, bool *ret_null)
     *ret_null = false;
     if (tab != NULL)
         len = (size_t)(tab - p);
-    trim(&p, &len);
+    ascii_trim(&p, &len);
     if (len >= 2 && p[0] == '"' && p[len - 1] == '"') {
         p++;
         len -= 2;
@@ -317,7 +317,7 @@ comment_c(struct comment_state *cs, const char *p, size_t len, const char **ret_
     const char *t = p, *close;
     size_t tl = len;
 
-    trim(&t, &tl);
+    ascii_trim(&t, &tl);
     if (cs->c_block ||
         (tl > 0 && t[0] == '*' && (tl == 1 || t[1] == ' ' || t[1] == '\t' || t[1] == '/'))) {
         /* inside a block, or a " * text" continuation whose opener lies
@@ -367,7 +367,7 @@ comment_c(struct comment_state *cs, const char *p, size_t len, const char **ret_
     }
     return false;
 comment:
-    trim(&t, &tl);
+    ascii_trim(&t, &tl);
     *ret_t = t;
     *ret_tlen = tl;
     return true;
@@ -379,14 +379,14 @@ comment_hash(const char *p, size_t len, const char **ret_t, size_t *ret_tlen)
     const char *t = p;
     size_t tl = len;
 
-    trim(&t, &tl);
+    ascii_trim(&t, &tl);
     if (tl == 0 || t[0] != '#' || (tl > 1 && t[1] == '!'))
         return false;
     while (tl > 0 && t[0] == '#') {
         t++;
         tl--;
     }
-    trim(&t, &tl);
+    ascii_trim(&t, &tl);
     *ret_t = t;
     *ret_tlen = tl;
     return true;
@@ -403,7 +403,7 @@ comment_kconfig(struct comment_state *cs, const char *p, size_t len, const char 
     size_t tl = len, skip;
     unsigned ind = indent_width(p, len, &skip);
 
-    trim(&t, &tl);
+    ascii_trim(&t, &tl);
     if (tl == 0)
         return false;
     if (cs->kc_help && ind <= cs->kc_indent)

@@ -134,7 +134,7 @@ add_trailer(struct parser *ps, const struct span *s, size_t taglen)
     m->trailers = arr;
     if (r < 0)
         return r;
-    trim(&v, &vlen);
+    ascii_trim(&v, &vlen);
     t = &m->trailers[m->n_trailers];
     t->tag = strndup(s->p, taglen);
     t->value = strndup(v, vlen);

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ascii.h"
 #include "message.h"
 
 struct span {
@@ -73,17 +74,6 @@ span_blank(const struct span *s)
         if (!isspace((unsigned char)s->p[i]))
             return false;
     return true;
-}
-
-static inline void
-trim(const char **p, size_t *len)
-{
-    while (*len > 0 && isspace((unsigned char)**p)) {
-        (*p)++;
-        (*len)--;
-    }
-    while (*len > 0 && isspace((unsigned char)(*p)[*len - 1]))
-        (*len)--;
 }
 
 static inline bool

@@ -196,7 +196,7 @@ patch_subject_parse(struct message *m)
         const char *t = tag;
         size_t tl = taglen;
 
-        trim(&t, &tl);
+        ascii_trim(&t, &tl);
         ps->prefix = strndup(t, tl);
         if (ps->prefix == NULL)
             return -ENOMEM;
@@ -206,7 +206,7 @@ patch_subject_parse(struct message *m)
     }
 
     len = strlen(rest);
-    trim(&rest, &len);
+    ascii_trim(&rest, &len);
     sublen = subject_subsystem_len(rest, len);
     if (sublen > 0) {
         ps->subsystem = strndup(rest, sublen);
@@ -214,7 +214,7 @@ patch_subject_parse(struct message *m)
             return -ENOMEM;
         rest += sublen + 1;
         len -= sublen + 1;
-        trim(&rest, &len);
+        ascii_trim(&rest, &len);
     }
     ps->summary = strndup(rest, len);
     if (ps->summary == NULL)
