@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "rule_prefilter_parse.h"
+#include "rule_prefilter_lit.h"
 
 /* True when the first n strings of v hold s[0..len); lens[] has the
  * length of each. */
