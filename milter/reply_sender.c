@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -28,15 +27,6 @@ reply_job_free(struct reply_job *j)
     return NULL;
 }
 
-int64_t
-reply_now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void
 reply_report(struct reply_sender *s, const struct reply_job *j, bool ok, const char *reason)
 {
@@ -50,39 +40,6 @@ reply_report(struct reply_sender *s, const struct reply_job *j, bool ok, const c
 
     if (s->status_fn != NULL)
         s->status_fn(s->status_ctx, &st);
-}
-
-/* Keep the printable part of a child's or server's words for a reason. */
-void
-reply_reason_append(char *reason, size_t reasonlen, const char *prefix, const char *text,
-                    size_t textlen)
-{
-    size_t n = strlen(reason);
-
-    if (textlen == 0)
-        return;
-    n += (size_t)snprintf(reason + n, reasonlen > n ? reasonlen - n : 0, "%s", prefix);
-    for (size_t i = 0; i < textlen && n + 1 < reasonlen; i++) {
-        unsigned char c = (unsigned char)text[i];
-
-        if (c == '\n' || c == '\r') {
-            /* First line only. */
-            if (i > 0)
-                break;
-            continue;
-        }
-        reason[n++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
-    }
-    reason[n < reasonlen ? n : reasonlen - 1] = '\0';
-}
-
-/* "what: strerror(err)" into reason; strerror_r, as threads share this. */
-void
-reply_reason_errno(char *reason, size_t reasonlen, const char *what, int err)
-{
-    char eb[128];
-
-    snprintf(reason, reasonlen, "%s: %s", what, strerror_r(err, eb, sizeof(eb)));
 }
 
 static void *

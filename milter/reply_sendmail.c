@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "reply_clock.h"
+#include "reply_reason.h"
 #include "reply_text.h"
 #include "reply_transport.h"
 
@@ -27,7 +29,7 @@ reply_sendmail_send(struct reply_sender *s, const struct reply_job *j, char *rea
     int in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1};
     char output[REPLY_OUTPUT_MAX];
     size_t output_len = 0, msg_len = strlen(j->msg), written = 0;
-    int64_t deadline = reply_now_ms() + (int64_t)s->timeout_s * 1000;
+    int64_t deadline = reply_clock_ms() + (int64_t)s->timeout_s * 1000;
     bool exited = false, ok = false;
     int status = 0;
     pid_t pid;
@@ -73,7 +75,7 @@ reply_sendmail_send(struct reply_sender *s, const struct reply_job *j, char *rea
     for (;;) {
         struct pollfd pfd[2];
         nfds_t n = 0;
-        int64_t left = deadline - reply_now_ms();
+        int64_t left = deadline - reply_clock_ms();
         pid_t w;
 
         if (!exited) {

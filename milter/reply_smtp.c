@@ -17,6 +17,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "reply_clock.h"
+#include "reply_reason.h"
 #include "reply_text.h"
 #include "reply_transport.h"
 
@@ -36,7 +38,7 @@ reply_smtp_wait(struct reply_smtp *c, short events)
 {
     for (;;) {
         struct pollfd pfd = {.fd = c->fd, .events = events};
-        int64_t left = c->deadline - reply_now_ms();
+        int64_t left = c->deadline - reply_clock_ms();
         int n;
 
         if (left <= 0)
@@ -154,7 +156,7 @@ reply_smtp_send(struct reply_sender *s, const struct reply_job *j, char *reason,
         snprintf(reason, reasonlen, "out of memory");
         return false;
     }
-    c->deadline = reply_now_ms() + (int64_t)s->timeout_s * 1000;
+    c->deadline = reply_clock_ms() + (int64_t)s->timeout_s * 1000;
     c->fd = socket(s->smtp_addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (c->fd < 0) {
         reply_reason_errno(reason, reasonlen, "smtp socket", errno);

@@ -12,7 +12,6 @@
 
 #include <pthread.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -48,16 +47,6 @@ struct reply_sender {
     pthread_t thread;
     bool thread_started;
 };
-
-/* CLOCK_MONOTONIC in milliseconds. */
-int64_t reply_now_ms(void);
-
-/* The printable first line of text appended to reason after prefix. */
-void reply_reason_append(char *reason, size_t reasonlen, const char *prefix, const char *text,
-                         size_t textlen);
-
-/* "what: strerror(err)" into reason. */
-void reply_reason_errno(char *reason, size_t reasonlen, const char *what, int err);
 
 bool reply_sendmail_send(struct reply_sender *s, const struct reply_job *j, char *reason,
                          size_t reasonlen);
