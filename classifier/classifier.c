@@ -17,6 +17,7 @@
 
 #include "classifier.h"
 #include "facts.h"
+#include "fingerprint.h"
 #include "learn.h"
 #include "message.h"
 #include "mime_view.h"
@@ -417,6 +418,46 @@ out:
     message_free(m);
     mime_view_free(view);
     return r;
+}
+
+int
+classifier_diff_fingerprints(const char *diff_text, size_t len, void (*fn)(void *ctx, uint64_t fp),
+                             void *ctx)
+{
+    struct classifier_options opts;
+    struct message *m;
+    int r;
+
+    if (fn == NULL || (diff_text == NULL && len > 0))
+        return -EINVAL;
+    classifier_options_default(&opts);
+    m = calloc(1, sizeof(*m));
+    if (m == NULL)
+        return -ENOMEM;
+    r = patch_parse(m, diff_text, len, &opts.limits);
+    if (r >= 0)
+        r = (int)fingerprint_hunks(m, fn, ctx);
+    message_free(m);
+    return r;
+}
+
+int
+classifier_diff_functions(const char *text, size_t len, size_t max,
+                          void (*fn)(void *ctx, const char *name), void *ctx)
+{
+    return fingerprint_diff_functions(text, len, max, fn, ctx);
+}
+
+unsigned
+classifier_bug_classes(const char *text, size_t len)
+{
+    return fingerprint_bug_classes(text, len);
+}
+
+const char *
+classifier_bug_class_name(unsigned bit)
+{
+    return fingerprint_bug_class_name(bit);
 }
 
 struct classifier_result *

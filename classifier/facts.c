@@ -529,11 +529,11 @@ facts_report_fixed(struct message *m, const struct classifier_lookup *lk, unsign
         if (!facts_checkable_symbol(fn))
             continue;
         looked++;
-        for (unsigned bit = 0; classifier_bug_class_name(bit) != NULL; bit++) {
+        for (unsigned bit = 0; fingerprint_bug_class_name(bit) != NULL; bit++) {
             if (!((classes >> bit) & 1))
                 continue;
             memset(&fix, 0, sizeof(fix));
-            if (lk->find_function_fix(lk->ctx, fn, classifier_bug_class_name(bit), &fix)) {
+            if (lk->find_function_fix(lk->ctx, fn, fingerprint_bug_class_name(bit), &fix)) {
                 fix.commit[sizeof(fix.commit) - 1] = '\0';
                 fix.subject[sizeof(fix.subject) - 1] = '\0';
                 return set_fixed(m, &fix);
@@ -710,9 +710,9 @@ facts_apply(struct message *m, const struct classifier_envelope *env, struct cla
         struct strv names = {0};
 
         if (m->subject != NULL)
-            classes = classifier_bug_classes(m->subject, strlen(m->subject));
+            classes = fingerprint_bug_classes(m->subject, strlen(m->subject));
         classes |=
-            classifier_bug_classes(rr->text, rr->len) | classifier_bug_classes(rc->text, rc->len);
+            fingerprint_bug_classes(rr->text, rr->len) | fingerprint_bug_classes(rc->text, rc->len);
 
         /* A sanitizer report names its function in the trace, not as "f()". */
         trace_functions(m, traced, &n_traced);

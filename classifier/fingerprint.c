@@ -3,10 +3,10 @@
  *
  * Everything here is a pure function of its input: the same diff gives the
  * same values in slopctl import fixes, in slopctl scan and in the daemon,
- * which is what lets stored fingerprints be compared across them. The
- * exported classifier_diff_*() and classifier_bug_*() functions are the
- * public face of this file (classifier.h). The vector path where the CPU
- * has one gives the same values as the portable one. Threading: the
+ * which is what lets stored fingerprints be compared across them.
+ * classifier.c hands these on as the library's classifier_diff_*() and
+ * classifier_bug_*(); this file calls nothing above it. The vector path
+ * where the CPU has one gives the same values as the portable one. Threading: the
  * look-up tables and the choice of path are set once (pthread_once())
  * and only read after.
  */
@@ -20,7 +20,6 @@
 #include <strings.h>
 
 #include "ascii.h"
-#include "classifier.h"
 #include "fingerprint.h"
 #include "message.h"
 
@@ -528,27 +527,6 @@ fingerprint_simhash_portable(const char *text, size_t len)
     return simhash(text, len, shingles_portable);
 }
 
-int
-classifier_diff_fingerprints(const char *diff_text, size_t len, void (*fn)(void *ctx, uint64_t fp),
-                             void *ctx)
-{
-    struct classifier_options opts;
-    struct message *m;
-    int r;
-
-    if (fn == NULL || (diff_text == NULL && len > 0))
-        return -EINVAL;
-    classifier_options_default(&opts);
-    m = calloc(1, sizeof(*m));
-    if (m == NULL)
-        return -ENOMEM;
-    r = patch_parse(m, diff_text, len, &opts.limits);
-    if (r >= 0)
-        r = (int)fingerprint_hunks(m, fn, ctx);
-    message_free(m);
-    return r;
-}
-
 static bool
 is_ident(char c)
 {
@@ -576,8 +554,8 @@ name_emit(struct name_set *ns, const char *p, size_t n, void (*fn)(void *ctx, co
 }
 
 int
-classifier_diff_functions(const char *text, size_t len, size_t max,
-                          void (*fn)(void *ctx, const char *name), void *ctx)
+fingerprint_diff_functions(const char *text, size_t len, size_t max,
+                           void (*fn)(void *ctx, const char *name), void *ctx)
 {
     struct name_set ns = {.max = max};
     bool in_diff = false;
@@ -692,7 +670,7 @@ fingerprint_bug_phrase(size_t i, unsigned *bit, const char **text, bool *word)
 }
 
 const char *
-classifier_bug_class_name(unsigned bit)
+fingerprint_bug_class_name(unsigned bit)
 {
     if (bit >= sizeof(bug_class_names) / sizeof(bug_class_names[0]))
         return NULL;
@@ -918,7 +896,7 @@ bug_classes(const char *text, size_t len, bool vector)
 }
 
 unsigned
-classifier_bug_classes(const char *text, size_t len)
+fingerprint_bug_classes(const char *text, size_t len)
 {
     return bug_classes(text, len, true);
 }

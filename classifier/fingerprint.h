@@ -30,7 +30,20 @@ struct strv;
 
 uint64_t fingerprint_fnv(uint64_t h, const void *p, size_t n);
 
-/* Phrase i of those classifier_bug_classes() looks for: the class bit,
+/* Names of the functions a diff touches, from the hunk headers
+ * ("@@ -1,2 +1,3 @@ int foo_bar(...)") and from "name()" in text; fn is
+ * called once per distinct name, at most max names. Returns the count,
+ * -EINVAL or -ENOMEM. */
+int fingerprint_diff_functions(const char *text, size_t len, size_t max,
+                               void (*fn)(void *ctx, const char *name), void *ctx);
+
+/* Bug classes named in text (use-after-free, null-deref, ...) as a bit
+ * mask; fingerprint_bug_class_name() names bit i ("use-after-free"), NULL
+ * past the last. */
+unsigned fingerprint_bug_classes(const char *text, size_t len);
+const char *fingerprint_bug_class_name(unsigned bit);
+
+/* Phrase i of those fingerprint_bug_classes() looks for: the class bit,
  * the lower-case text, and whether it must stand as a word. Returns
  * false past the last. For tests that check the scan against a plain
  * search of the same phrases. */
@@ -56,7 +69,7 @@ uint64_t fingerprint_report_key(const struct strv *functions, const struct strv 
 uint64_t fingerprint_simhash(const char *text, size_t len);
 uint64_t fingerprint_simhash_portable(const char *text, size_t len);
 
-/* classifier_bug_classes() the portable way; where the CPU has AVX-512
+/* fingerprint_bug_classes() the portable way; where the CPU has AVX-512
  * BW, that one rules out most positions sixteen at a time, and tests
  * compare the two. */
 unsigned fingerprint_bug_classes_portable(const char *text, size_t len);
