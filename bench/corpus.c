@@ -10,6 +10,7 @@
 #include "corpus.h"
 #include "mailbox.h"
 #include "message.h"
+#include "message_build.h"
 #include "mime_view.h"
 
 uint64_t

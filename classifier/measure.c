@@ -23,6 +23,7 @@
 #include "dt_binding.h"
 #include "measure.h"
 #include "message.h"
+#include "report_trace.h"
 #include "series.h"
 
 static const char *const measure_names[MEASURE__COUNT] = {

@@ -1,12 +1,13 @@
 /*
  * message.h - the message model: what one mail is and what it contains.
  *
- * message_build() turns a struct mime_view into a struct message: the
- * kind (patch, report, reply, other), the text regions rules match, the
- * parsed patch (subject tags, changelog, trailers, notes, diffstat, files,
- * hunks) and the facts of a report (versions, identifiers, traces, URLs).
- * The message owns everything in it; free it with message_free(). It does
- * not borrow from the view, which may be freed right after building.
+ * A struct message holds the kind (patch, report, reply, other), the text
+ * regions rules match, the parsed patch (subject tags, changelog,
+ * trailers, notes, diffstat, files, hunks) and the facts of a report
+ * (versions, identifiers, traces, URLs). message_build() (message_build.h)
+ * fills one from a MIME view; the parsers (patch_parse.h, report_parse.h)
+ * fill their parts. The model calls none of them. The message owns
+ * everything in it; free it with message_free().
  */
 #ifndef SLOP_MESSAGE_H
 #define SLOP_MESSAGE_H
@@ -17,9 +18,7 @@
 
 #include "classifier.h"
 #include "measure.h"
-#include "mime_view.h"
 #include "region.h"
-#include "route.h"
 #include "strv.h"
 
 /* "[PATCH v3 2/7] net: foo: do bar" */
@@ -119,88 +118,7 @@ struct message {
     char *measure_evidence[MEASURE__COUNT];
 };
 
-/*
- * Whether message_build() reads the header field named name[0..nlen)
- * (case ignored) for more than the headers region: Subject, From, To,
- * Cc, Message-ID, In-Reply-To, Auto-Submitted, and References for a
- * series. A view of
- * only these fields (mime_view_parse_fields()) builds the same message
- * but for that region.
- */
-bool message_field_used(const char *name, size_t nlen);
-
-/*
- * Build the model of v. On success *ret owns a message to free with
- * message_free(); measures are computed. Returns -ENOMEM on allocation
- * failure; bad input is never an error.
- */
-int message_build(const struct mime_view *v, const struct classifier_limits *limits,
-                  struct message **ret);
-/* message_build() for mail that went to route's recipients (NULL: none
- * known): mail to a report address, or that the caller says is a report,
- * is a report unless it is a patch or a reply. */
-int message_build_routed(const struct mime_view *v, const struct classifier_limits *limits,
-                         const struct route *route, struct message **ret);
-
+/* Free m and all it owns; returns NULL. m may be NULL. */
 struct message *message_free(struct message *m);
-
-/* Internal steps of message_build(), one file each. */
-
-/* message.c: a limit (its struct classifier_limits field name, static)
- * cut the input: sets m->truncated and the limit_hit measure; the first
- * limit noted becomes that measure's evidence ("max_hunks=5000", or the
- * name alone when value is 0). Never
- * fails: without memory the evidence is only left out. */
-void message_note_limit(struct message *m, const char *name, size_t value);
-
-/* The lines of a text: line i is text[v[i].off .. v[i].off + v[i].len),
- * without its '\n' (a '\r' before it is kept). message_build() indexes the
- * author's own text while it writes it, so that patch_parse_lines() and
- * report_parse_lines() need not look for its '\n's again. */
-struct text_line {
-    size_t off, len;
-};
-
-struct text_lines {
-    struct text_line *v;
-    size_t n;
-};
-
-/* message.c: index the lines of text[0..len) into *ret (free ret->v), at
- * most max of them; sets *cut when text is left after those. */
-int text_lines_split(const char *text, size_t len, size_t max, struct text_lines *ret, bool *cut);
-
-/* patch_parse.c: parse a patch text (changelog, trailers, notes, diffstat,
- * diff) from text[0..len) into m; fills the patch regions and fields. */
-int patch_parse(struct message *m, const char *text, size_t len,
-                const struct classifier_limits *limits);
-/* patch_parse() with the lines of text already indexed (all of them, as
- * text_lines_split() would find them); lines NULL indexes them here. */
-int patch_parse_lines(struct message *m, const char *text, size_t len,
-                      const struct text_lines *lines, const struct classifier_limits *limits);
-/* patch_subject.c: parse the subject's [PATCH ...] tag into m->psubj. */
-int patch_subject_parse(struct message *m);
-
-/* report_parse.c: a line of a user-space tool's trace: valgrind's
- * "==1234== Invalid read" or a sanitizer's "#3 0x4f5a3b in foo" frame,
- * leading white space allowed. */
-bool report_sanitizer_line(const char *p, size_t len);
-
-/* report_parse.c: a line of another runtime's backtrace: Python's
- * "Traceback (most recent call last):" and "File \"x.py\", line 3", Java's
- * "at a.B.c(B.java:42)" and "Caused by:", Ruby's "from x.rb:12:in `f'",
- * JavaScript's and Rust's "at f (x.js:1:2)", Go's "goroutine 1 [running]:",
- * gdb's "#0  0x... in f ()", PHP's "#0 /x.php(12): f()". Leading white
- * space allowed. */
-bool report_backtrace_line(const char *p, size_t len);
-
-/* report_parse.c: split prose from code and traces, extract versions,
- * identifiers and URLs from text[0..len) (own text, quotes removed). */
-int report_parse(struct message *m, const char *text, size_t len,
-                 const struct classifier_limits *limits);
-/* report_parse() with the lines of text already indexed, as for
- * patch_parse_lines(); lines NULL indexes them here. */
-int report_parse_lines(struct message *m, const char *text, size_t len,
-                       const struct text_lines *lines, const struct classifier_limits *limits);
 
 #endif

@@ -22,6 +22,9 @@
 
 #include "ascii.h"
 #include "message.h"
+#include "message_note.h"
+#include "patch_parse.h"
+#include "text_lines.h"
 
 struct span {
     const char *p;

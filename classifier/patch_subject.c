@@ -11,6 +11,7 @@
  * Threading: no shared state; each call works on its own message.
  */
 #include "patch_parser.h"
+#include "patch_subject.h"
 
 static bool
 token_is_patch(const char *p, size_t len)

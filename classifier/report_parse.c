@@ -28,6 +28,10 @@
 
 #include "ascii.h"
 #include "message.h"
+#include "message_note.h"
+#include "report_parse.h"
+#include "report_trace.h"
+#include "text_lines.h"
 
 #define REPORT_MAX_VERSIONS 64
 #define REPORT_MAX_FUNCTIONS 256

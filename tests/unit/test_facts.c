@@ -20,6 +20,7 @@
 #include "facts.h"
 #include "fingerprint.h"
 #include "message.h"
+#include "patch_parse.h"
 #include "testutil.h"
 
 #ifndef SLOP_RULES_DIR

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "message.h"
+#include "patch_parse.h"
 #include "testutil.h"
 
 static const struct classifier_limits test_limits = {

@@ -12,6 +12,10 @@
 
 #include "classifier.h"
 #include "message.h"
+#include "message_build.h"
+#include "patch_parse.h"
+#include "patch_subject.h"
+#include "report_parse.h"
 #include "mime_view.h"
 #include "testutil.h"
 

@@ -19,6 +19,9 @@
 #include <cmocka.h>
 
 #include "message.h"
+#include "patch_parse.h"
+#include "patch_subject.h"
+#include "text_lines.h"
 #include "testutil.h"
 
 static const struct classifier_limits test_limits = {

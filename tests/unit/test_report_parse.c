@@ -14,6 +14,8 @@
 
 #include "classifier.h"
 #include "message.h"
+#include "report_parse.h"
+#include "text_lines.h"
 #include "testutil.h"
 
 static struct classifier_limits limits;

@@ -8,6 +8,7 @@
 
 #include "classifier.h"
 #include "message.h"
+#include "message_build.h"
 #include "mime_view.h"
 #include "testutil.h"
 
