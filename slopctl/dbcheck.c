@@ -24,9 +24,9 @@
 #include <unistd.h>
 
 #include "dbcheck.h"
-#include "import.h"
 #include "state.h"
 #include "state_db.h"
+#include "statedir.h"
 
 #define DBCHECK_TABLES_MAX 64
 #define DBCHECK_NAME_MAX 255
@@ -318,7 +318,7 @@ dbcheck_recover(const char *dir, const char *newdir)
     }
     free(t);
     /* Lay out the tables the copy did not bring and record the generation. */
-    r = import_open_state(newdir, 0, &st);
+    r = statedir_open(newdir, 0, &st);
     state_close(st);
     if (r != 0)
         return r;

@@ -37,12 +37,12 @@
 #include "fit.h"
 #include "fit_folds.h"
 #include "fit_plot.h"
-#include "import.h"
 #include "logreg.h"
 #include "mailbox.h"
 #include "output.h"
 #include "state.h"
 #include "state_db.h"
+#include "statedir.h"
 
 #define FIT_MAX_EXAMPLES 100000u /* messages fitted on */
 #define FIT_MAX_GROUPS 64u
@@ -1231,7 +1231,7 @@ fit_cmd(int argc, char **argv, const char *(*rules_resolve)(const char *opt))
     if (f.state_dir != NULL) {
         struct state_lookup_options lopts = {.trust_maintainers = true};
 
-        ret = import_open_state(f.state_dir, STATE_READONLY, &f.st);
+        ret = statedir_open(f.state_dir, STATE_READONLY, &f.st);
         if (ret != 0)
             goto out;
         state_lookup_init(&f.sl, f.st, &lopts);

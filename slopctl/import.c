@@ -1,5 +1,5 @@
 /*
- * import.c - slopctl's state commands.
+ * import.c - "slopctl import": the offline indices scan --state reads.
  *
  * "import tree DIR" walks a source tree (skipping .git), scans every
  * .c/.h/.S file with a small hand-written scanner for top-level function
@@ -9,9 +9,7 @@
  * "import fixes" reads `git log -p` text and stores each commit's hunk
  * fingerprints (classifier_diff_fingerprints(), the same function the scan
  * uses) and its (function, bug class) pairs. "import maintainers" hands a
- * MAINTAINERS file to state_maint_import(). "db" prints statistics,
- * prunes, and wraps mdb_dump/mdb_load for backups; check and recover are
- * dbcheck.c's.
+ * MAINTAINERS file to state_maint_import().
  *
  * Every input-driven size is capped (files walked, bytes read per file,
  * names kept, bytes per commit). Single-threaded.
@@ -32,17 +30,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buildtree.h"
 #include "classifier.h"
-#include "config.h"
-#include "dbcheck.h"
 #include "backend.h"
 #include "import.h"
 #include "state.h"
 #include "state_db.h"
 #include "state_learn.h"
+#include "statedir.h"
 
-#define IMPORT_DEFAULT_STATE_DIR "/var/lib/slop-milter"
 #define IMPORT_MAX_FILES 4000000u
 #define IMPORT_MAX_DEPTH 64
 #define IMPORT_MAX_FILE_BYTES (16u << 20)
@@ -77,87 +72,10 @@ now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-const char *
-import_state_dir(const char *opt)
-{
-    static char dir[4096];
-    const char *env;
-
-    if (opt != NULL && opt[0] != '\0')
-        return opt;
-    env = getenv("STATE_DIRECTORY");
-    if (env != NULL && env[0] == '/') {
-        /* systemd passes a colon-separated list; the first is ours. */
-        size_t n = strcspn(env, ":");
-
-        if (n < sizeof(dir)) {
-            memcpy(dir, env, n);
-            dir[n] = '\0';
-            return dir;
-        }
-    }
-    /* The daemon's own default (milter/config.c), so both find the same. */
-    if (buildtree_dir() == NULL)
-        return IMPORT_DEFAULT_STATE_DIR;
-    snprintf(dir, sizeof(dir), "%s/var/state", buildtree_dir());
-    return dir;
-}
-
-/*
- * A writer that is not the state's owner leaves files the daemon cannot
- * open (root's learn made state.generation root:root 0640): refused, with
- * the command that works. EX_OK, or EX_NOPERM after the message.
- */
-static int
-owner_check(const char *dir)
-{
-    char path[4096], owner[160], me[160];
-    uid_t uid;
-    gid_t gid;
-    int r = state_check_owner(dir, geteuid(), path, sizeof(path), &uid, &gid);
-
-    if (r <= 0)
-        return EX_OK; /* a file that cannot be looked at is state_open()'s to report */
-    config_owner_name(uid, gid, owner, sizeof(owner));
-    config_owner_name(geteuid(), getegid(), me, sizeof(me));
-    import_err("state '%s': '%s' belongs to %s, not %s; files written now would lock its owner "
-               "out: run the command as %.*s (runuser -u %.*s -- slopctl ...)",
-               dir, path, owner, me, (int)strcspn(owner, ":"), owner, (int)strcspn(owner, ":"),
-               owner);
-    return EX_NOPERM;
-}
-
-int
-import_open_state(const char *dir, unsigned flags, struct state **ret)
-{
-    char buf[400];
-    int r;
-
-    *ret = NULL;
-    if (!(flags & STATE_READONLY) && (r = owner_check(dir)) != EX_OK)
-        return r;
-    r = state_open(dir, flags, 0, ret);
-
-    if (r == -EUCLEAN) {
-        state_open_strerror(dir, r, buf, sizeof(buf));
-        import_err("state '%s': %s", dir, buf);
-        return EX_CANTCREAT;
-    }
-    if (r < 0) {
-        state_open_strerror(dir, r, buf, sizeof(buf));
-        import_err("cannot open state in '%s': %s", dir, buf);
-        return r == -ENOENT ? EX_NOINPUT : r == -EACCES ? EX_NOPERM : EX_CANTCREAT;
-    }
-    r = backend_attach(*ret);
-    if (r != 0)
-        *ret = state_close(*ret);
-    return r;
-}
-
 static int
 open_state(const char *dir, bool rdonly, struct state **ret)
 {
-    return import_open_state(dir, rdonly ? STATE_READONLY : 0, ret);
+    return statedir_open(dir, rdonly ? STATE_READONLY : 0, ret);
 }
 
 /* ---- a pool of names to sort and store ---- */
@@ -1122,7 +1040,7 @@ import_cmd(int argc, char **argv)
             return EX_USAGE;
         }
     }
-    state_dir = import_state_dir(state_dir);
+    state_dir = statedir_resolve(state_dir);
     if (strcmp(what, "tree") == 0 && optind == argc - 1)
         return import_tree(state_dir, argv[optind], date);
     if (strcmp(what, "fixes") == 0 && repo != NULL && optind == argc)
@@ -1132,205 +1050,5 @@ import_cmd(int argc, char **argv)
     if (strcmp(what, "maintainers") == 0 && optind == argc - 1)
         return import_maintainers(state_dir, argv[optind]);
     fputs(import_usage, stderr);
-    return EX_USAGE;
-}
-
-/* ---- db ---- */
-
-static void
-print_table(void *ctx, const struct state_table_stats *s)
-{
-    (void)ctx;
-    printf("  %-14s %10llu entries %10.1f KiB\n", s->name, (unsigned long long)s->entries,
-           (double)s->bytes / 1024.0);
-}
-
-static int
-db_stats(const char *dir)
-{
-    struct state_stats stats;
-    struct state *st = NULL;
-    char label[128], buf[128];
-    int ret, r;
-
-    ret = open_state(dir, true, &st);
-    if (ret != 0)
-        return ret;
-    r = state_stats(st, &stats);
-    if (r < 0) {
-        import_err("cannot read '%s': %s", dir, strerror_r(-r, buf, sizeof(buf)));
-        state_close(st);
-        return EX_IOERR;
-    }
-    printf("state %s: schema %u, map %.1f MiB, used %.1f MiB\n", dir, stats.schema_version,
-           (double)stats.map_size / 1048576.0, (double)stats.used_bytes / 1048576.0);
-    if (state_tree_label(st, label, sizeof(label)) == 0)
-        printf("tree: %s\n", label);
-    else
-        printf("tree: none indexed\n");
-    r = state_tables_stats(st, print_table, NULL);
-    ret = r < 0 ? EX_IOERR : backend_stats(st);
-    state_close(st);
-    return ret;
-}
-
-/* Learned tokens live longer than the history: a site's verdicts stay
- * true for months, and a cap bounds the table whatever the age. */
-#define DB_LEARNED_DAYS 365
-#define DB_LEARNED_MAX 2000000
-
-static int
-db_prune(const char *dir, unsigned days, unsigned learned_days, uint64_t learned_max)
-{
-    struct state *st = NULL;
-    uint64_t ledger = 0, rest = 0, tokens = 0;
-    time_t before = time(NULL) - (time_t)days * 86400;
-    char buf[128];
-    int ret, r;
-
-    ret = open_state(dir, false, &st);
-    if (ret != 0)
-        return ret;
-    r = state_prune(st, before, &ledger);
-    if (r == 0)
-        r = state_tables_prune(st, before, &rest);
-    if (r == 0)
-        r = state_learn_prune(st, time(NULL) - (time_t)learned_days * 86400, learned_max, &tokens);
-    state_close(st);
-    if (r < 0) {
-        import_err("cannot prune '%s': %s", dir, strerror_r(-r, buf, sizeof(buf)));
-        return EX_IOERR;
-    }
-    printf("pruned %llu ledger entries and %llu fingerprints and sender counts older than %u "
-           "days\n",
-           (unsigned long long)ledger, (unsigned long long)rest, days);
-    printf("pruned %llu learned tokens last learned over %u days ago or beyond %llu\n",
-           (unsigned long long)tokens, learned_days, (unsigned long long)learned_max);
-    if (backend_is_redis())
-        printf("the shared entries in Redis expire by themselves (TTL): nothing to prune "
-               "there\n");
-    return 0;
-}
-
-/* Backups use LMDB's own tools (lmdb-utils): the format is theirs. */
-static int
-db_tool(const char *tool, const char *file, const char *dir)
-{
-    pid_t pid = fork();
-    int status;
-
-    if (pid < 0)
-        return EX_OSERR;
-    if (pid == 0) {
-        if (strcmp(tool, "mdb_dump") == 0)
-            execlp("mdb_dump", "mdb_dump", "-a", "-f", file, dir, (char *)NULL);
-        else
-            execlp("mdb_load", "mdb_load", "-f", file, dir, (char *)NULL);
-        fprintf(stderr, "slopctl: cannot run %s (package lmdb-utils): %s\n", tool, strerror(errno));
-        _exit(127);
-    }
-    if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
-        return EX_SOFTWARE;
-    return WEXITSTATUS(status) == 0 ? 0 : EX_IOERR;
-}
-
-static const char db_usage[] =
-    "usage: slopctl db stats [--state DIR]\n"
-    "       slopctl db check [--state DIR]\n"
-    "       slopctl db recover [--state DIR] NEWDIR\n"
-    "       slopctl db prune [--state DIR] [--days N] [--learned-days N]\n"
-    "                        [--learned-max N]\n"
-    "       slopctl db dump [--state DIR] FILE\n"
-    "       slopctl db load [--state DIR] FILE\n";
-
-int
-import_db_cmd(int argc, char **argv)
-{
-    static const struct option longopts[] = {
-        {"state", required_argument, NULL, 's'},
-        {"days", required_argument, NULL, 'd'},
-        {"learned-days", required_argument, NULL, 'L'},
-        {"learned-max", required_argument, NULL, 'M'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *state_dir = NULL, *what;
-    unsigned long days = 30, learned_days = DB_LEARNED_DAYS;
-    unsigned long long learned_max = DB_LEARNED_MAX;
-    char *end;
-    int opt;
-
-    if (argc < 2) {
-        fputs(db_usage, stderr);
-        return EX_USAGE;
-    }
-    what = argv[1];
-    optind = 2;
-    while ((opt = getopt_long(argc, argv, "s:h", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 's':
-            state_dir = optarg;
-            break;
-        case 'd':
-            errno = 0;
-            days = strtoul(optarg, &end, 10);
-            if (*optarg == '\0' || *end != '\0' || errno != 0 || days > 36500) {
-                fputs(db_usage, stderr);
-                return EX_USAGE;
-            }
-            break;
-        case 'L':
-            errno = 0;
-            learned_days = strtoul(optarg, &end, 10);
-            if (*optarg == '\0' || *end != '\0' || errno != 0 || learned_days > 36500) {
-                fputs(db_usage, stderr);
-                return EX_USAGE;
-            }
-            break;
-        case 'M':
-            errno = 0;
-            learned_max = strtoull(optarg, &end, 10);
-            if (*optarg == '\0' || *end != '\0' || errno != 0) {
-                fputs(db_usage, stderr);
-                return EX_USAGE;
-            }
-            break;
-        case 'h':
-            fputs(db_usage, stdout);
-            return 0;
-        default:
-            fputs(db_usage, stderr);
-            return EX_USAGE;
-        }
-    }
-    state_dir = import_state_dir(state_dir);
-    if (strcmp(what, "stats") == 0 && optind == argc)
-        return db_stats(state_dir);
-    if (strcmp(what, "check") == 0 && optind == argc)
-        return dbcheck_check(state_dir);
-    if (strcmp(what, "recover") == 0 && optind == argc - 1)
-        return dbcheck_recover(state_dir, argv[optind]);
-    if (strcmp(what, "prune") == 0 && optind == argc)
-        return db_prune(state_dir, (unsigned)days, (unsigned)learned_days, learned_max);
-    if (backend_is_redis() && (strcmp(what, "dump") == 0 || strcmp(what, "load") == 0))
-        fprintf(stderr,
-                "slopctl: db %s covers the local LMDB state only; back up the shared "
-                "entries in Redis with its own persistence (BGSAVE, the RDB or AOF "
-                "file)\n",
-                what);
-    if (strcmp(what, "dump") == 0 && optind == argc - 1)
-        return db_tool("mdb_dump", argv[optind], state_dir);
-    if (strcmp(what, "load") == 0 && optind == argc - 1) {
-        /* Create the environment with its tables first, so the load fills
-         * the same layout the daemon opens. */
-        struct state *st = NULL;
-        int ret = open_state(state_dir, false, &st);
-
-        state_close(st);
-        if (ret != 0)
-            return ret;
-        return db_tool("mdb_load", argv[optind], state_dir);
-    }
-    fputs(db_usage, stderr);
     return EX_USAGE;
 }

@@ -21,13 +21,13 @@
 
 #include "backend.h"
 #include "classifier.h"
-#include "import.h"
 #include "learn.h"
 #include "mailbox.h"
 #include "output.h"
 #include "state.h"
 #include "state_db.h"
 #include "state_learn.h"
+#include "statedir.h"
 
 #define LEARN_SYNC_EVERY 256
 
@@ -198,13 +198,13 @@ learn_cmd(int argc, char **argv, bool forget, const char *(*rules_resolve)(const
             return EX_USAGE;
         }
     }
-    state_dir = import_state_dir(state_dir);
+    state_dir = statedir_resolve(state_dir);
     if (stats) {
         if (lr.cls >= 0 || forget || optind < argc) {
             fprintf(stderr, "slopctl: --stats takes no class and no PATH\n");
             return EX_USAGE;
         }
-        r = import_open_state(state_dir, STATE_READONLY, &lr.st);
+        r = statedir_open(state_dir, STATE_READONLY, &lr.st);
         if (r != 0)
             return r;
         ret = learn_stats(lr.st, state_dir, minimum);
@@ -230,7 +230,7 @@ learn_cmd(int argc, char **argv, bool forget, const char *(*rules_resolve)(const
         ret = EX_OSERR;
         goto out;
     }
-    ret = import_open_state(state_dir, STATE_NOSYNC, &lr.st);
+    ret = statedir_open(state_dir, STATE_NOSYNC, &lr.st);
     if (ret != 0)
         goto out;
     r = 0;

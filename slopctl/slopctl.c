@@ -1,7 +1,7 @@
 /*
  * slopctl.c - the command-line front end of the classifier library:
  * "scan" mail files, mboxes and Maildirs, "lint" a rule directory, print
- * the "version"; "import" and "db" (import.c) build and look after the
+ * the "version"; "import" (import.c) and "db" (db.c) build and look after the
  * state that "scan --state" reads; "fit" (fit.c) fits the rules' scores
  * to labelled mail; "report" scans as "scan" does and writes the
  * moderator's HTML report (report*.c) in place of one line per message.
@@ -32,6 +32,7 @@
 #include "classifier.h"
 #include "fit.h"
 #include "backend.h"
+#include "db.h"
 #include "import.h"
 #include "learn.h"
 #include "mailbox.h"
@@ -40,6 +41,7 @@
 #include "report_html.h"
 #include "state.h"
 #include "state_db.h"
+#include "statedir.h"
 
 #ifndef SLOP_DEFAULT_RULES_DIR
 #define SLOP_DEFAULT_RULES_DIR "/usr/local/share/slop-milter/rules"
@@ -589,7 +591,7 @@ cmd_scan(int argc, char **argv, bool as_html)
         char path[4096];
         struct stat sb;
 
-        state_dir = import_state_dir(NULL);
+        state_dir = statedir_resolve(NULL);
         snprintf(path, sizeof(path), "%s/data.mdb", state_dir);
         if (!s.record && stat(path, &sb) != 0)
             state_dir = NULL;
@@ -611,7 +613,7 @@ cmd_scan(int argc, char **argv, bool as_html)
     if (state_dir != NULL) {
         /* Without --record nothing is written: a read-only open also works
          * on a copy of the daemon's state. */
-        r = import_open_state(state_dir, s.record ? 0 : STATE_READONLY, &st);
+        r = statedir_open(state_dir, s.record ? 0 : STATE_READONLY, &st);
         if (r != 0) {
             classifier_free(c);
             return r;
@@ -873,7 +875,7 @@ main(int argc, char **argv)
     }
     if (strcmp(cmd, "db") == 0) {
         argv[1] = db_name;
-        return import_db_cmd(argc - 1, argv + 1);
+        return db_cmd(argc - 1, argv + 1);
     }
     if (strcmp(cmd, "fit") == 0) {
         argv[1] = fit_name;
