@@ -871,7 +871,7 @@ run_daemon(struct snapshot *snap)
     struct ids ids;
     char *conn_spec;
     bool without_state;
-    char redis_password[SHARED_STATE_PASSWORD_MAX];
+    char redis_password[CONFIG_REDIS_PASSWORD_MAX];
     int r, metrics_fd = -1, status = EX_OK;
 
     if (ids_resolve(cfg->user_id, &ids) < 0)
@@ -950,8 +950,8 @@ run_daemon(struct snapshot *snap)
     }
     /* Before the privileges go: the file may be readable by root only. */
     r = cfg->state_backend == CONFIG_BACKEND_REDIS
-            ? shared_state_read_password(cfg->redis_password_file, redis_password,
-                                         sizeof(redis_password))
+            ? config_redis_password(cfg->redis_password_file, redis_password,
+                                    sizeof(redis_password))
             : 0;
     if (r < 0) {
         log_error("cannot read RedisPasswordFile '%s': %s", cfg->redis_password_file,

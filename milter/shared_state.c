@@ -16,29 +16,6 @@
 #include "shared_state.h"
 #include "state_redis.h"
 
-int
-shared_state_read_password(const char *path, char *buf, size_t size)
-{
-    FILE *f;
-    size_t n;
-    int r = 0;
-
-    buf[0] = '\0';
-    if (path == NULL || *path == '\0')
-        return 0;
-    f = fopen(path, "re");
-    if (f == NULL)
-        return -errno;
-    if (fgets(buf, (int)size, f) == NULL)
-        r = ferror(f) ? -EIO : 0;
-    fclose(f);
-    n = strlen(buf);
-    if (n + 1 >= size && buf[n - 1] != '\n')
-        r = -E2BIG;
-    buf[strcspn(buf, "\r\n")] = '\0';
-    return r;
-}
-
 static char shared_server[256]; /* for the log lines, written once at start-up */
 
 static void

@@ -1,7 +1,8 @@
 /*
- * shared_state.h - the daemon's side of StateBackend redis: read the
- * password file, attach a Redis backend to the opened state, and log its
- * outages once each (the state library itself never logs).
+ * shared_state.h - the daemon's side of StateBackend redis: attach a
+ * Redis backend to the opened state, and log its outages once each (the
+ * state library itself never logs). The password file is read by
+ * config_redis_password() (config.h).
  */
 #ifndef SLOP_SHARED_STATE_H
 #define SLOP_SHARED_STATE_H
@@ -11,12 +12,6 @@
 
 #include "config.h"
 #include "state.h"
-
-#define SHARED_STATE_PASSWORD_MAX 512
-
-/* First line of path into buf (empty path: empty password). 0 or -errno;
- * -E2BIG when the line does not fit. */
-int shared_state_read_password(const char *path, char *buf, size_t size);
 
 /* With StateBackend redis, attach a Redis backend for cfg's RedisServer to
  * st (which then owns it) and try it once, logging the outcome. Does

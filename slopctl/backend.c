@@ -11,7 +11,6 @@
 
 #include "backend.h"
 #include "config.h"
-#include "shared_state.h"
 #include "state.h"
 #include "state_db.h"
 #include "state_redis.h"
@@ -115,13 +114,13 @@ int
 backend_attach(struct state *st)
 {
     struct state_redis_options o = {0};
-    char password[SHARED_STATE_PASSWORD_MAX], buf[128];
+    char password[CONFIG_REDIS_PASSWORD_MAX], buf[128];
     struct state_redis *r = NULL;
     int e;
 
     if (!be.redis || st == NULL)
         return 0;
-    e = shared_state_read_password(be.password_file, password, sizeof(password));
+    e = config_redis_password(be.password_file, password, sizeof(password));
     if (e < 0) {
         fprintf(stderr, "slopctl: cannot read the Redis password file '%s': %s\n", be.password_file,
                 strerror_r(-e, buf, sizeof(buf)));

@@ -41,7 +41,7 @@ statedir_resolve(const char *opt)
             return dir;
         }
     }
-    /* The daemon's own default (milter/config.c), so both find the same. */
+    /* The daemon's own default (config/config.c), so both find the same. */
     if (buildtree_dir() == NULL)
         return STATEDIR_DEFAULT;
     snprintf(dir, sizeof(dir), "%s/var/state", buildtree_dir());

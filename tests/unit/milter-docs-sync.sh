@@ -1,6 +1,6 @@
 #!/bin/sh
 # The man page's KEYS section and the sample configuration are generated
-# from milter/config_keys.c's key table; fail when either is out of date.
+# from config/config_keys.c's key table; fail when either is out of date.
 # usage: milter-docs-sync.sh SLOP-MILTER SOURCE-DIR
 set -eu
 bin=$1

@@ -9,9 +9,10 @@
  *   config_match.c  the address and host list matchers
  *   config_write.c  the man page's key list, the sample, the effective values
  *   config_check.c  what -n checks beyond the file
+ *   config_redis.c  the settings of StateBackend redis both programs read
  */
-#ifndef SLOP_MILTER_CONFIG_INTERNAL_H
-#define SLOP_MILTER_CONFIG_INTERNAL_H
+#ifndef SLOP_CONFIG_INTERNAL_H
+#define SLOP_CONFIG_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>

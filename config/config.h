@@ -10,8 +10,8 @@
  * A struct config is immutable once config_load() returns; it belongs to
  * one snapshot and is shared read-only by every connection thread.
  */
-#ifndef SLOP_MILTER_CONFIG_H
-#define SLOP_MILTER_CONFIG_H
+#ifndef SLOP_CONFIG_H
+#define SLOP_CONFIG_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -241,6 +241,13 @@ int config_check_state_parent(const struct config *cfg, struct config_error *err
  */
 int config_check_state_owner(const struct config *cfg, uid_t uid, gid_t gid,
                              struct config_error *err);
+
+#define CONFIG_REDIS_PASSWORD_MAX 512 /* bytes of RedisPasswordFile's line, with its NUL */
+
+/* First line of path (RedisPasswordFile) into buf, without its line end
+ * (empty path: empty password). 0 or -errno; -E2BIG when the line does not
+ * fit. (config_redis.c) */
+int config_redis_password(const char *path, char *buf, size_t size);
 
 /* "user:group" for uid and gid, numbers where they have no name. */
 void config_owner_name(uid_t uid, gid_t gid, char *buf, size_t size);

@@ -8,8 +8,8 @@
  * source directory is read from there. An installed program (/usr/sbin)
  * has none above it and gets NULL: only installed paths.
  */
-#ifndef SLOP_MILTER_BUILDTREE_H
-#define SLOP_MILTER_BUILDTREE_H
+#ifndef SLOP_BUILDTREE_H
+#define SLOP_BUILDTREE_H
 
 /* The build directory, or NULL when not run from one. Thread-safe: the
  * first call looks, later calls return the same. */
