@@ -37,11 +37,16 @@
 #define LEARN_WORD_MIN 2
 #define LEARN_WINDOW 5 /* OSB window: the word and the 4 before it */
 #define LEARN_RAW_MAX ((size_t)CLASSIFIER_LEARN_MAX_TOKENS * 5)
+/* Most slots of the set that drops repeated raw tokens: a power of two
+ * at least twice LEARN_RAW_MAX, so that a probe rarely goes far. */
+#define LEARN_SEEN_BITS_MAX 13
+#define LEARN_SEEN_SLOTS ((size_t)1 << LEARN_SEEN_BITS_MAX)
 
 struct token_sink {
     uint64_t *v;
     size_t n, max;
     unsigned char kind; /* hashed into every token */
+    uint64_t pair_seed; /* the FNV state after the kind and the pair tag */
 };
 
 static void
@@ -73,11 +78,13 @@ word_byte(unsigned char c)
            c >= 0x80;
 }
 
-/* OSB over one region: the window holds the hashes of the last words. */
+/* OSB over one region. A pair token hashes the earlier word's hash, the
+ * later one's and the distance; left[d] holds the FNV state after the
+ * earlier word, so each pair hashes only the last 16 bytes. */
 static void
 tokens_osb(struct token_sink *s, char tag, const struct region *r)
 {
-    uint64_t win[LEARN_WINDOW - 1] = {0};
+    uint64_t left[LEARN_WINDOW - 1] = {0};
     size_t have = 0;
     const unsigned char *p = (const unsigned char *)r->text;
     size_t i = 0;
@@ -104,12 +111,14 @@ tokens_osb(struct token_sink *s, char tag, const struct region *r)
             continue;
         h = ident ? token_hash(s->kind, tag, "\x01id", 3) : token_hash(s->kind, tag, w, wl);
         sink_add(s, h);
-        for (size_t d = 0; d < have; d++) {
-            uint64_t pair[3] = {win[d], h, d + 1};
-            sink_add(s, token_hash(s->kind, 'o', pair, sizeof(pair)));
+        for (size_t d = 0; d < have && s->n < s->max; d++) {
+            uint64_t dist = d + 1;
+
+            sink_add(s,
+                     fingerprint_fnv(fingerprint_fnv(left[d], &h, sizeof(h)), &dist, sizeof(dist)));
         }
-        memmove(win + 1, win, sizeof(win) - sizeof(win[0]));
-        win[0] = h;
+        memmove(left + 1, left, sizeof(left) - sizeof(left[0]));
+        left[0] = fingerprint_fnv(s->pair_seed, &h, sizeof(h));
         if (have < LEARN_WINDOW - 1)
             have++;
     }
@@ -158,12 +167,98 @@ tokens_structure(struct token_sink *s, const struct message *m)
     }
 }
 
-static int
-cmp_u64(const void *a, const void *b)
+/* Moves the distinct values of v[0..n) to its front, first ones first,
+ * and returns how many there are; seen is scratch of LEARN_SEEN_SLOTS
+ * (n <= LEARN_RAW_MAX). A set, not a sort: most raw tokens are dropped
+ * by the selection that follows, so ordering them all is wasted. The set
+ * is sized to n, so that a short text does not clear the whole scratch. */
+static size_t
+tokens_distinct(uint64_t *v, size_t n, uint64_t *seen)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    unsigned bits = 4;
+    size_t m = 0, mask;
+    bool zero = false; /* 0 marks a free slot */
 
-    return x < y ? -1 : x > y;
+    while (bits < LEARN_SEEN_BITS_MAX && ((size_t)1 << bits) < 2 * n)
+        bits++;
+    mask = ((size_t)1 << bits) - 1;
+    memset(seen, 0, (mask + 1) * sizeof(*seen));
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = v[i];
+        size_t j = (size_t)((x * UINT64_C(0x9e3779b97f4a7c15)) >> (64 - bits));
+
+        if (x == 0) {
+            if (!zero)
+                v[m++] = x;
+            zero = true;
+            continue;
+        }
+        while (seen[j] != 0 && seen[j] != x)
+            j = (j + 1) & mask;
+        if (seen[j] == x)
+            continue;
+        seen[j] = x;
+        v[m++] = x;
+    }
+    return m;
+}
+
+/* Restore the max-heap order of h[0..n) below slot i. */
+static void
+heap_sift(uint64_t *h, size_t n, size_t i)
+{
+    uint64_t x = h[i];
+
+    for (size_t c = 2 * i + 1; c < n; c = 2 * i + 1) {
+        if (c + 1 < n && h[c + 1] > h[c])
+            c++;
+        if (h[c] <= x)
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = x;
+}
+
+/* The k smallest values of v[0..n) into v[0..k), ascending; returns how
+ * many (k, or n when fewer). A heap of k: O(n log k) whatever the input. */
+static size_t
+tokens_smallest(uint64_t *v, size_t n, size_t k)
+{
+    if (k > n)
+        k = n;
+    if (k == 0)
+        return 0;
+    for (size_t i = k / 2; i-- > 0;)
+        heap_sift(v, k, i);
+    for (size_t i = k; i < n; i++)
+        if (v[i] < v[0]) {
+            v[0] = v[i];
+            heap_sift(v, k, 0);
+        }
+    for (size_t end = k - 1; end > 0; end--) {
+        uint64_t t = v[0];
+
+        v[0] = v[end];
+        v[end] = t;
+        heap_sift(v, end, 0);
+    }
+    return k;
+}
+
+/* The sorted a[0..na) and b[0..nb) into ret, each value once. */
+static size_t
+tokens_merge(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, uint64_t *ret)
+{
+    size_t i = 0, j = 0, n = 0;
+
+    while (i < na || j < nb) {
+        uint64_t x = j >= nb || (i < na && a[i] <= b[j]) ? a[i++] : b[j++];
+
+        if (n == 0 || ret[n - 1] != x)
+            ret[n++] = x;
+    }
+    return n;
 }
 
 int
@@ -177,33 +272,28 @@ learn_tokens(const struct message *m, uint64_t *ret, size_t max, size_t *ret_n)
         {REGION_NOTES, 'N'},   {REGION_COMMENTS, 'C'},
     };
     struct token_sink s = {.max = LEARN_RAW_MAX, .kind = (unsigned char)m->kind};
-    size_t out = 0, ns;
+    uint64_t *seen;
+    size_t ns, nw;
 
-    s.v = malloc(s.max * sizeof(*s.v));
+    s.v = malloc((LEARN_RAW_MAX + LEARN_SEEN_SLOTS) * sizeof(*s.v));
     if (s.v == NULL)
         return -ENOMEM;
+    seen = s.v + LEARN_RAW_MAX;
+    s.pair_seed = token_hash(s.kind, 'o', NULL, 0);
     /* Structure first and always kept (the kind's token carries the
      * totals), so that a long text cannot crowd it out; of the words,
      * those with the smallest hashes fill the cap: an even sample of the
      * whole text, the same at learning and at scanning. */
     tokens_structure(&s, m);
     ns = s.n < max ? s.n : max;
-    memcpy(ret, s.v, ns * sizeof(*ret));
-    out = ns;
     for (size_t i = 0; i < sizeof(prose) / sizeof(prose[0]); i++)
         tokens_osb(&s, prose[i].tag, &m->regions[prose[i].id]);
-    qsort(s.v + ns, s.n - ns, sizeof(*s.v), cmp_u64);
-    for (size_t i = ns; i < s.n && out < max; i++)
-        if (i == ns || s.v[i] != s.v[i - 1])
-            ret[out++] = s.v[i];
-    free(s.v);
+    nw = tokens_distinct(s.v + ns, s.n - ns, seen);
+    nw = tokens_smallest(s.v + ns, nw, max - ns);
+    tokens_smallest(s.v, ns, ns);
     /* Sorted and distinct, as the look-up's cursor and the key want. */
-    qsort(ret, out, sizeof(*ret), cmp_u64);
-    ns = 0;
-    for (size_t i = 0; i < out; i++)
-        if (i == 0 || ret[i] != ret[ns - 1])
-            ret[ns++] = ret[i];
-    *ret_n = ns;
+    *ret_n = tokens_merge(s.v, ns, s.v + ns, nw, ret);
+    free(s.v);
     return 0;
 }
 
@@ -311,7 +401,22 @@ format_count(char *buf, size_t size, uint64_t v)
 static int
 cmp_u64_key(const void *key, const void *elt)
 {
-    return cmp_u64(key, elt);
+    uint64_t x = *(const uint64_t *)key, y = *(const uint64_t *)elt;
+
+    return x < y ? -1 : x > y;
+}
+
+/* Whether both classes have learned enough messages of m's kind for the
+ * model to say anything: asked first, so that without a usable model the
+ * tokens are neither made nor looked up. */
+static bool
+learn_kind_ready(const struct message *m, const struct classifier_lookup *lk)
+{
+    uint64_t ktok = kind_token(m->kind), totals[2];
+    uint32_t kc[1][2] = {{0, 0}};
+
+    return lk->learned_counts(lk->ctx, &ktok, 1, kc, totals) && kc[0][0] >= LEARN_MIN_EACH &&
+           kc[0][1] >= LEARN_MIN_EACH;
 }
 
 int
@@ -326,7 +431,8 @@ learn_apply(struct message *m, const struct classifier_envelope *env)
     double p;
     int r;
 
-    if (env == NULL || env->lookup == NULL || env->lookup->learned_counts == NULL)
+    if (env == NULL || env->lookup == NULL || env->lookup->learned_counts == NULL ||
+        !learn_kind_ready(m, env->lookup))
         return 0;
     tokens = malloc(CLASSIFIER_LEARN_MAX_TOKENS * sizeof(*tokens));
     counts = calloc(CLASSIFIER_LEARN_MAX_TOKENS, sizeof(*counts));
