@@ -24,6 +24,7 @@
 #include "message_field.h"
 #include "message_note.h"
 #include "mime_view.h"
+#include "patch_parse.h"
 #include "rule_set.h"
 #include "series.h"
 

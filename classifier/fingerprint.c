@@ -22,7 +22,6 @@
 #include "ascii.h"
 #include "fingerprint.h"
 #include "message.h"
-#include "patch_parse.h"
 
 #define FINGERPRINT_FNV_PRIME UINT64_C(0x100000001b3)
 #define FINGERPRINT_MAX_WORDS 20000
