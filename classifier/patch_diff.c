@@ -458,7 +458,7 @@ hunk_line(struct parser *ps, struct diff_state *ds, const struct span *s)
     case ' ':
         if (ds->old_rem == 0 || ds->new_rem == 0)
             goto end;
-        r = patch_parse_rbuf_add(&ps->rb[REGION_CONTEXT], body, blen, ds->label, ds->new_ln);
+        r = patch_rbuf_add(&ps->rb[REGION_CONTEXT], body, blen, ds->label, ds->new_ln);
         (void)comment_of(f->lang, &ds->cs, body, blen, &ct, &ctl);
         ds->old_rem--;
         ds->new_rem--;
@@ -468,9 +468,9 @@ hunk_line(struct parser *ps, struct diff_state *ds, const struct span *s)
     case '+':
         if (ds->new_rem == 0)
             goto end;
-        r = patch_parse_rbuf_add(&ps->rb[REGION_ADDED], body, blen, ds->label, ds->new_ln);
+        r = patch_rbuf_add(&ps->rb[REGION_ADDED], body, blen, ds->label, ds->new_ln);
         if (r == 0 && comment_of(f->lang, &ds->cs, body, blen, &ct, &ctl))
-            r = patch_parse_rbuf_add(&ps->rb[REGION_COMMENTS], ct, ctl, ds->label, ds->new_ln);
+            r = patch_rbuf_add(&ps->rb[REGION_COMMENTS], ct, ctl, ds->label, ds->new_ln);
         h->added_count++;
         f->added++;
         ds->new_rem--;
@@ -479,7 +479,7 @@ hunk_line(struct parser *ps, struct diff_state *ds, const struct span *s)
     case '-':
         if (ds->old_rem == 0)
             goto end;
-        r = patch_parse_rbuf_add(&ps->rb[REGION_REMOVED], body, blen, ds->label, ds->old_ln);
+        r = patch_rbuf_add(&ps->rb[REGION_REMOVED], body, blen, ds->label, ds->old_ln);
         h->removed_count++;
         f->removed++;
         ds->old_rem--;
@@ -568,14 +568,12 @@ patch_diff_files(struct parser *ps, size_t first_file)
         if (f->lang == FILE_LANG_OTHER)
             f->lang = lang_of(f->new_path ? f->new_path : f->old_path);
         if (f->old_path != NULL && (f->new_path == NULL || strcmp(f->old_path, f->new_path) != 0)) {
-            r = patch_parse_rbuf_add(&ps->rb[REGION_FILES], f->old_path, strlen(f->old_path), NULL,
-                                     0);
+            r = patch_rbuf_add(&ps->rb[REGION_FILES], f->old_path, strlen(f->old_path), NULL, 0);
             if (r < 0)
                 return r;
         }
         if (f->new_path != NULL) {
-            r = patch_parse_rbuf_add(&ps->rb[REGION_FILES], f->new_path, strlen(f->new_path), NULL,
-                                     0);
+            r = patch_rbuf_add(&ps->rb[REGION_FILES], f->new_path, strlen(f->new_path), NULL, 0);
             if (r < 0)
                 return r;
         }

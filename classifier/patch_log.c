@@ -248,13 +248,13 @@ patch_log_parse(struct parser *ps, size_t from, size_t to)
                 continue;
             r = add_trailer(ps, s, taglen);
             if (r == 0)
-                r = patch_parse_rbuf_add(&ps->rb[REGION_TRAILERS], s->p, s->len, NULL, 0);
+                r = patch_rbuf_add(&ps->rb[REGION_TRAILERS], s->p, s->len, NULL, 0);
         } else if (i >= first && i < last) {
             /* removed trailers must not leave a run of blank lines */
             if (span_blank(s) && prev_blank)
                 continue;
             prev_blank = span_blank(s);
-            r = patch_parse_rbuf_add(&ps->rb[REGION_CHANGELOG], s->p, s->len, NULL, 0);
+            r = patch_rbuf_add(&ps->rb[REGION_CHANGELOG], s->p, s->len, NULL, 0);
         }
         if (r < 0)
             break;
@@ -284,12 +284,11 @@ patch_log_notes(struct parser *ps, size_t from, size_t to)
             /* a line between two text lines is blank or diffstat */
             if (!span_blank(&ps->lines[k]))
                 continue;
-            r = patch_parse_rbuf_add(&ps->rb[REGION_NOTES], ps->lines[k].p, ps->lines[k].len, NULL,
-                                     0);
+            r = patch_rbuf_add(&ps->rb[REGION_NOTES], ps->lines[k].p, ps->lines[k].len, NULL, 0);
             if (r < 0)
                 return r;
         }
-        r = patch_parse_rbuf_add(&ps->rb[REGION_NOTES], ps->lines[i].p, ps->lines[i].len, NULL, 0);
+        r = patch_rbuf_add(&ps->rb[REGION_NOTES], ps->lines[i].p, ps->lines[i].len, NULL, 0);
         if (r < 0)
             return r;
         held = i + 1;

@@ -34,94 +34,6 @@ static const enum region_id patch_regions[] = {
 #define RBUF_FIRST_CAP_MAX 8192
 #define RBUF_FIRST_LCAP_MAX 512
 
-/* ---- region builders ---- */
-
-static void
-rbuf_adopt(struct rbuf *rb, struct region *r, bool map)
-{
-    rb->text = r->text;
-    rb->len = r->text ? r->len : 0;
-    rb->cap = rb->len;
-    rb->lines = r->lines;
-    rb->n = r->n_lines;
-    rb->lcap = r->n_lines;
-    rb->map = map;
-    r->text = NULL;
-    r->lines = NULL;
-    r->len = r->n_lines = 0;
-}
-
-int
-patch_parse_rbuf_add(struct rbuf *rb, const char *p, size_t len, const char *file, uint32_t line)
-{
-    if (rb->len + len + 2 > rb->cap) {
-        size_t cap = rb->cap ? rb->cap : rb->first_cap ? rb->first_cap : 256;
-        char *t;
-
-        while (cap < rb->len + len + 2)
-            cap *= 2;
-        t = realloc(rb->text, cap);
-        if (t == NULL)
-            return -ENOMEM;
-        rb->text = t;
-        rb->cap = cap;
-    }
-    if (rb->map) {
-        if (rb->n == rb->lcap) {
-            size_t lcap = rb->lcap ? rb->lcap * 2 : rb->first_lcap ? rb->first_lcap : 64;
-            struct region_line *l = realloc(rb->lines, lcap * sizeof(*l));
-
-            if (l == NULL)
-                return -ENOMEM;
-            rb->lines = l;
-            rb->lcap = lcap;
-        }
-        rb->lines[rb->n].offset = rb->len;
-        rb->lines[rb->n].file = file;
-        rb->lines[rb->n].line = line;
-    }
-    rb->n++;
-    /* A NUL inside a region would end it early for every regex. Copy
-     * first and mend the (rare) NULs after: memchr() beats a byte loop. */
-    if (len > 0) {
-        char *d = rb->text + rb->len, *z = d;
-
-        memcpy(d, p, len);
-        while (!rb->no_nul && (z = memchr(z, '\0', len - (size_t)(z - d))) != NULL)
-            *z++ = ' ';
-        rb->len += len;
-    }
-    rb->text[rb->len++] = '\n';
-    rb->text[rb->len] = '\0';
-    return 0;
-}
-
-static int
-rbuf_finish(struct rbuf *rb, struct region *r)
-{
-    if (rb->text == NULL) {
-        rb->text = strdup("");
-        if (rb->text == NULL)
-            return -ENOMEM;
-    }
-    r->text = rb->text;
-    r->len = rb->len;
-    r->lines = rb->map ? rb->lines : NULL;
-    r->n_lines = rb->map ? rb->n : 0;
-    if (!rb->map)
-        free(rb->lines);
-    memset(rb, 0, sizeof(*rb));
-    return 0;
-}
-
-static void
-rbuf_release(struct rbuf *rb)
-{
-    free(rb->text);
-    free(rb->lines);
-    memset(rb, 0, sizeof(*rb));
-}
-
 /* ---- splitting into lines ---- */
 
 /* The patch text's lines from its index, each without a '\r' before its
@@ -220,6 +132,103 @@ patch_parse(struct message *m, const char *text, size_t len, const struct classi
     return patch_parse_lines(m, text, len, NULL, limits);
 }
 
+/* The patch regions taken over from m (a second text appends), each
+ * sized for a text of len bytes and ps->n lines once they are known. */
+static void
+adopt_regions(struct parser *ps, const char *text, size_t len)
+{
+    struct message *m = ps->m;
+
+    for (size_t k = 0; k < sizeof(patch_regions) / sizeof(patch_regions[0]); k++) {
+        enum region_id id = patch_regions[k];
+        bool map = id == REGION_ADDED || id == REGION_REMOVED || id == REGION_CONTEXT ||
+                   id == REGION_COMMENTS;
+
+        patch_rbuf_adopt(&ps->rb[id], &m->regions[id], map);
+    }
+    /* Everything added to a region comes from text: one memchr() over it
+     * saves one per added line. */
+    if (len == 0 || memchr(text, '\0', len) == NULL) {
+        for (size_t k = 0; k < sizeof(patch_regions) / sizeof(patch_regions[0]); k++)
+            ps->rb[patch_regions[k]].no_nul = true;
+    }
+}
+
+static void
+size_regions(struct parser *ps, size_t len)
+{
+    for (size_t k = 0; k < sizeof(patch_regions) / sizeof(patch_regions[0]); k++) {
+        struct rbuf *rb = &ps->rb[patch_regions[k]];
+
+        rb->first_cap = len + 2 < RBUF_FIRST_CAP_MAX ? len + 2 : RBUF_FIRST_CAP_MAX;
+        rb->first_lcap = ps->n > 0 && ps->n < RBUF_FIRST_LCAP_MAX ? ps->n : RBUF_FIRST_LCAP_MAX;
+    }
+}
+
+/* Where the log starts, before the diff at line diff: after the last
+ * scissors line, blank lines, and the pseudo-headers of a different
+ * author with their continuation lines. */
+static size_t
+log_start(const struct parser *ps, size_t diff)
+{
+    size_t body = 0;
+
+    for (size_t i = 0; i < diff; i++)
+        if (is_scissors(&ps->lines[i]))
+            body = i + 1;
+    while (body < diff && span_blank(&ps->lines[body]))
+        body++;
+    if (body < diff && is_pseudo_header(&ps->lines[body])) {
+        while (body < diff && (is_pseudo_header(&ps->lines[body]) ||
+                               (ps->lines[body].len > 0 &&
+                                (ps->lines[body].p[0] == ' ' || ps->lines[body].p[0] == '\t'))))
+            body++;
+    }
+    return body;
+}
+
+/* The first line from i to end that is a mail signature's "-- ", or end. */
+static size_t
+signature_at(const struct parser *ps, size_t i, size_t end)
+{
+    for (; i < end; i++) {
+        const struct span *s = &ps->lines[i];
+
+        if (s->len == 3 && memcmp(s->p, "-- ", 3) == 0)
+            break;
+    }
+    return i;
+}
+
+/* The log (up to "---" or a signature), the notes below "---", then the
+ * diff and its files. */
+static int
+parse_parts(struct parser *ps)
+{
+    size_t diff, body, sep, first_file = ps->m->n_files;
+    int r;
+
+    for (diff = 0; diff < ps->n && !is_diff_start(ps, diff); diff++)
+        ;
+    body = log_start(ps, diff);
+    for (sep = body; sep < diff && !is_separator(&ps->lines[sep]); sep++)
+        ;
+    /* A mail signature ends the log of a mail without "---". */
+    r = patch_log_parse(ps, body, signature_at(ps, body, sep));
+    if (r < 0)
+        return r;
+    if (sep < diff) {
+        ps->m->has_separator = true;
+        r = patch_log_notes(ps, sep + 1, signature_at(ps, sep + 1, diff));
+        if (r < 0)
+            return r;
+    }
+    r = patch_diff_parse(ps, diff);
+    if (r < 0)
+        return r;
+    return patch_diff_files(ps, first_file);
+}
+
 int
 patch_parse_lines(struct message *m, const char *text, size_t len, const struct text_lines *lines,
                   const struct classifier_limits *limits)
@@ -227,24 +236,11 @@ patch_parse_lines(struct message *m, const char *text, size_t len, const struct 
     struct parser ps = {.m = m, .limits = limits};
     struct text_lines own = {0};
     bool cut;
-    size_t diff, body, sep, log_end, i, first_file = m->n_files;
     int r;
 
-    for (size_t k = 0; k < sizeof(patch_regions) / sizeof(patch_regions[0]); k++) {
-        enum region_id id = patch_regions[k];
-        bool map = id == REGION_ADDED || id == REGION_REMOVED || id == REGION_CONTEXT ||
-                   id == REGION_COMMENTS;
-
-        rbuf_adopt(&ps.rb[id], &m->regions[id], map);
-    }
     if (text == NULL)
         len = 0;
-    /* Everything added to a region comes from text: one memchr() over it
-     * saves one per added line. */
-    if (len == 0 || memchr(text, '\0', len) == NULL) {
-        for (size_t k = 0; k < sizeof(patch_regions) / sizeof(patch_regions[0]); k++)
-            ps.rb[patch_regions[k]].no_nul = true;
-    }
+    adopt_regions(&ps, text, len);
     if (lines == NULL) {
         /* A line past the cap shows split_lines() that the cap was hit. */
         r = text_lines_split(text, len, (size_t)limits->max_lines + 1, &own, &cut);
@@ -255,72 +251,13 @@ patch_parse_lines(struct message *m, const char *text, size_t len, const struct 
     r = split_lines(&ps, text, lines);
     if (r < 0)
         goto out;
-    for (size_t k = 0; k < sizeof(patch_regions) / sizeof(patch_regions[0]); k++) {
-        struct rbuf *rb = &ps.rb[patch_regions[k]];
-
-        rb->first_cap = len + 2 < RBUF_FIRST_CAP_MAX ? len + 2 : RBUF_FIRST_CAP_MAX;
-        rb->first_lcap = ps.n > 0 && ps.n < RBUF_FIRST_LCAP_MAX ? ps.n : RBUF_FIRST_LCAP_MAX;
-    }
-
-    for (diff = 0; diff < ps.n && !is_diff_start(&ps, diff); diff++)
-        ;
-    body = 0;
-    for (i = 0; i < diff; i++)
-        if (is_scissors(&ps.lines[i]))
-            body = i + 1;
-
-    /* pseudo-headers of a different author, then the log */
-    while (body < diff && span_blank(&ps.lines[body]))
-        body++;
-    if (body < diff && is_pseudo_header(&ps.lines[body])) {
-        while (body < diff && (is_pseudo_header(&ps.lines[body]) ||
-                               (ps.lines[body].len > 0 &&
-                                (ps.lines[body].p[0] == ' ' || ps.lines[body].p[0] == '\t'))))
-            body++;
-    }
-
-    for (sep = body; sep < diff && !is_separator(&ps.lines[sep]); sep++)
-        ;
-    for (log_end = body; log_end < sep; log_end++) {
-        const struct span *s = &ps.lines[log_end];
-
-        if (s->len == 3 && memcmp(s->p, "-- ", 3) == 0)
-            break; /* mail signature of a mail without "---" */
-    }
-    r = patch_log_parse(&ps, body, log_end);
-    if (r < 0)
-        goto out;
-
-    if (sep < diff) {
-        size_t notes_end;
-
-        m->has_separator = true;
-        for (notes_end = sep + 1; notes_end < diff; notes_end++) {
-            const struct span *s = &ps.lines[notes_end];
-
-            if (s->len == 3 && memcmp(s->p, "-- ", 3) == 0)
-                break;
-        }
-        r = patch_log_notes(&ps, sep + 1, notes_end);
-        if (r < 0)
-            goto out;
-    }
-
-    r = patch_diff_parse(&ps, diff);
-    if (r < 0)
-        goto out;
-    r = patch_diff_files(&ps, first_file);
-    if (r < 0)
-        goto out;
-
-    for (size_t k = 0; k < sizeof(patch_regions) / sizeof(patch_regions[0]); k++) {
-        r = rbuf_finish(&ps.rb[patch_regions[k]], &m->regions[patch_regions[k]]);
-        if (r < 0)
-            goto out;
-    }
+    size_regions(&ps, len);
+    r = parse_parts(&ps);
+    for (size_t k = 0; r >= 0 && k < sizeof(patch_regions) / sizeof(patch_regions[0]); k++)
+        r = patch_rbuf_finish(&ps.rb[patch_regions[k]], &m->regions[patch_regions[k]]);
 out:
     for (size_t k = 0; k < REGION__COUNT; k++)
-        rbuf_release(&ps.rb[k]);
+        patch_rbuf_release(&ps.rb[k]);
     free(ps.lines);
     free(own.v);
     return r;

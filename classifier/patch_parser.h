@@ -24,24 +24,13 @@
 #include "message.h"
 #include "message_note.h"
 #include "patch_parse.h"
+#include "patch_rbuf.h"
 #include "text_lines.h"
 
 struct span {
     const char *p;
     size_t len;
     uint32_t lineno; /* 1-based in the patch text */
-};
-
-/* A region under construction. */
-struct rbuf {
-    char *text;
-    size_t len, cap;
-    struct region_line *lines;
-    size_t n, lcap;
-    bool map;
-    bool no_nul;       /* the text lines come from holds no NUL to mend */
-    size_t first_cap;  /* bytes of the first allocation, 0 for the default */
-    size_t first_lcap; /* map entries of the first allocation, likewise */
 };
 
 struct parser {
@@ -106,12 +95,6 @@ grow_array(void **arr, size_t n, size_t sz)
     *arr = v;
     return 0;
 }
-
-/* Append line p[0..len) and a '\n' to the region under construction rb
- * (mapped to file and line when the region keeps a line map). NULs in
- * the line become spaces. 0 or -ENOMEM. */
-int patch_parse_rbuf_add(struct rbuf *rb, const char *p, size_t len, const char *file,
-                         uint32_t line);
 
 /* patch_log.c: the log lines [from, to) into the changelog and trailers
  * regions and m->trailers; the notes lines [from, to) (below "---") into
