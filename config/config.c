@@ -1,33 +1,32 @@
 /*
  * config.c - the `Key value` parser: a file's lines into a struct config,
- * each value set by its row of the key table (config_keys.c), computed
- * defaults, and the checks across keys.
+ * each value set by its row of the key table (config_keys.c) through its
+ * type's setter (config_type.c), computed defaults (config_default.c), and
+ * the checks across keys.
  *
  * Invariants: keys are matched case-insensitively; each may appear once;
  * the first problem stops parsing with "file:line: reason". A finished
  * struct config is never modified, so threads share it without locks.
  */
-#include <arpa/inet.h>
-#include <ctype.h>
 #include <errno.h>
-#include <limits.h>
-#include <math.h>
-#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <syslog.h>
-#include <unistd.h>
+#include <strings.h>
 
-#include "buildtree.h"
 #include "config_internal.h"
 
-#ifndef SLOP_DEFAULT_RULES_DIR
-#define SLOP_DEFAULT_RULES_DIR "/usr/share/slop-milter/rules"
-#endif
-
 #define CONFIG_FILE_MAX (1u << 20) /* a configuration file larger than this is refused */
+
+/* One parse: the file's name for messages, the line being read, and the
+ * line each key was set at (0: not set). */
+struct parse {
+    const char *name;
+    unsigned lineno;
+    unsigned seen[CONFIG_KEYS_MAX];
+    struct config *cfg;
+    struct config_error *err;
+};
 
 static void __attribute__((format(printf, 2, 3)))
 err_set(struct config_error *err, const char *fmt, ...)
@@ -54,79 +53,13 @@ config_free(struct config *cfg)
     if (cfg == NULL)
         return NULL;
     for (size_t i = 0; i < config_n_keys; i++) {
-        void *field = (char *)cfg + config_keys[i].offset;
+        const struct config_type *t = &config_types[config_keys[i].type];
 
-        switch (config_keys[i].type) {
-        case T_STRING:
-        case T_PATH:
-        case T_SOCKET:
-        case T_HOSTPORT:
-        case T_USER:
-            free(*(char **)field);
-            break;
-        case T_ADDRS:
-            list_release(field);
-            break;
-        case T_HOSTS:
-            hosts_release(field);
-            break;
-        default:
-            break;
-        }
+        if (t->release != NULL)
+            t->release((char *)cfg + config_keys[i].offset);
     }
     free(cfg);
     return NULL;
-}
-
-static int
-replace_string(char **field, const char *value)
-{
-    char *d = strdup(value);
-
-    if (d == NULL)
-        return -ENOMEM;
-    free(*field);
-    *field = d;
-    return 0;
-}
-
-/* Blank- or comma-separated words of k->words, their values OR'd into
- * *field; at least one. */
-static int
-words_set(const struct key *k, const char *value, unsigned *field, char *why, size_t why_size)
-{
-    unsigned v = 0;
-    size_t n = 0;
-
-    for (const char *p = value; *p != '\0';) {
-        size_t len = strcspn(p, " \t,");
-        size_t i;
-
-        if (len == 0) {
-            p++;
-            continue;
-        }
-        for (i = 0; k->words[i]; i++)
-            if (strlen(k->words[i]) == len && strncasecmp(p, k->words[i], len) == 0)
-                break;
-        if (k->words[i] == NULL) {
-            char words[128];
-
-            words_join(k->words, words, sizeof(words));
-            snprintf(why, why_size, "%s: bad value '%.*s' (use %s)", k->name,
-                     (int)(len > 64 ? 64 : len), p, words);
-            return -EINVAL;
-        }
-        v |= (unsigned)k->values[i];
-        n++;
-        p += len;
-    }
-    if (n == 0) {
-        snprintf(why, why_size, "%s: empty value", k->name);
-        return -EINVAL;
-    }
-    *field = v;
-    return 0;
 }
 
 /*
@@ -136,205 +69,13 @@ words_set(const struct key *k, const char *value, unsigned *field, char *why, si
 static int
 key_set(struct config *cfg, const struct key *k, const char *value, char *why, size_t why_size)
 {
-    void *field = (char *)cfg + k->offset;
-    char lo[32], hi[32];
-    int r;
+    const struct config_type *t = &config_types[k->type];
 
-    if (*value == '\0' && !(k->flags & K_EMPTY_OK) && k->type != T_ADDRS && k->type != T_HOSTS) {
+    if (*value == '\0' && !(k->flags & K_EMPTY_OK) && !t->empty_ok) {
         snprintf(why, why_size, "%s: empty value", k->name);
         return -EINVAL;
     }
-    fmt_limit(k->min, lo, sizeof(lo));
-    fmt_limit(k->max, hi, sizeof(hi));
-
-    switch (k->type) {
-    case T_STRING:
-        return replace_string(field, value);
-    case T_PATH:
-        if (*value != '\0' && value[0] != '/') {
-            snprintf(why, why_size, "%s: '%s' is not an absolute path", k->name, value);
-            return -EINVAL;
-        }
-        return replace_string(field, value);
-    case T_SOCKET:
-        /* Reached with "" only for a K_EMPTY_OK key: "off". */
-        if (*value != '\0' && !config_socket_valid(value)) {
-            snprintf(why, why_size,
-                     "%s: bad socket '%s' (use local:/path, unix:/path, inet:port@host or "
-                     "inet6:port@host)",
-                     k->name, value);
-            return -EINVAL;
-        }
-        if (*value != '\0' && (k->flags & K_TCP_ONLY) && strncmp(value, "inet", 4) != 0) {
-            snprintf(why, why_size,
-                     "%s: '%s' is not a TCP socket (use inet:port@host or "
-                     "inet6:port@host)",
-                     k->name, value);
-            return -EINVAL;
-        }
-        return replace_string(field, value);
-    case T_HOSTPORT:
-        if (!hostport_valid(value)) {
-            snprintf(why, why_size, "%s: bad address '%s' (use host:port or [IPv6]:port)", k->name,
-                     value);
-            return -EINVAL;
-        }
-        return replace_string(field, value);
-    case T_USER:
-        if (*value != '\0' && !user_valid(value)) {
-            snprintf(why, why_size, "%s: bad user '%s' (use user or user:group)", k->name, value);
-            return -EINVAL;
-        }
-        return replace_string(field, value);
-    case T_BOOL:
-        if (!strcasecmp(value, "yes") || !strcasecmp(value, "true") || !strcmp(value, "1") ||
-            !strcasecmp(value, "on"))
-            *(bool *)field = true;
-        else if (!strcasecmp(value, "no") || !strcasecmp(value, "false") || !strcmp(value, "0") ||
-                 !strcasecmp(value, "off"))
-            *(bool *)field = false;
-        else {
-            snprintf(why, why_size, "%s: bad boolean '%s' (use yes or no)", k->name, value);
-            return -EINVAL;
-        }
-        return 0;
-    case T_UINT: {
-        const char *end;
-        uint64_t v;
-
-        if (parse_u64(value, &end, &v) < 0 || *end != '\0') {
-            snprintf(why, why_size, "%s: bad number '%s'", k->name, value);
-            return -EINVAL;
-        }
-        if ((double)v < k->min || (double)v > k->max) {
-            snprintf(why, why_size, "%s: %s is out of range (%s to %s)", k->name, value, lo, hi);
-            return -EINVAL;
-        }
-        *(unsigned *)field = (unsigned)v;
-        return 0;
-    }
-    case T_OCTAL: {
-        unsigned long v = 0;
-
-        if (strspn(value, "01234567") != strlen(value) || strlen(value) > 6) {
-            snprintf(why, why_size, "%s: bad octal number '%s'", k->name, value);
-            return -EINVAL;
-        }
-        v = strtoul(value, NULL, 8);
-        if ((double)v < k->min || (double)v > k->max) {
-            snprintf(why, why_size, "%s: %s is out of range (0 to 0%o)", k->name, value,
-                     (unsigned)k->max);
-            return -EINVAL;
-        }
-        *(unsigned *)field = (unsigned)v;
-        return 0;
-    }
-    case T_NUMBER: {
-        char *end;
-        double v;
-
-        errno = 0;
-        v = strtod(value, &end);
-        if (errno != 0 || *end != '\0' || end == value || !isfinite(v) ||
-            !(isdigit((unsigned char)value[0]) || value[0] == '-' || value[0] == '.')) {
-            snprintf(why, why_size, "%s: bad number '%s'", k->name, value);
-            return -EINVAL;
-        }
-        if (v < k->min || v > k->max) {
-            snprintf(why, why_size, "%s: %s is out of range (%s to %s)", k->name, value, lo, hi);
-            return -EINVAL;
-        }
-        *(double *)field = v;
-        return 0;
-    }
-    case T_SIZE: {
-        uint64_t v;
-
-        if (config_parse_size(value, &v) < 0) {
-            snprintf(why, why_size,
-                     "%s: bad size '%s' (use a number with an optional K, M or G suffix)", k->name,
-                     value);
-            return -EINVAL;
-        }
-        if ((double)v < k->min || (double)v > k->max) {
-            fmt_size(k->min, lo, sizeof(lo));
-            fmt_size(k->max, hi, sizeof(hi));
-            snprintf(why, why_size, "%s: %s is out of range (%s to %s)", k->name, value, lo, hi);
-            return -EINVAL;
-        }
-        *(uint64_t *)field = v;
-        return 0;
-    }
-    case T_DURATION: {
-        uint32_t v = 0;
-
-        if (config_parse_duration(value, &v) < 0) {
-            snprintf(why, why_size,
-                     "%s: bad duration '%s' (use a number with an optional s, m, h or d suffix)",
-                     k->name, value);
-            return -EINVAL;
-        }
-        if ((double)v < k->min || (double)v > k->max) {
-            fmt_duration(k->min, lo, sizeof(lo));
-            fmt_duration(k->max, hi, sizeof(hi));
-            snprintf(why, why_size, "%s: %s is out of range (%s to %s)", k->name, value, lo, hi);
-            return -EINVAL;
-        }
-        *(uint32_t *)field = v;
-        return 0;
-    }
-    case T_ENUM:
-        for (size_t i = 0; k->words[i]; i++) {
-            if (strcasecmp(value, k->words[i]) == 0) {
-                *(int *)field = k->values[i];
-                return 0;
-            }
-        }
-        {
-            char words[128];
-
-            words_join(k->words, words, sizeof(words));
-            snprintf(why, why_size, "%s: bad value '%s' (use %s)", k->name, value, words);
-        }
-        return -EINVAL;
-    case T_ADDRS: {
-        struct config_list fresh = {0};
-        struct list_ctx lc = {.list = &fresh};
-
-        r = split_items(value, list_add, &lc);
-        if (r < 0) {
-            if (r == -EINVAL)
-                snprintf(why, why_size, "%s: bad address '%.*s' (use user@domain or @domain)",
-                         k->name, (int)(lc.bad_len > 200 ? 200 : lc.bad_len), lc.bad);
-            else if (r == -E2BIG)
-                snprintf(why, why_size, "%s: more than %d entries", k->name, CONFIG_LIST_MAX);
-            list_release(&fresh);
-            return r == -E2BIG ? -EINVAL : r;
-        }
-        list_release(field);
-        *(struct config_list *)field = fresh;
-        return 0;
-    }
-    case T_WORDS:
-        return words_set(k, value, field, why, why_size);
-    case T_HOSTS: {
-        struct config_hosts fresh = {0};
-        char reason[512] = "";
-
-        r = hosts_parse(value, &fresh, reason, sizeof(reason));
-        if (r < 0) {
-            hosts_release(&fresh);
-            if (r == -ENOMEM)
-                return r;
-            snprintf(why, why_size, "%s: %s", k->name, reason);
-            return -EINVAL;
-        }
-        hosts_release(field);
-        *(struct config_hosts *)field = fresh;
-        return 0;
-    }
-    }
-    return -EINVAL;
+    return t->set(k, (char *)cfg + k->offset, value, why, why_size);
 }
 
 static const struct key *
@@ -346,108 +87,39 @@ key_find(const char *name)
     return NULL;
 }
 
-/* The first entry of a systemd colon-separated directory list. */
-static void
-first_dir(const char *list, char *buf, size_t size)
-{
-    size_t len = strcspn(list, ":");
-
-    if (len >= size)
-        len = size - 1;
-    memcpy(buf, list, len);
-    buf[len] = '\0';
-}
-
-static int
-computed_default(struct config *cfg, const struct key *k, const struct config_paths *paths)
-{
-    char buf[1024], dir[900];
-    const char *env;
-
-    if (k->offset == offsetof(struct config, socket)) {
-        if (paths && paths->runtime_dir)
-            snprintf(dir, sizeof(dir), "%s", paths->runtime_dir);
-        else if ((env = getenv("RUNTIME_DIRECTORY")) != NULL && *env == '/')
-            first_dir(env, dir, sizeof(dir));
-        else if (buildtree_dir() != NULL) /* make run: the build tree's own */
-            snprintf(dir, sizeof(dir), "%s", buildtree_dir());
-        else
-            snprintf(dir, sizeof(dir), "/run/slop-milter");
-        snprintf(buf, sizeof(buf), "local:%s/slop-milter.sock", dir);
-        if (!config_socket_valid(buf)) /* a path too long for sun_path */
-            snprintf(buf, sizeof(buf), "local:/tmp/slop-milter.sock");
-        return replace_string(&cfg->socket, buf);
-    }
-    if (k->offset == offsetof(struct config, rules_dir))
-        return replace_string(&cfg->rules_dir, paths && paths->rules_dir ? paths->rules_dir
-                                                                         : SLOP_DEFAULT_RULES_DIR);
-    if (k->offset == offsetof(struct config, state_dir)) {
-        if (paths && paths->state_dir)
-            snprintf(dir, sizeof(dir), "%s", paths->state_dir);
-        else if ((env = getenv("STATE_DIRECTORY")) != NULL && *env == '/')
-            first_dir(env, dir, sizeof(dir));
-        else if (buildtree_dir() != NULL) /* whoever runs it: never the system's */
-            snprintf(dir, sizeof(dir), "%s/var/state", buildtree_dir());
-        else
-            snprintf(dir, sizeof(dir), "/var/lib/slop-milter");
-        return replace_string(&cfg->state_dir, dir);
-    }
-    if (k->offset == offsetof(struct config, reply_from)) {
-        char host[256] = "localhost";
-
-        if (paths && paths->hostname)
-            snprintf(host, sizeof(host), "%s", paths->hostname);
-        else if (gethostname(host, sizeof(host)) != 0 || host[0] == '\0')
-            snprintf(host, sizeof(host), "localhost");
-        host[sizeof(host) - 1] = '\0';
-        snprintf(buf, sizeof(buf), "slop-milter <postmaster@%s>", host);
-        return replace_string(&cfg->reply_from, buf);
-    }
-    /* Runs after every key was read, so Project is known. */
-    if (k->offset == offsetof(struct config, doc_base))
-        return replace_string(&cfg->doc_base,
-                              cfg->project != NULL && strcmp(cfg->project, "kernel") == 0
-                                  ? "https://docs.kernel.org/"
-                                  : "");
-    return -EINVAL;
-}
-
 /* A profile name is matched against the rule files' profile lines. */
 static int
-project_check(const struct config *cfg, const char *name, const unsigned *seen,
-              struct config_error *err)
+project_check(const struct parse *ps)
 {
-    const char *p = cfg->project != NULL ? cfg->project : "";
+    const char *p = ps->cfg->project != NULL ? ps->cfg->project : "";
 
     if (strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789-_") == strlen(p) && strlen(p) <= 63)
         return 0;
-    err_set(err, "%s:%u: Project: bad name '%.64s' (a-z, 0-9, '-' and '_')", name,
-            seen[key_find("Project") - config_keys], p);
+    err_set(ps->err, "%s:%u: Project: bad name '%.64s' (a-z, 0-9, '-' and '_')", ps->name,
+            ps->seen[key_find("Project") - config_keys], p);
     return -EINVAL;
 }
 
 /* Enabled thresholds must rise with the severity of their action. */
 static int
-thresholds_check(const struct config *cfg, const char *name, const unsigned *seen,
-                 struct config_error *err)
+thresholds_check(const struct parse *ps)
 {
     static const char *const names[] = {"TagThreshold", "ReplyThreshold", "QuarantineThreshold",
                                         "RejectThreshold"};
+    const struct config *cfg = ps->cfg;
     const double v[] = {cfg->tag_threshold, cfg->reply_threshold, cfg->quarantine_threshold,
                         cfg->reject_threshold};
 
     for (int i = 1; i < 4; i++) {
-        if (v[i] <= 0)
-            continue;
-        for (int j = 0; j < i; j++) {
+        for (int j = 0; j < i && v[i] > 0; j++) {
             if (v[j] > 0 && v[i] < v[j]) {
                 const struct key *k = key_find(names[i]);
-                unsigned line = seen[k - config_keys];
+                unsigned line = ps->seen[k - config_keys];
 
-                err_set(err,
+                err_set(ps->err,
                         "%s:%u: %s (%g) is below %s (%g); enabled thresholds must rise "
                         "with severity",
-                        name, line, names[i], v[i], names[j], v[j]);
+                        ps->name, line, names[i], v[i], names[j], v[j]);
                 return -EINVAL;
             }
         }
@@ -468,119 +140,167 @@ trim(char *s)
     return s;
 }
 
-int
-config_parse(const char *name, const char *text, size_t len, const struct config_paths *paths,
-             struct config **ret, struct config_error *err)
+/* Every key with a built-in default, from its text. */
+static int
+builtin_defaults_set(struct parse *ps)
 {
-    unsigned seen[CONFIG_KEYS_MAX] = {0};
-    struct config *cfg;
-    const char *p = text, *end = text + len;
-    unsigned lineno = 0;
     char why[640];
-    int r = 0;
-
-    cfg = calloc(1, sizeof(*cfg));
-    if (cfg == NULL)
-        return -ENOMEM;
 
     for (size_t i = 0; i < config_n_keys; i++) {
+        int r;
+
         if (config_keys[i].def == NULL)
             continue;
-        r = key_set(cfg, &config_keys[i], config_keys[i].def, why, sizeof(why));
+        r = key_set(ps->cfg, &config_keys[i], config_keys[i].def, why, sizeof(why));
         if (r < 0) {
             /* The table itself is wrong: a build bug, but say where. */
-            err_set(err, "built-in default: %s", why);
-            goto out;
+            err_set(ps->err, "built-in default: %s", why);
+            return r;
         }
     }
+    return 0;
+}
+
+/* Quotes allow an empty value ("") or blanks at either end. */
+static char *
+unquote(char *value)
+{
+    size_t vl = strlen(value);
+
+    if (vl >= 2 && value[0] == '"' && value[vl - 1] == '"') {
+        value[vl - 1] = '\0';
+        value++;
+    }
+    return value;
+}
+
+/* The key named at the start of s (blanks trimmed, not a comment), once
+ * and with a value: its row, and its value in *ret_value. */
+static int
+line_key(struct parse *ps, char *s, const struct key **ret_key, char **ret_value)
+{
+    char *key_end = s + strcspn(s, " \t");
+    char *value = *key_end ? key_end + 1 : key_end;
+    const struct key *k;
+
+    *key_end = '\0';
+    value = trim(value);
+    k = key_find(s);
+    if (k == NULL) {
+        err_set(ps->err, "%s:%u: unknown key '%s'", ps->name, ps->lineno, s);
+        return -EINVAL;
+    }
+    if (ps->seen[k - config_keys] != 0) {
+        err_set(ps->err, "%s:%u: duplicate key '%s' (first set at line %u)", ps->name, ps->lineno,
+                k->name, ps->seen[k - config_keys]);
+        return -EINVAL;
+    }
+    if (*value == '\0') {
+        err_set(ps->err, "%s:%u: missing value for '%s'", ps->name, ps->lineno, k->name);
+        return -EINVAL;
+    }
+    *ret_key = k;
+    *ret_value = unquote(value);
+    return 0;
+}
+
+/* One line, without its newline: blank, a comment, or `Key value`. */
+static int
+line_apply(struct parse *ps, char *line)
+{
+    char *s = trim(line), *value, why[640];
+    const struct key *k;
+    int r;
+
+    if (*s == '\0' || *s == '#')
+        return 0;
+    r = line_key(ps, s, &k, &value);
+    if (r < 0)
+        return r;
+    ps->seen[k - config_keys] = ps->lineno;
+    r = key_set(ps->cfg, k, value, why, sizeof(why));
+    if (r == -ENOMEM)
+        err_set(ps->err, "%s:%u: out of memory", ps->name, ps->lineno);
+    else if (r < 0)
+        err_set(ps->err, "%s:%u: %s", ps->name, ps->lineno, why);
+    return r;
+}
+
+static int
+lines_apply(struct parse *ps, const char *text, size_t len)
+{
+    const char *p = text, *end = text + len;
 
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t ll = nl ? (size_t)(nl - p) : (size_t)(end - p);
         char line[CONFIG_LINE_MAX];
-        char *s, *key_end, *value;
-        const struct key *k;
+        int r;
 
-        lineno++;
+        ps->lineno++;
         if (ll >= sizeof(line)) {
-            err_set(err, "%s:%u: line too long (more than %d bytes)", name, lineno,
+            err_set(ps->err, "%s:%u: line too long (more than %d bytes)", ps->name, ps->lineno,
                     CONFIG_LINE_MAX - 1);
-            r = -EINVAL;
-            goto out;
+            return -EINVAL;
         }
         memcpy(line, p, ll);
         line[ll] = '\0';
         p += ll + (nl ? 1 : 0);
         if (memchr(line, '\0', ll) != NULL) {
-            err_set(err, "%s:%u: NUL byte in line", name, lineno);
-            r = -EINVAL;
-            goto out;
+            err_set(ps->err, "%s:%u: NUL byte in line", ps->name, ps->lineno);
+            return -EINVAL;
         }
-
-        s = trim(line);
-        if (*s == '\0' || *s == '#')
-            continue;
-        key_end = s + strcspn(s, " \t");
-        value = *key_end ? key_end + 1 : key_end;
-        *key_end = '\0';
-        value = trim(value);
-
-        k = key_find(s);
-        if (k == NULL) {
-            err_set(err, "%s:%u: unknown key '%s'", name, lineno, s);
-            r = -EINVAL;
-            goto out;
-        }
-        if (seen[k - config_keys] != 0) {
-            err_set(err, "%s:%u: duplicate key '%s' (first set at line %u)", name, lineno, k->name,
-                    seen[k - config_keys]);
-            r = -EINVAL;
-            goto out;
-        }
-        if (*value == '\0') {
-            err_set(err, "%s:%u: missing value for '%s'", name, lineno, k->name);
-            r = -EINVAL;
-            goto out;
-        }
-        /* Quotes allow an empty value ("") or blanks at either end. */
-        {
-            size_t vl = strlen(value);
-
-            if (vl >= 2 && value[0] == '"' && value[vl - 1] == '"') {
-                value[vl - 1] = '\0';
-                value++;
-            }
-        }
-        seen[k - config_keys] = lineno;
-        r = key_set(cfg, k, value, why, sizeof(why));
-        if (r < 0) {
-            if (r != -ENOMEM)
-                err_set(err, "%s:%u: %s", name, lineno, why);
-            else
-                err_set(err, "%s:%u: out of memory", name, lineno);
-            goto out;
-        }
+        r = line_apply(ps, line);
+        if (r < 0)
+            return r;
     }
+    return 0;
+}
 
+/* Every key without a built-in default that the file did not set. */
+static int
+computed_defaults_set(struct parse *ps, const struct config_paths *paths)
+{
     for (size_t i = 0; i < config_n_keys; i++) {
-        if (config_keys[i].def != NULL || seen[i] != 0)
+        int r;
+
+        if (config_keys[i].def != NULL || ps->seen[i] != 0)
             continue;
-        r = computed_default(cfg, &config_keys[i], paths);
+        r = config_default_compute(ps->cfg, &config_keys[i], paths);
         if (r < 0) {
-            err_set(err, "%s: cannot compute the default of %s", name, config_keys[i].name);
-            goto out;
+            err_set(ps->err, "%s: cannot compute the default of %s", ps->name, config_keys[i].name);
+            return r;
         }
     }
-    r = thresholds_check(cfg, name, seen, err);
+    return 0;
+}
+
+int
+config_parse(const char *name, const char *text, size_t len, const struct config_paths *paths,
+             struct config **ret, struct config_error *err)
+{
+    struct parse ps = {.name = name, .err = err};
+    int r;
+
+    ps.cfg = calloc(1, sizeof(*ps.cfg));
+    if (ps.cfg == NULL)
+        return -ENOMEM;
+    r = builtin_defaults_set(&ps);
     if (r >= 0)
-        r = project_check(cfg, name, seen, err);
+        r = lines_apply(&ps, text, len);
+    if (r >= 0)
+        r = computed_defaults_set(&ps, paths);
+    if (r >= 0)
+        r = thresholds_check(&ps);
+    if (r >= 0)
+        r = project_check(&ps);
     if (r < 0)
         goto out;
 
-    *ret = cfg;
-    cfg = NULL;
+    *ret = ps.cfg;
+    ps.cfg = NULL;
 out:
-    config_free(cfg);
+    config_free(ps.cfg);
     return r;
 }
 

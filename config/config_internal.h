@@ -4,6 +4,8 @@
  * defines and another calls.
  *
  *   config_keys.c   the key table, its words and how keys are described
+ *   config_type.c   the value types: each one's setter, writer and release
+ *   config_default.c  the defaults computed from where the program runs
  *   config.c        the parser: a file's lines into a struct config
  *   config_value.c  the syntax of one value (sizes, sockets, lists, hosts)
  *   config_match.c  the address and host list matchers
@@ -17,9 +19,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "config.h"
 
+/* A value's type: which row of config_types[] sets, writes and releases
+ * the field of a key row. */
 enum key_type {
     T_STRING,
     T_PATH,
@@ -56,6 +61,27 @@ struct key {
     const char *doc;
 };
 
+/* config_type.c */
+struct config_type {
+    const char *name; /* in the man page and the sample: "integer" */
+    /* Set the field from the text of a value. On a bad value returns
+     * -EINVAL and writes the reason (without file and line) to why. */
+    int (*set)(const struct key *k, void *field, const char *value, char *why, size_t why_size);
+    /* The field as --dump-config writes it, read back the same. */
+    void (*write)(const struct key *k, const void *field, FILE *f);
+    void (*release)(void *field); /* NULL: the field owns nothing */
+    bool empty_ok;                /* an empty value is an empty list */
+};
+extern const struct config_type config_types[];
+/* *field becomes a copy of value; the old string is freed. */
+int config_type_string_replace(char **field, const char *value);
+
+/* config_default.c */
+/* Set k's field (a row with def NULL) to its computed default. 0, -ENOMEM,
+ * or -EINVAL when k has no computed default. */
+int config_default_compute(struct config *cfg, const struct key *k,
+                           const struct config_paths *paths);
+
 /* config_keys.c */
 #define CONFIG_KEYS_MAX 128 /* rows config_keys[] may have: config_parse() counts each */
 extern const struct key config_keys[];
@@ -64,7 +90,6 @@ extern const size_t config_n_keys;
 const char *sample_value(const struct key *k);
 /* "a, b or c" into buf. */
 void words_join(const char *const *words, char *buf, size_t size);
-const char *type_name(const struct key *k);
 void fmt_limit(double v, char *buf, size_t size);
 void fmt_duration(double v, char *buf, size_t size);
 void fmt_size(double v, char *buf, size_t size);

@@ -402,44 +402,6 @@ words_join(const char *const *words, char *buf, size_t size)
     }
 }
 
-const char *
-type_name(const struct key *k)
-{
-    switch (k->type) {
-    case T_STRING:
-        return "string";
-    case T_PATH:
-        return "path";
-    case T_BOOL:
-        return "yes|no";
-    case T_UINT:
-        return "integer";
-    case T_OCTAL:
-        return "octal";
-    case T_NUMBER:
-        return "number";
-    case T_SIZE:
-        return "size";
-    case T_DURATION:
-        return "duration";
-    case T_SOCKET:
-        return "socket";
-    case T_ENUM:
-        return "word";
-    case T_ADDRS:
-        return "address list";
-    case T_HOSTS:
-        return "host list";
-    case T_HOSTPORT:
-        return "host:port";
-    case T_USER:
-        return "user[:group]";
-    case T_WORDS:
-        return "word list";
-    }
-    return "?";
-}
-
 /* Format a limit without trailing zeros: 1000, 0.5, 65536. */
 void
 fmt_limit(double v, char *buf, size_t size)

@@ -51,47 +51,70 @@ net_match(const struct config_net *net, int family, const unsigned char *addr)
     }
 }
 
+/* The peer's address and family, an IPv4-mapped IPv6 one as IPv4 (in v4):
+ * an IPv4 client on a dual-stack socket matches IPv4 entries. NULL for
+ * any other family. */
+static const unsigned char *
+peer_addr(const struct sockaddr *sa, unsigned char v4[4], int *ret_family)
+{
+    const struct in6_addr *a6;
+
+    if (sa->sa_family == AF_INET) {
+        *ret_family = AF_INET;
+        return (const unsigned char *)&((const struct sockaddr_in *)(const void *)sa)->sin_addr;
+    }
+    if (sa->sa_family != AF_INET6)
+        return NULL;
+    a6 = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+    if (IN6_IS_ADDR_V4MAPPED(a6)) {
+        memcpy(v4, a6->s6_addr + 12, 4);
+        *ret_family = AF_INET;
+        return v4;
+    }
+    *ret_family = AF_INET6;
+    return a6->s6_addr;
+}
+
+static bool
+nets_match(const struct config_hosts *hosts, const struct sockaddr *sa)
+{
+    unsigned char v4[4];
+    int family = 0;
+    const unsigned char *a = peer_addr(sa, v4, &family);
+
+    for (size_t i = 0; a != NULL && i < hosts->n_nets; i++)
+        if (net_match(&hosts->nets[i], family, a))
+            return true;
+    return false;
+}
+
+/* An exact name, or a ".domain" entry the name ends with (not the domain
+ * itself). */
+static bool
+names_match(const struct config_hosts *hosts, const char *hostname)
+{
+    size_t hl = strlen(hostname);
+
+    for (size_t i = 0; i < hosts->n_names; i++) {
+        const char *n = hosts->names[i];
+        size_t nl = strlen(n);
+
+        if (n[0] == '.') {
+            if (hl > nl && strcasecmp(hostname + hl - nl, n) == 0)
+                return true;
+        } else if (strcasecmp(hostname, n) == 0)
+            return true;
+    }
+    return false;
+}
+
 bool
 config_hosts_match(const struct config_hosts *hosts, const struct sockaddr *sa,
                    const char *hostname)
 {
-    if (sa != NULL && hosts->n_nets > 0) {
-        unsigned char v4[4];
-        const unsigned char *a = NULL;
-        int family = 0;
-
-        if (sa->sa_family == AF_INET) {
-            a = (const unsigned char *)&((const struct sockaddr_in *)(const void *)sa)->sin_addr;
-            family = AF_INET;
-        } else if (sa->sa_family == AF_INET6) {
-            const struct in6_addr *a6 = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
-
-            a = a6->s6_addr;
-            family = AF_INET6;
-            /* An IPv4 client on a dual-stack socket matches IPv4 entries. */
-            if (IN6_IS_ADDR_V4MAPPED(a6)) {
-                memcpy(v4, a6->s6_addr + 12, 4);
-                a = v4;
-                family = AF_INET;
-            }
-        }
-        for (size_t i = 0; a != NULL && i < hosts->n_nets; i++)
-            if (net_match(&hosts->nets[i], family, a))
-                return true;
-    }
-    if (hostname != NULL && hostname[0] != '[' && hostname[0] != '\0') {
-        size_t hl = strlen(hostname);
-
-        for (size_t i = 0; i < hosts->n_names; i++) {
-            const char *n = hosts->names[i];
-            size_t nl = strlen(n);
-
-            if (n[0] == '.') {
-                if (hl > nl && strcasecmp(hostname + hl - nl, n) == 0)
-                    return true;
-            } else if (strcasecmp(hostname, n) == 0)
-                return true;
-        }
-    }
-    return false;
+    if (sa != NULL && hosts->n_nets > 0 && nets_match(hosts, sa))
+        return true;
+    /* "[1.2.3.4]": the MTA found no name for the address. */
+    return hostname != NULL && hostname[0] != '[' && hostname[0] != '\0' &&
+           names_match(hosts, hostname);
 }

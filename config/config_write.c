@@ -3,10 +3,8 @@
  * KEYS section, the sample configuration, and a configuration's
  * effective values (--dump-config).
  */
-#include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #include "config_internal.h"
 
@@ -46,7 +44,7 @@ key_value_doc(const struct key *k, char *buf, size_t size)
     }
     case T_UINT:
     case T_NUMBER:
-        snprintf(buf, size, "%s, %s to %s", type_name(k), lo, hi);
+        snprintf(buf, size, "%s, %s to %s", config_types[k->type].name, lo, hi);
         break;
     case T_OCTAL:
         snprintf(buf, size, "octal, 0 to 0%o", (unsigned)k->max);
@@ -62,7 +60,7 @@ key_value_doc(const struct key *k, char *buf, size_t size)
         snprintf(buf, size, "duration, %s to %s", lo, hi);
         break;
     default:
-        snprintf(buf, size, "%s", type_name(k));
+        snprintf(buf, size, "%s", config_types[k->type].name);
     }
 }
 
@@ -146,90 +144,14 @@ config_write_sample(FILE *f)
     }
 }
 
-static void
-write_list(FILE *f, const struct config_list *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        fprintf(f, "%s%s", i ? "," : "", l->items[i]);
-}
-
-static void
-write_hosts(FILE *f, const struct config_hosts *h)
-{
-    size_t n = 0;
-
-    for (size_t i = 0; i < h->n_nets; i++) {
-        char buf[INET6_ADDRSTRLEN];
-
-        if (inet_ntop(h->nets[i].family, h->nets[i].addr, buf, sizeof(buf)) != NULL)
-            fprintf(f, "%s%s/%u", n++ ? "," : "", buf, h->nets[i].prefix);
-    }
-    for (size_t i = 0; i < h->n_names; i++)
-        fprintf(f, "%s%s", n++ ? "," : "", h->names[i]);
-}
-
 void
 config_write_effective(const struct config *cfg, FILE *f)
 {
     for (size_t i = 0; i < config_n_keys; i++) {
         const struct key *k = &config_keys[i];
-        const void *field = (const char *)cfg + k->offset;
 
         fprintf(f, "%s ", k->name);
-        switch (k->type) {
-        case T_STRING:
-        case T_PATH:
-        case T_SOCKET:
-        case T_HOSTPORT:
-        case T_USER: {
-            const char *s = *(char *const *)field;
-
-            if (*s == '\0' || s[0] == ' ' || s[strlen(s) - 1] == ' ')
-                fprintf(f, "\"%s\"", s);
-            else
-                fputs(s, f);
-            break;
-        }
-        case T_BOOL:
-            fputs(*(const bool *)field ? "yes" : "no", f);
-            break;
-        case T_UINT:
-            fprintf(f, "%u", *(const unsigned *)field);
-            break;
-        case T_OCTAL:
-            fprintf(f, "%04o", *(const unsigned *)field);
-            break;
-        case T_NUMBER:
-            fprintf(f, "%g", *(const double *)field);
-            break;
-        case T_SIZE:
-            fprintf(f, "%llu", (unsigned long long)*(const uint64_t *)field);
-            break;
-        case T_DURATION:
-            fprintf(f, "%lus", (unsigned long)*(const uint32_t *)field);
-            break;
-        case T_ENUM:
-            fputs(enum_word(k->words, k->values, *(const int *)field), f);
-            break;
-        case T_WORDS:
-            for (size_t w = 0, n = 0; k->words[w]; w++)
-                if (*(const unsigned *)field & (unsigned)k->values[w])
-                    fprintf(f, "%s%s", n++ ? " " : "", k->words[w]);
-            break;
-        case T_ADDRS:
-            write_list(f, field);
-            if (((const struct config_list *)field)->n == 0)
-                fputs("\"\"", f);
-            break;
-        case T_HOSTS: {
-            const struct config_hosts *h = field;
-
-            write_hosts(f, h);
-            if (h->n_nets + h->n_names == 0)
-                fputs("\"\"", f);
-            break;
-        }
-        }
+        config_types[k->type].write(k, (const char *)cfg + k->offset, f);
         fputc('\n', f);
     }
 }

@@ -742,6 +742,49 @@ test_sample_parses(void **state)
     free(sample);
 }
 
+/* config_write_effective() as a file: every type's writer is read back by
+ * its setter to the same values (the dump is itself a configuration). */
+static char *
+dump_of(const struct config *cfg)
+{
+    char *dump = NULL;
+    size_t ds = 0;
+    FILE *f = open_memstream(&dump, &ds);
+
+    config_write_effective(cfg, f);
+    fclose(f);
+    return dump;
+}
+
+static void
+test_dump_parses_back(void **state)
+{
+    static const char *const texts[] = {
+        "",
+        "SocketMode 0600\nSyslog no\nSyslogFacility local3\nMaxConnections 7\n"
+        "ReadTimeout 2m\nMaxMessageSize 3M\nTagThreshold 2.5\nMode monitor\n"
+        "ReplyRequires dmarc-pass spf-pass\nRecipients security@example.org, @example.net\n"
+        "PeerList 192.0.2.0/24, 2001:db8::/32, mx.example.org, .example.net\n"
+        "SubjectTag \" [slop] \"\nSMTPServer [::1]:25\nUserID mail:mail\n"
+        "MetricsSocket inet:9393@127.0.0.1\nProject kernel\n",
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+        struct config *cfg = parse_ok(texts[i]), *again;
+        char *dump = dump_of(cfg), *dump2;
+
+        again = parse_ok(dump);
+        dump2 = dump_of(again);
+        if (strcmp(dump, dump2) != 0)
+            fail_msg("text %zu: the dump reads back differently:\n%s\n----\n%s", i, dump, dump2);
+        config_free(again);
+        config_free(cfg);
+        free(dump2);
+        free(dump);
+    }
+}
+
 int
 main(void)
 {
@@ -758,6 +801,7 @@ main(void)
         cmocka_unit_test(test_list_match),
         cmocka_unit_test(test_hosts_match),
         cmocka_unit_test(test_man_and_sample_list_every_key),
+        cmocka_unit_test(test_dump_parses_back),
         cmocka_unit_test(test_sample_parses),
         cmocka_unit_test(test_check_paths),
     };
