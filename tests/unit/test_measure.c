@@ -25,21 +25,6 @@
 #include "patch_parse.h"
 #include "testutil.h"
 
-static const struct classifier_limits test_limits = {
-    .max_message_bytes = 10u << 20,
-    .max_mime_depth = 32,
-    .max_mime_parts = 256,
-    .max_part_bytes = 4u << 20,
-    .max_headers = 1000,
-    .max_lines = 100000,
-    .max_line_bytes = 4096,
-    .max_files = 500,
-    .max_hunks = 5000,
-    .max_hits = 64,
-    .match_limit = 100000,
-    .depth_limit = 5000,
-};
-
 static struct message *
 msg_new(enum classifier_kind kind)
 {
@@ -459,7 +444,7 @@ patch_msg(const char *text)
 {
     struct message *m = msg_new(CLASSIFIER_KIND_PATCH);
 
-    assert_int_equal(patch_parse(m, text, strlen(text), &test_limits), 0);
+    assert_int_equal(patch_parse(m, text, strlen(text), testutil_limits()), 0);
     measure_compute(m);
     return m;
 }
@@ -845,7 +830,7 @@ test_fixture_contrast(void **state)
 
         assert_non_null(body);
         body += 2;
-        assert_int_equal(patch_parse(m, body, len - (size_t)(body - raw), &test_limits), 0);
+        assert_int_equal(patch_parse(m, body, len - (size_t)(body - raw), testutil_limits()), 0);
         measure_compute(m);
         memcpy(ms[f], m->measures, sizeof(ms[f]));
         msg_free(m);

@@ -24,21 +24,6 @@
 #include "text_lines.h"
 #include "testutil.h"
 
-static const struct classifier_limits test_limits = {
-    .max_message_bytes = 10u << 20,
-    .max_mime_depth = 32,
-    .max_mime_parts = 256,
-    .max_part_bytes = 4u << 20,
-    .max_headers = 1000,
-    .max_lines = 100000,
-    .max_line_bytes = 4096,
-    .max_files = 500,
-    .max_hunks = 5000,
-    .max_hits = 64,
-    .match_limit = 100000,
-    .depth_limit = 5000,
-};
-
 static const enum region_id patch_regions[] = {
     REGION_CHANGELOG, REGION_TRAILERS, REGION_NOTES,    REGION_ADDED,
     REGION_REMOVED,   REGION_CONTEXT,  REGION_COMMENTS, REGION_FILES,
@@ -84,7 +69,7 @@ parse_len(const char *subject, const char *body, size_t len, const struct classi
 static struct message *
 parse(const char *subject, const char *body)
 {
-    return parse_len(subject, body, strlen(body), &test_limits);
+    return parse_len(subject, body, strlen(body), testutil_limits());
 }
 
 /* A fixture mail: its Subject header and its body after the first blank
@@ -108,7 +93,7 @@ parse_fixture(const char *name)
         e = strchr(s, '\n');
         subject = e ? strndup(s, (size_t)(e - s)) : strdup(s);
     }
-    m = parse_len(subject, body, len - (size_t)(body - raw), &test_limits);
+    m = parse_len(subject, body, len - (size_t)(body - raw), testutil_limits());
     free(subject);
     free(raw);
     return m;
@@ -656,7 +641,7 @@ test_garbage(void **state)
         print_message("garbage case %zu\n", i);
         assert_non_null(copy);
         memcpy(copy, garbage_cases[i], len);
-        m = parse_len("[PATCH] x", copy, len, &test_limits);
+        m = parse_len("[PATCH] x", copy, len, testutil_limits());
         for (size_t h = 0; h < m->n_hunks; h++) {
             assert_true(m->hunks[h].file < m->n_files);
             assert_true(m->hunks[h].added_first + m->hunks[h].added_count <=
@@ -669,7 +654,7 @@ test_garbage(void **state)
         msg_free(m);
         /* every prefix too: a diff cut anywhere */
         for (size_t cut = 0; cut < len; cut++) {
-            m = parse_len("[PATCH] x", copy, cut, &test_limits);
+            m = parse_len("[PATCH] x", copy, cut, testutil_limits());
             msg_free(m);
         }
         free(copy);
@@ -704,11 +689,11 @@ test_garbage_specifics(void **state)
     assert_string_equal(m->files[0].new_path, "x.c");
     msg_free(m);
     /* NUL bytes do not end a region early */
-    m = parse_len(NULL, "diff --git a/x b/x\n@@ -0,0 +1 @@\n+a\0b\n", 37, &test_limits);
+    m = parse_len(NULL, "diff --git a/x b/x\n@@ -0,0 +1 @@\n+a\0b\n", 37, testutil_limits());
     assert_string_equal(m->regions[REGION_ADDED].text, "a b\n");
     msg_free(m);
     /* NULL text is an empty patch */
-    m = parse_len(NULL, NULL, 0, &test_limits);
+    m = parse_len(NULL, NULL, 0, testutil_limits());
     assert_false(m->has_diff);
     msg_free(m);
 }
@@ -768,7 +753,7 @@ test_comment_search_reference(void **state)
         line[n] = '\0';
         len = snprintf(diff, sizeof(diff), "diff --git a/f.c b/f.c\n@@ -0,0 +1,2 @@\n+%s\n+next\n",
                        line);
-        m = parse_len(NULL, diff, (size_t)len, &test_limits);
+        m = parse_len(NULL, diff, (size_t)len, testutil_limits());
         want[0] = '\0';
         if (comment) {
             /* comment_c(): the text up to the closer, trimmed */
@@ -813,7 +798,7 @@ test_nul_everywhere(void **state)
     struct message *m;
 
     (void)state;
-    m = parse_len(NULL, text, sizeof(text) - 1, &test_limits);
+    m = parse_len(NULL, text, sizeof(text) - 1, testutil_limits());
     assert_string_equal(m->regions[REGION_CHANGELOG].text, "fix a b\n");
     assert_string_equal(m->regions[REGION_TRAILERS].text, "Signed-off-by: A  B <a@b.c>\n");
     assert_string_equal(m->regions[REGION_NOTES].text, "note x\n");
@@ -851,7 +836,7 @@ test_notes_layouts(void **state)
         int len = snprintf(body, sizeof(body),
                            "Fix it.\n---\n%sdiff --git a/f.c b/f.c\n@@ -1 +1 @@\n-a\n+b\n",
                            cases[i].notes);
-        struct message *m = parse_len(NULL, body, (size_t)len, &test_limits);
+        struct message *m = parse_len(NULL, body, (size_t)len, testutil_limits());
 
         if (strcmp(m->regions[REGION_NOTES].text, cases[i].want) != 0 ||
             m->has_diffstat != cases[i].stat) {
@@ -889,7 +874,7 @@ many_files_patch(unsigned files, unsigned hunks_per_file)
 static void
 test_caps(void **state)
 {
-    struct classifier_limits lim = test_limits;
+    struct classifier_limits lim = *testutil_limits();
     struct message *m;
     char *p;
 
@@ -909,7 +894,7 @@ test_caps(void **state)
     assert_int_equal(region_lines(m, REGION_FILES), 5);
     msg_free(m);
 
-    lim = test_limits;
+    lim = *testutil_limits();
     lim.max_hunks = 3;
     m = parse_len(NULL, p, strlen(p), &lim);
     assert_int_equal(m->n_hunks, 3);
@@ -917,7 +902,7 @@ test_caps(void **state)
     assert_true(m->truncated);
     msg_free(m);
 
-    lim = test_limits;
+    lim = *testutil_limits();
     lim.max_lines = 10;
     m = parse_len(NULL, p, strlen(p), &lim);
     assert_true(m->truncated);
@@ -925,7 +910,7 @@ test_caps(void **state)
     msg_free(m);
     free(p);
 
-    lim = test_limits;
+    lim = *testutil_limits();
     lim.max_line_bytes = 13;
     p = strdup(
         "--- x\n+++ x\n@@ -0,0 +1 @@\n+caf\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\n");
@@ -947,7 +932,7 @@ test_append(void **state)
     (void)state;
     m = parse(NULL, "diff --git a/a.c b/a.c\n@@ -1 +1 @@\n-x\n+y\n");
     p = "diff --git a/b.c b/b.c\n@@ -5 +5,2 @@\n-x\n+y\n+z\n";
-    assert_int_equal(patch_parse(m, p, strlen(p), &test_limits), 0);
+    assert_int_equal(patch_parse(m, p, strlen(p), testutil_limits()), 0);
     assert_int_equal(m->n_files, 2);
     assert_int_equal(m->n_hunks, 2);
     assert_int_equal(m->hunks[1].file, 1);
@@ -1014,7 +999,7 @@ test_given_lines(void **state)
 {
     static const char text[] = "log line\r\nsecond \xc3\xa9\xc3\xa9\xc3\xa9 long\nthird\r\n"
                                "fourth\n";
-    struct classifier_limits lim = test_limits;
+    struct classifier_limits lim = *testutil_limits();
     struct text_lines lines;
     bool cut;
 

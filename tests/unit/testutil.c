@@ -53,6 +53,15 @@ testutil_read_fixture(const char *name, size_t *ret_len)
     return testutil_read_file(path, ret_len);
 }
 
+const struct classifier_limits *
+testutil_limits(void)
+{
+    static struct classifier_options opts;
+
+    classifier_options_default(&opts);
+    return &opts.limits;
+}
+
 struct message *
 testutil_message(const char *raw, size_t len)
 {

@@ -6,7 +6,12 @@
 
 #include <stddef.h>
 
+struct classifier_limits;
 struct message;
+
+/* The library's default limits (classifier_options_default()), for tests
+ * that call a parser directly; never a copy of their values. */
+const struct classifier_limits *testutil_limits(void);
 
 /* Read a whole file; aborts the test program on failure. Free with free(). */
 char *testutil_read_file(const char *path, size_t *ret_len);
