@@ -7,6 +7,8 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,8 +132,29 @@ static const char db_usage[] =
     "       slopctl db dump [--state DIR] FILE\n"
     "       slopctl db load [--state DIR] FILE\n";
 
-int
-db_cmd(int argc, char **argv)
+/* A whole number of at most max in arg; false when it is not one. */
+static bool
+db_number(const char *arg, unsigned long long max, unsigned long long *ret)
+{
+    unsigned long long v;
+    char *end;
+
+    errno = 0;
+    v = strtoull(arg, &end, 10);
+    if (*arg == '\0' || *end != '\0' || errno != 0 || v > max)
+        return false;
+    *ret = v;
+    return true;
+}
+
+struct db_options {
+    const char *state_dir;
+    unsigned long long days, learned_days, learned_max;
+};
+
+/* The options after "db WHAT" into *o; -1 to go on, else the exit code. */
+static int
+db_options_parse(int argc, char **argv, struct db_options *o)
 {
     static const struct option longopts[] = {
         {"state", required_argument, NULL, 's'},
@@ -141,56 +164,63 @@ db_cmd(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *state_dir = NULL, *what;
-    unsigned long days = 30, learned_days = DB_LEARNED_DAYS;
-    unsigned long long learned_max = DB_LEARNED_MAX;
-    char *end;
+    bool ok = true;
     int opt;
+
+    optind = 2;
+    while (ok && (opt = getopt_long(argc, argv, "s:h", longopts, NULL)) != -1) {
+        if (opt == 's')
+            o->state_dir = optarg;
+        else if (opt == 'd')
+            ok = db_number(optarg, 36500, &o->days);
+        else if (opt == 'L')
+            ok = db_number(optarg, 36500, &o->learned_days);
+        else if (opt == 'M')
+            ok = db_number(optarg, ULLONG_MAX, &o->learned_max);
+        else if (opt == 'h') {
+            fputs(db_usage, stdout);
+            return 0;
+        } else
+            ok = false;
+    }
+    if (!ok) {
+        fputs(db_usage, stderr);
+        return EX_USAGE;
+    }
+    return -1;
+}
+
+/* Create the environment with its tables first, so the load fills the
+ * same layout the daemon opens. */
+static int
+db_load(const char *state_dir, const char *file)
+{
+    struct state *st = NULL;
+    int ret = statedir_open(state_dir, 0, &st);
+
+    state_close(st);
+    if (ret != 0)
+        return ret;
+    return db_tool("mdb_load", file, state_dir);
+}
+
+int
+db_cmd(int argc, char **argv)
+{
+    struct db_options o = {
+        .days = 30, .learned_days = DB_LEARNED_DAYS, .learned_max = DB_LEARNED_MAX};
+    const char *state_dir, *what;
+    int ret;
 
     if (argc < 2) {
         fputs(db_usage, stderr);
         return EX_USAGE;
     }
     what = argv[1];
-    optind = 2;
-    while ((opt = getopt_long(argc, argv, "s:h", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 's':
-            state_dir = optarg;
-            break;
-        case 'd':
-            errno = 0;
-            days = strtoul(optarg, &end, 10);
-            if (*optarg == '\0' || *end != '\0' || errno != 0 || days > 36500) {
-                fputs(db_usage, stderr);
-                return EX_USAGE;
-            }
-            break;
-        case 'L':
-            errno = 0;
-            learned_days = strtoul(optarg, &end, 10);
-            if (*optarg == '\0' || *end != '\0' || errno != 0 || learned_days > 36500) {
-                fputs(db_usage, stderr);
-                return EX_USAGE;
-            }
-            break;
-        case 'M':
-            errno = 0;
-            learned_max = strtoull(optarg, &end, 10);
-            if (*optarg == '\0' || *end != '\0' || errno != 0) {
-                fputs(db_usage, stderr);
-                return EX_USAGE;
-            }
-            break;
-        case 'h':
-            fputs(db_usage, stdout);
-            return 0;
-        default:
-            fputs(db_usage, stderr);
-            return EX_USAGE;
-        }
-    }
-    state_dir = statedir_resolve(state_dir);
+    ret = db_options_parse(argc, argv, &o);
+    if (ret >= 0)
+        return ret;
+    state_dir = statedir_resolve(o.state_dir);
     if (strcmp(what, "stats") == 0 && optind == argc)
         return db_stats(state_dir);
     if (strcmp(what, "check") == 0 && optind == argc)
@@ -198,7 +228,7 @@ db_cmd(int argc, char **argv)
     if (strcmp(what, "recover") == 0 && optind == argc - 1)
         return dbcheck_recover(state_dir, argv[optind]);
     if (strcmp(what, "prune") == 0 && optind == argc)
-        return db_prune(state_dir, (unsigned)days, (unsigned)learned_days, learned_max);
+        return db_prune(state_dir, (unsigned)o.days, (unsigned)o.learned_days, o.learned_max);
     if (backend_is_redis() && (strcmp(what, "dump") == 0 || strcmp(what, "load") == 0))
         fprintf(stderr,
                 "slopctl: db %s covers the local LMDB state only; back up the shared "
@@ -207,17 +237,8 @@ db_cmd(int argc, char **argv)
                 what);
     if (strcmp(what, "dump") == 0 && optind == argc - 1)
         return db_tool("mdb_dump", argv[optind], state_dir);
-    if (strcmp(what, "load") == 0 && optind == argc - 1) {
-        /* Create the environment with its tables first, so the load fills
-         * the same layout the daemon opens. */
-        struct state *st = NULL;
-        int ret = statedir_open(state_dir, 0, &st);
-
-        state_close(st);
-        if (ret != 0)
-            return ret;
-        return db_tool("mdb_load", argv[optind], state_dir);
-    }
+    if (strcmp(what, "load") == 0 && optind == argc - 1)
+        return db_load(state_dir, argv[optind]);
     fputs(db_usage, stderr);
     return EX_USAGE;
 }
