@@ -1,7 +1,7 @@
 /*
  * state_internal.h - what the files of slopstate share and nothing else
- * sees: struct state with its LMDB handles, the transaction runner and
- * the LMDB-to-errno mapping.
+ * sees: struct state with its LMDB handles, the backend's table of
+ * operations, the transaction runner and the LMDB-to-errno mapping.
  *
  * Invariants: every dbi handle is opened once, in state_open()'s first
  * transaction, and never closed before state_close(); a table a read-only
@@ -42,7 +42,52 @@ enum state_table {
     STATE_T__COUNT,
 };
 
+/* One scanned message's part of the shared tables (state_lookup_record(),
+ * state_seen_record(), state_sender_add()): the fingerprints and simhash
+ * (n 0 and simhash 0: none) of message_id sent by from (NULL: unknown),
+ * kept for window_s, and with count_sender one more for from today. */
+struct state_mail {
+    const uint64_t *fps;
+    size_t n;
+    uint64_t simhash;
+    const char *message_id;
+    const char *from;
+    bool count_sender;
+    time_t now;
+    uint32_t window_s;
+};
+
+/*
+ * What the backend decides: where the reply ledger and its hourly count,
+ * the seen fingerprints and the daily count per sender live. One const
+ * instance per backend; state_open() picks state_lmdb_ops and
+ * state_attach_redis() state_redis_ops, before st is shared, and no call
+ * asks again. The public calls (state.h, state_db.h) check their
+ * arguments and lower-case the ledger's address before an op runs; an op
+ * returns 0 or a negative errno. Series, learned tokens, tree, fixes and
+ * MAINTAINERS are the host's own in both configurations (state_redis.h)
+ * and read LMDB directly.
+ */
+struct state_ops {
+    int (*reply_claim)(struct state *st, const char *addr, time_t now, uint32_t interval_s,
+                       uint32_t hourly_cap, enum state_claim *ret);
+    int (*reply_release)(struct state *st, const char *addr, time_t now);
+    int (*record)(struct state *st, const struct state_mail *m);
+    int (*seen_find)(struct state *st, const uint64_t *fps, size_t n, uint64_t simhash,
+                     const char *self_id, time_t since, time_t before, struct classifier_seen *ret);
+    int (*sender_count)(struct state *st, const char *addr, time_t now, uint32_t *ret);
+    /* Whether err, returned by an op, is the server's to explain; then
+     * its name into buf (state_strerror()). */
+    bool (*server_error)(const struct state *st, int err, char *buf, size_t size);
+};
+
+/* state_lmdb.c: the local environment. */
+extern const struct state_ops state_lmdb_ops;
+/* state_redis_ops.c: the shared tables in st->redis. */
+extern const struct state_ops state_redis_ops;
+
 struct state {
+    const struct state_ops *ops; /* never NULL once open */
     MDB_env *env;
     char *dir; /* for state.generation */
     MDB_dbi meta;
@@ -59,9 +104,27 @@ struct state {
 
 typedef int state_txn_fn(struct state *st, MDB_txn *txn, void *ctx);
 
+#define STATE_MAP_MAX ((size_t)4 << 30)
+
 /* state.c */
+/* The schema version's key in "meta"; not const: MDB_val.mv_data is a
+ * plain void pointer. */
+#define STATE_KEY_SCHEMA "schema_version"
+extern char state_key_schema[sizeof(STATE_KEY_SCHEMA)];
 int state_errno(int rc);
 int state_run(struct state *st, bool rdonly, state_txn_fn *fn, void *ctx);
+
+/* The LMDB backend's ops (state_lmdb.c binds them), each beside its
+ * table; arguments as struct state_ops says. */
+int state_reply_lmdb_claim(struct state *st, const char *addr, time_t now, uint32_t interval_s,
+                           uint32_t hourly_cap, enum state_claim *ret);
+int state_reply_lmdb_release(struct state *st, const char *addr, time_t now);
+int state_seen_lmdb_record(struct state *st, const struct state_mail *m);
+int state_seen_lmdb_find(struct state *st, const uint64_t *fps, size_t n, uint64_t simhash,
+                         const char *self_id, time_t since, time_t before,
+                         struct classifier_seen *ret);
+int state_sender_lmdb_add(struct state *st, const char *addr, time_t now);
+int state_sender_lmdb_count(struct state *st, const char *addr, time_t now, uint32_t *ret);
 
 /* state_check.c: record txnid in dir/state.generation, atomically. */
 int state_generation_write(const char *dir, uint64_t txnid);
@@ -97,10 +160,10 @@ struct state_expiry {
     bool counted;
 };
 
-/* In one write transaction, delete every entry of the n tables of v whose
- * time is at or before before; sets *ret_removed (may be NULL). Returns 0
- * or a negative errno (-EROFS when read-only). */
-int state_tables_expire(struct state *st, const struct state_expiry *v, size_t n, time_t before,
-                        uint64_t *ret_removed);
+/* state_expire.c: in one write transaction, delete every entry of the n
+ * tables of v whose time is at or before before; sets *ret_removed (may be
+ * NULL). Returns 0 or a negative errno (-EROFS when read-only). */
+int state_expire(struct state *st, const struct state_expiry *v, size_t n, time_t before,
+                 uint64_t *ret_removed);
 
 #endif

@@ -182,25 +182,25 @@ state_lookup_init(struct state_lookup *sl, struct state *st,
 int
 state_lookup_record(const struct state_lookup *sl, const struct classifier_result *res)
 {
+    struct state_mail m;
     time_t now;
-    int r = 0;
+    int r;
 
     if (sl == NULL || sl->st == NULL || res == NULL)
         return -EINVAL;
     now = lookup_now(sl);
-    if (sl->st->redis != NULL) {
-        /* One round trip for what other hosts must see. */
-        bool sender = res->count_sender && res->from != NULL && res->from[0] != '\0';
-
-        r = state_redis_record(sl->st->redis, res->fingerprints, res->n_fingerprints, res->simhash,
-                               res->message_id, res->from, sender, now,
-                               sl->opts.duplicate_days * 86400u);
-    } else if (res->n_fingerprints > 0 || res->simhash != 0)
-        r = state_seen_record(sl->st, res->fingerprints, res->n_fingerprints, res->simhash,
-                              res->message_id, res->from, now, sl->opts.duplicate_days * 86400u);
-    if (r == 0 && sl->st->redis == NULL && res->count_sender && res->from != NULL &&
-        res->from[0] != '\0')
-        r = state_sender_add(sl->st, res->from, now);
+    m = (struct state_mail){
+        .fps = res->fingerprints,
+        .n = res->n_fingerprints,
+        .simhash = res->simhash,
+        .message_id = res->message_id,
+        .from = res->from,
+        .count_sender = res->count_sender && res->from != NULL && res->from[0] != '\0',
+        .now = now,
+        .window_s = sl->opts.duplicate_days * 86400u,
+    };
+    /* Under Redis one round trip for what other hosts must see. */
+    r = sl->st->ops->record(sl->st, &m);
     if (r == 0 && res->cover_note != NULL && res->message_id != NULL)
         r = state_series_cover_put(sl->st, res->message_id, res->cover_note, now);
     if (r == 0 && res->n_log_paragraphs > 0 && res->series_root != NULL &&

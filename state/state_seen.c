@@ -63,11 +63,7 @@ put_id(char *p, const char *id, const char *from)
 }
 
 struct record_ctx {
-    const uint64_t *fps;
-    size_t n;
-    uint64_t simhash;
-    const char *id;
-    const char *from;
+    const struct state_mail *m;
     int64_t now;
     int64_t keep_after;
 };
@@ -76,12 +72,13 @@ static int
 record_txn(struct state *st, MDB_txn *txn, void *ctx)
 {
     struct record_ctx *c = ctx;
+    const struct state_mail *m = c->m;
     char vbuf[SEEN_VALUE_MAX];
     size_t idn;
     int rc;
 
-    for (size_t i = 0; i < c->n; i++) {
-        uint64_t fp = c->fps[i];
+    for (size_t i = 0; i < m->n; i++) {
+        uint64_t fp = m->fps[i];
         MDB_val key = {sizeof(fp), &fp}, val;
         int64_t when;
 
@@ -94,23 +91,23 @@ record_txn(struct state *st, MDB_txn *txn, void *ctx)
             return rc;
         }
         memcpy(vbuf, &c->now, sizeof(c->now));
-        idn = put_id(vbuf + 8, c->id, c->from);
+        idn = put_id(vbuf + 8, m->message_id, m->from);
         val = (MDB_val){8 + idn, vbuf};
         rc = mdb_put(txn, st->tables[STATE_T_SEEN_FP], &key, &val, 0);
         if (rc != MDB_SUCCESS)
             return rc;
     }
-    if (c->simhash == 0)
+    if (m->simhash == 0)
         return MDB_SUCCESS;
-    memcpy(vbuf, &c->simhash, 8);
+    memcpy(vbuf, &m->simhash, 8);
     memcpy(vbuf + 8, &c->now, 8);
-    memcpy(vbuf + 16, c->n > 0 ? &c->fps[0] : &(uint64_t){0}, 8);
-    idn = put_id(vbuf + 24, c->id, c->from);
+    memcpy(vbuf + 16, m->n > 0 ? &m->fps[0] : &(uint64_t){0}, 8);
+    idn = put_id(vbuf + 24, m->message_id, m->from);
     for (unsigned b = 0; b < SEEN_BANDS; b++) {
         unsigned char kb[3];
         MDB_val key = {sizeof(kb), kb}, val = {24 + idn, vbuf};
 
-        band_key(c->simhash, b, kb);
+        band_key(m->simhash, b, kb);
         rc = mdb_put(txn, st->tables[STATE_T_SEEN_BAND], &key, &val, MDB_NODUPDATA);
         if (rc != MDB_SUCCESS && rc != MDB_KEYEXIST)
             return rc;
@@ -119,16 +116,31 @@ record_txn(struct state *st, MDB_txn *txn, void *ctx)
 }
 
 int
+state_seen_lmdb_record(struct state *st, const struct state_mail *m)
+{
+    struct record_ctx c = {
+        .m = m, .now = (int64_t)m->now, .keep_after = (int64_t)m->now - m->window_s};
+
+    if (m->n == 0 && m->simhash == 0)
+        return 0;
+    if (m->fps == NULL && m->n > 0)
+        return -EINVAL;
+    if (st->readonly)
+        return -EROFS;
+    return state_run(st, false, record_txn, &c);
+}
+
+int
 state_seen_record(struct state *st, const uint64_t *fps, size_t n, uint64_t simhash,
                   const char *message_id, const char *from, time_t now, uint32_t window_s)
 {
-    struct record_ctx c = {.fps = fps,
+    struct state_mail m = {.fps = fps,
                            .n = n,
                            .simhash = simhash,
-                           .id = message_id,
+                           .message_id = message_id,
                            .from = from,
-                           .now = (int64_t)now,
-                           .keep_after = (int64_t)now - window_s};
+                           .now = now,
+                           .window_s = window_s};
 
     if (st == NULL || (fps == NULL && n > 0))
         return -EINVAL;
@@ -136,10 +148,7 @@ state_seen_record(struct state *st, const uint64_t *fps, size_t n, uint64_t simh
         return -EROFS;
     if (n == 0 && simhash == 0)
         return 0;
-    if (st->redis != NULL)
-        return state_redis_record(st->redis, fps, n, simhash, message_id, from, false, now,
-                                  window_s);
-    return state_run(st, false, record_txn, &c);
+    return st->ops->record(st, &m);
 }
 
 struct find_ctx {
@@ -257,8 +266,8 @@ find_txn(struct state *st, MDB_txn *txn, void *ctx)
 }
 
 int
-state_seen_find(struct state *st, const uint64_t *fps, size_t n, uint64_t simhash,
-                const char *self_id, time_t since, time_t before, struct classifier_seen *ret)
+state_seen_lmdb_find(struct state *st, const uint64_t *fps, size_t n, uint64_t simhash,
+                     const char *self_id, time_t since, time_t before, struct classifier_seen *ret)
 {
     struct find_ctx c = {.fps = fps,
                          .n = n,
@@ -268,13 +277,18 @@ state_seen_find(struct state *st, const uint64_t *fps, size_t n, uint64_t simhas
                          .bound = before != 0 ? (int64_t)before : INT64_MAX,
                          .ret = ret};
 
+    return state_run(st, true, find_txn, &c);
+}
+
+int
+state_seen_find(struct state *st, const uint64_t *fps, size_t n, uint64_t simhash,
+                const char *self_id, time_t since, time_t before, struct classifier_seen *ret)
+{
     if (st == NULL || ret == NULL || (fps == NULL && n > 0))
         return -EINVAL;
     if (n == 0 && simhash == 0)
         return -ENOENT;
-    if (st->redis != NULL)
-        return state_redis_seen_find(st->redis, fps, n, simhash, self_id, since, before, ret);
-    return state_run(st, true, find_txn, &c);
+    return st->ops->seen_find(st, fps, n, simhash, self_id, since, before, ret);
 }
 
 int
@@ -285,5 +299,5 @@ state_seen_prune(struct state *st, time_t before, uint64_t *ret_removed)
         {STATE_T_SEEN_BAND, 8, false}, /* a band entry is a copy, not a message */
     };
 
-    return state_tables_expire(st, seen, 2, before, ret_removed);
+    return state_expire(st, seen, 2, before, ret_removed);
 }

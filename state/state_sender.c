@@ -56,8 +56,24 @@ add_txn(struct state *st, MDB_txn *txn, void *ctx)
 }
 
 int
+state_sender_lmdb_add(struct state *st, const char *addr, time_t now)
+{
+    unsigned char buf[4 + SENDER_ADDR_MAX];
+    MDB_val key;
+    int r;
+
+    if (st->readonly)
+        return -EROFS;
+    r = sender_key(addr, now, buf, &key);
+    if (r < 0)
+        return r;
+    return state_run(st, false, add_txn, &key);
+}
+
+int
 state_sender_add(struct state *st, const char *addr, time_t now)
 {
+    struct state_mail m = {.from = addr, .count_sender = true, .now = now};
     unsigned char buf[4 + SENDER_ADDR_MAX];
     MDB_val key;
     int r;
@@ -69,9 +85,7 @@ state_sender_add(struct state *st, const char *addr, time_t now)
     r = sender_key(addr, now, buf, &key);
     if (r < 0)
         return r;
-    if (st->redis != NULL)
-        return state_redis_record(st->redis, NULL, 0, 0, NULL, addr, true, now, 0);
-    return state_run(st, false, add_txn, &key);
+    return st->ops->record(st, &m);
 }
 
 struct count_ctx {
@@ -92,23 +106,31 @@ count_txn(struct state *st, MDB_txn *txn, void *ctx)
     return rc == MDB_NOTFOUND ? MDB_SUCCESS : rc;
 }
 
-uint32_t
-state_sender_count(struct state *st, const char *addr, time_t now)
+int
+state_sender_lmdb_count(struct state *st, const char *addr, time_t now, uint32_t *ret)
 {
     unsigned char buf[4 + SENDER_ADDR_MAX];
     struct count_ctx c = {0};
+    int r;
 
-    if (st != NULL && st->redis != NULL) {
-        uint32_t n = 0;
+    if (!st->have[STATE_T_SENDER] || sender_key(addr, now, buf, &c.key) < 0)
+        return -ENOENT;
+    r = state_run(st, true, count_txn, &c);
+    if (r < 0)
+        return r;
+    *ret = c.count;
+    return 0;
+}
 
-        /* Unreachable counts as no count: the scan goes on without it. */
-        return state_redis_sender_count(st->redis, addr, now, &n) == 0 ? n : 0;
-    }
-    if (st == NULL || !st->have[STATE_T_SENDER] || sender_key(addr, now, buf, &c.key) < 0)
+uint32_t
+state_sender_count(struct state *st, const char *addr, time_t now)
+{
+    uint32_t n = 0;
+
+    /* Unreachable counts as no count: the scan goes on without it. */
+    if (st == NULL || st->ops->sender_count(st, addr, now, &n) < 0)
         return 0;
-    if (state_run(st, true, count_txn, &c) < 0)
-        return 0;
-    return c.count;
+    return n;
 }
 
 struct prune_ctx {

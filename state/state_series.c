@@ -276,5 +276,5 @@ state_series_prune(struct state *st, time_t before, uint64_t *ret_removed)
         {STATE_T_SERIES_LOG, 0, true},
     };
 
-    return state_tables_expire(st, series, 2, before, ret_removed);
+    return state_expire(st, series, 2, before, ret_removed);
 }
