@@ -27,6 +27,7 @@
 
 #include "state.h"
 #include "state_db.h"
+#include "state_redis.h"
 
 #define T0 ((time_t)1700000000) /* a fixed, hour-aligned-enough start */
 #define WEEK (7u * 24 * 3600)
@@ -763,6 +764,55 @@ test_damaged_file(void **pstate)
     assert_non_null(strstr(chk.reason, "magic"));
 }
 
+/* The backend is chosen once, by state_attach_redis(): from then on the
+ * shared tables (ledger, seen mail, sender counts) go to the server, here
+ * one that is down, and none falls back to the LMDB tables that hold the
+ * same sender; errors name the server. Series stay the host's own. */
+static void
+test_backend_chosen_at_attach(void **pstate)
+{
+    struct fixture *f = *pstate;
+    char server[200], buf[512];
+    struct state_redis_options o = {.server = server, .timeout_ms = 100};
+    struct state_redis *r = NULL, *r2 = NULL;
+    struct state *st = NULL;
+    enum state_claim claim;
+    struct classifier_seen seen;
+    uint64_t fp = 0x1234567890abcdefULL;
+    int e;
+
+    assert_int_equal(state_open(f->sub, 0, 0, &st), 0);
+    assert_int_equal(state_sender_add(st, "a@example.org", T0), 0);
+    assert_int_equal(state_seen_record(st, &fp, 1, 0, "<a@example.org>", NULL, T0, WEEK), 0);
+    assert_int_equal(state_sender_count(st, "a@example.org", T0), 1);
+    state_strerror(st, -EIO, buf, sizeof(buf));
+    assert_non_null(strstr(buf, "StateDir '"));
+
+    snprintf(server, sizeof(server), "unix:%s/no-redis.sock", f->dir);
+    assert_int_equal(state_redis_new(&o, &r), 0);
+    assert_int_equal(state_redis_new(&o, &r2), 0);
+    assert_int_equal(state_attach_redis(st, r), 0);
+    assert_ptr_equal(state_redis_of(st), r);
+    assert_int_equal(state_attach_redis(st, r2), -EINVAL);
+    state_redis_free(r2);
+
+    e = state_reply_claim(st, "a@example.org", T0, WEEK, 0, &claim);
+    assert_true(e < 0);
+    state_strerror(st, e, buf, sizeof(buf));
+    assert_non_null(strstr(buf, "Redis '"));
+    assert_null(strstr(buf, "StateDir"));
+    assert_true(state_reply_release(st, "a@example.org", T0) < 0);
+    assert_true(state_sender_add(st, "a@example.org", T0) < 0);
+    assert_int_equal(state_sender_count(st, "a@example.org", T0), 0);
+    assert_true(state_seen_record(st, &fp, 1, 0, "<b@example.org>", NULL, T0 + 1, WEEK) < 0);
+    assert_true(state_seen_find(st, &fp, 1, 0, NULL, T0 - 1, 0, &seen) < 0);
+
+    assert_int_equal(state_series_cover_put(st, "<c@example.org>", "flagged", T0), 0);
+    assert_int_equal(state_series_cover_find(st, "<c@example.org>", T0 - 1, buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "flagged");
+    state_close(st);
+}
+
 int
 main(void)
 {
@@ -784,6 +834,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_nosync_claim_and_sync, setup, teardown),
         cmocka_unit_test_setup_teardown(test_damaged_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_parents, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_backend_chosen_at_attach, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
