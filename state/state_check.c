@@ -195,14 +195,128 @@ check_generation_read(const char *dir)
     return v;
 }
 
+/* data.mdb could not be opened (err): a first start, or damage where
+ * state existed. */
+static int
+check_open_failed(struct state_check *c, int err)
+{
+    if (err == -ENOENT && c->generation > 0) {
+        check_reason(c, "missing, where state of generation %" PRIu64 " existed", c->generation);
+        return -EUCLEAN;
+    }
+    if (err == -ENOENT)
+        return 0; /* a first start */
+    check_reason(c, "cannot open: %s", strerror(-err));
+    return err;
+}
+
+/* The open data.mdb fd: a regular file beside a regular lock.mdb, not
+ * found damaged before, not empty. */
+static int
+check_data_file(int fd, const char *dir, struct state_check *c)
+{
+    struct stat sb;
+    int r;
+
+    if (fstat(fd, &sb) < 0) {
+        r = -errno;
+        check_reason(c, "cannot stat: %s", strerror(-r));
+        return r;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        check_reason(c, "%s, not a regular file", check_kind(sb.st_mode));
+        return -EUCLEAN;
+    }
+    r = check_lock_file(dir, c);
+    if (r < 0)
+        return r;
+    /* Found damaged before (a page walk, or LMDB's assertion): it stays
+     * so until the file is replaced. */
+    if (state_mark_damaged(dir, &sb, c->reason, sizeof(c->reason)))
+        return -EUCLEAN;
+    c->file_bytes = (uint64_t)sb.st_size;
+    /* LMDB writes both meta pages when it creates the file, so an empty
+     * data.mdb was emptied: it would start over without a word. */
+    if (sb.st_size == 0) {
+        if (c->generation > 0)
+            check_reason(c, "empty file, where state of generation %" PRIu64 " existed",
+                         c->generation);
+        else
+            check_reason(c, "empty file");
+        return -EUCLEAN;
+    }
+    return 0;
+}
+
+/* Both meta pages valid and agreeing on the page size, into meta. */
+static int
+check_metas(int fd, struct state_check *c, struct check_meta meta[2])
+{
+    char why[2][96];
+    int r, ok = 0;
+
+    r = check_meta_read(fd, 0, 0, &meta[0], why[0], sizeof(why[0]));
+    if (r < 0 && r != -EUCLEAN) {
+        check_reason(c, "cannot read: %s", strerror(-r));
+        return r;
+    }
+    if (r == 0) {
+        ok |= 1;
+        /* Meta page 1 sits one page further, at the size page 0 gives. */
+        r = check_meta_read(fd, 1, (off_t)meta[0].psize, &meta[1], why[1], sizeof(why[1]));
+        if (r < 0 && r != -EUCLEAN) {
+            check_reason(c, "cannot read: %s", strerror(-r));
+            return r;
+        }
+        if (r == 0 && meta[1].psize == meta[0].psize)
+            ok |= 2;
+        else if (r == 0)
+            snprintf(why[1], sizeof(why[1]), "meta pages disagree on the page size");
+    }
+    /* LMDB 0.9 refuses an environment when either meta page is bad. */
+    if (ok != 3) {
+        check_reason(c, "%s", (ok & 1) ? why[1] : why[0]);
+        return -EUCLEAN;
+    }
+    return 0;
+}
+
+/* The file holds every page the newer of the meta pages counts. */
+static int
+check_size(int fd, struct state_check *c, const struct check_meta meta[2])
+{
+    const struct check_meta *m = &meta[meta[1].txnid > meta[0].txnid ? 1 : 0];
+    struct stat sb;
+    int r;
+
+    /* The size again, after the meta pages: a writer extends the file
+     * before it writes the meta page that counts the new pages. */
+    if (fstat(fd, &sb) < 0) {
+        r = -errno;
+        check_reason(c, "cannot stat: %s", strerror(-r));
+        return r;
+    }
+    c->file_bytes = (uint64_t)sb.st_size;
+    c->txnid = m->txnid;
+    c->page_size = m->psize;
+    c->need_bytes = (m->last_pg + 1) * m->psize;
+    if (c->file_bytes < c->need_bytes) {
+        check_reason(c,
+                     "%" PRIu64 " bytes, but transaction %" PRIu64 " uses %" PRIu64
+                     " pages of %" PRIu32 " bytes (%" PRIu64 ")",
+                     c->file_bytes, c->txnid, m->last_pg + 1, c->page_size, c->need_bytes);
+        return -EUCLEAN;
+    }
+    return 0;
+}
+
 int
 state_check_file(const char *dir, struct state_check *ret)
 {
     struct state_check c = {0};
     struct check_meta meta[2] = {0};
-    char path[CHECK_PATH_MAX], why[2][96];
-    struct stat sb;
-    int r, fd = -1, ok = 0, newest = 0;
+    char path[CHECK_PATH_MAX];
+    int r, fd;
 
     if (dir == NULL || *dir == '\0' || ret == NULL)
         return -EINVAL;
@@ -214,96 +328,15 @@ state_check_file(const char *dir, struct state_check *ret)
      * forever and without a word; it is refused below instead. */
     fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
-        r = -errno;
-        if (r == -ENOENT && c.generation > 0) {
-            check_reason(&c, "missing, where state of generation %" PRIu64 " existed",
-                         c.generation);
-            r = -EUCLEAN;
-        } else if (r == -ENOENT) {
-            r = 0; /* a first start */
-        } else {
-            check_reason(&c, "cannot open: %s", strerror(-r));
-        }
+        r = check_open_failed(&c, -errno);
         goto out;
     }
     c.present = true;
-    if (fstat(fd, &sb) < 0) {
-        r = -errno;
-        check_reason(&c, "cannot stat: %s", strerror(-r));
-        goto out;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        check_reason(&c, "%s, not a regular file", check_kind(sb.st_mode));
-        r = -EUCLEAN;
-        goto out;
-    }
-    r = check_lock_file(dir, &c);
-    if (r < 0)
-        goto out;
-    /* Found damaged before (a page walk, or LMDB's assertion): it stays
-     * so until the file is replaced. */
-    if (state_mark_damaged(dir, &sb, c.reason, sizeof(c.reason))) {
-        r = -EUCLEAN;
-        goto out;
-    }
-    c.file_bytes = (uint64_t)sb.st_size;
-    /* LMDB writes both meta pages when it creates the file, so an empty
-     * data.mdb was emptied: it would start over without a word. */
-    if (sb.st_size == 0) {
-        if (c.generation > 0)
-            check_reason(&c, "empty file, where state of generation %" PRIu64 " existed",
-                         c.generation);
-        else
-            check_reason(&c, "empty file");
-        r = -EUCLEAN;
-        goto out;
-    }
-
-    r = check_meta_read(fd, 0, 0, &meta[0], why[0], sizeof(why[0]));
-    if (r < 0 && r != -EUCLEAN) {
-        check_reason(&c, "cannot read: %s", strerror(-r));
-        goto out;
-    }
-    if (r == 0) {
-        ok |= 1;
-        /* Meta page 1 sits one page further, at the size page 0 gives. */
-        r = check_meta_read(fd, 1, (off_t)meta[0].psize, &meta[1], why[1], sizeof(why[1]));
-        if (r < 0 && r != -EUCLEAN) {
-            check_reason(&c, "cannot read: %s", strerror(-r));
-            goto out;
-        }
-        if (r == 0 && meta[1].psize == meta[0].psize)
-            ok |= 2;
-        else if (r == 0)
-            snprintf(why[1], sizeof(why[1]), "meta pages disagree on the page size");
-    }
-    /* LMDB 0.9 refuses an environment when either meta page is bad. */
-    if (ok != 3) {
-        check_reason(&c, "%s", (ok & 1) ? why[1] : why[0]);
-        r = -EUCLEAN;
-        goto out;
-    }
-    /* The size again, after the meta pages: a writer extends the file
-     * before it writes the meta page that counts the new pages. */
-    if (fstat(fd, &sb) < 0) {
-        r = -errno;
-        check_reason(&c, "cannot stat: %s", strerror(-r));
-        goto out;
-    }
-    c.file_bytes = (uint64_t)sb.st_size;
-    newest = meta[1].txnid > meta[0].txnid ? 1 : 0;
-    c.txnid = meta[newest].txnid;
-    c.page_size = meta[newest].psize;
-    c.need_bytes = (meta[newest].last_pg + 1) * meta[newest].psize;
-    if (c.file_bytes < c.need_bytes) {
-        check_reason(&c,
-                     "%" PRIu64 " bytes, but transaction %" PRIu64 " uses %" PRIu64
-                     " pages of %" PRIu32 " bytes (%" PRIu64 ")",
-                     c.file_bytes, c.txnid, meta[newest].last_pg + 1, c.page_size, c.need_bytes);
-        r = -EUCLEAN;
-        goto out;
-    }
-    r = 0;
+    r = check_data_file(fd, dir, &c);
+    if (r == 0)
+        r = check_metas(fd, &c, meta);
+    if (r == 0)
+        r = check_size(fd, &c, meta);
 out:
     if (fd >= 0)
         close(fd);

@@ -170,6 +170,47 @@ copy_dst_commit(struct copy_dst *d)
     return rc;
 }
 
+/* One entry into d, committing every COPY_BATCH; an LMDB code. */
+static int
+copy_dst_put(struct copy_dst *d, MDB_val *key, MDB_val *val)
+{
+    int rc = mdb_put(d->txn, d->dbi, key, val, 0);
+
+    if (rc != MDB_SUCCESS || ++d->pending < COPY_BATCH)
+        return rc;
+    rc = copy_dst_commit(d);
+    if (rc == MDB_SUCCESS)
+        rc = copy_dst_begin(d);
+    return rc;
+}
+
+/* Every entry of s's table counted in *ret_read and, while d has a
+ * transaction, written to d; an LMDB code. */
+static int
+copy_entries(struct copy_src *s, struct copy_dst *d, uint64_t *ret_read)
+{
+    MDB_val key, val;
+    uint64_t n = 0;
+    int rc;
+
+    /* MDB_NEXT also steps through the duplicates of a dupsort table. */
+    for (rc = mdb_cursor_get(s->cur, &key, &val, MDB_FIRST); rc == MDB_SUCCESS;
+         rc = mdb_cursor_get(s->cur, &key, &val, MDB_NEXT)) {
+        *ret_read = ++n;
+        if (d->txn == NULL)
+            continue;
+        rc = copy_dst_put(d, &key, &val);
+        if (rc != MDB_SUCCESS)
+            break;
+    }
+    if (rc == MDB_NOTFOUND)
+        return d->txn != NULL ? copy_dst_commit(d) : MDB_SUCCESS;
+    /* What was read before the failure is worth keeping. */
+    if (d->txn != NULL)
+        (void)copy_dst_commit(d);
+    return rc;
+}
+
 int
 state_copy_table(const char *src, const char *dst, const char *name, uint64_t *ret_read,
                  uint64_t *ret_expected)
@@ -177,8 +218,6 @@ state_copy_table(const char *src, const char *dst, const char *name, uint64_t *r
     struct copy_dst d = {.name = name};
     struct copy_src s;
     MDB_stat ms;
-    MDB_val key, val;
-    uint64_t n = 0;
     int rc, r = 0;
 
     if (src == NULL || name == NULL || ret_read == NULL || ret_expected == NULL)
@@ -204,32 +243,7 @@ state_copy_table(const char *src, const char *dst, const char *name, uint64_t *r
         if (rc != MDB_SUCCESS)
             goto out;
     }
-    /* MDB_NEXT also steps through the duplicates of a dupsort table. */
-    for (rc = mdb_cursor_get(s.cur, &key, &val, MDB_FIRST); rc == MDB_SUCCESS;
-         rc = mdb_cursor_get(s.cur, &key, &val, MDB_NEXT)) {
-        n++;
-        *ret_read = n;
-        if (d.txn == NULL)
-            continue;
-        rc = mdb_put(d.txn, d.dbi, &key, &val, 0);
-        if (rc != MDB_SUCCESS)
-            break;
-        if (++d.pending >= COPY_BATCH) {
-            rc = copy_dst_commit(&d);
-            if (rc == MDB_SUCCESS)
-                rc = copy_dst_begin(&d);
-            if (rc != MDB_SUCCESS)
-                break;
-        }
-    }
-    if (rc == MDB_NOTFOUND) {
-        rc = MDB_SUCCESS;
-        if (d.txn != NULL)
-            rc = copy_dst_commit(&d);
-    } else if (d.txn != NULL) {
-        /* What was read before the failure is worth keeping. */
-        (void)copy_dst_commit(&d);
-    }
+    rc = copy_entries(&s, &d, ret_read);
 out:
     if (r == 0)
         r = state_errno(rc);

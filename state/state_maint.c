@@ -65,18 +65,17 @@ has_wildcard(const char *s)
     return strpbrk(s, "*?[") != NULL;
 }
 
-/* "Full Name <Addr@X>" or "addr@x (comment)" -> "addr@x"; 0 when none. */
-static size_t
-extract_addr(const char *v, size_t n, char *out, size_t size)
+/* Where the address of v[0..n) lies: inside <...>, else the first word. */
+static bool
+addr_bounds(const char *v, size_t n, const char **ret_b, const char **ret_e)
 {
     const char *lt = memchr(v, '<', n), *b = v, *e;
-    size_t k = 0;
 
     if (lt != NULL) {
         b = lt + 1;
         e = memchr(b, '>', n - (size_t)(b - v));
         if (e == NULL)
-            return 0;
+            return false;
     } else {
         while (b < v + n && isspace((unsigned char)*b))
             b++;
@@ -84,6 +83,20 @@ extract_addr(const char *v, size_t n, char *out, size_t size)
         while (e < v + n && !isspace((unsigned char)*e))
             e++;
     }
+    *ret_b = b;
+    *ret_e = e;
+    return true;
+}
+
+/* "Full Name <Addr@X>" or "addr@x (comment)" -> "addr@x"; 0 when none. */
+static size_t
+extract_addr(const char *v, size_t n, char *out, size_t size)
+{
+    const char *b, *e;
+    size_t k = 0;
+
+    if (!addr_bounds(v, n, &b, &e))
+        return 0;
     if (memchr(b, '@', (size_t)(e - b)) == NULL || (size_t)(e - b) >= size)
         return 0;
     for (const char *p = b; p < e; p++)
@@ -205,6 +218,79 @@ section_reset(struct section *s)
     s->catch_all_only = true;
 }
 
+/* The line at *pos of text[0..len) with its blanks at the end cut, its
+ * length into *ret_n; *pos moves past it. After a last '\n' comes one
+ * empty line, which ends the last section. */
+static const char *
+import_next_line(const char *text, size_t len, size_t *pos, size_t *ret_n)
+{
+    const char *l = text + *pos, *e;
+    size_t n = 0;
+
+    if (*pos < len) {
+        e = memchr(l, '\n', len - *pos);
+        n = e != NULL ? (size_t)(e - l) : len - *pos;
+    }
+    *pos += n + 1;
+    while (n > 0 && (l[n - 1] == '\r' || l[n - 1] == ' ' || l[n - 1] == '\t'))
+        n--;
+    *ret_n = n;
+    return l;
+}
+
+/* A tagged line's value v[0..vn) (blanks after the tag skipped) into s. */
+static int
+section_line(struct section *s, char tag, const char *v, size_t vn)
+{
+    if (tag == 'F' || tag == 'X') {
+        const char *sp = v;
+
+        while (sp < v + vn && !isspace((unsigned char)*sp))
+            sp++;
+        vn = (size_t)(sp - v);
+        if (tag == 'F') {
+            s->patterns++;
+            if (!(vn == 1 && v[0] == '*') && !(vn == 2 && memcmp(v, "*/", 2) == 0))
+                s->catch_all_only = false;
+        }
+        return sec_add(s, tag, v, vn) < 0 ? ENOMEM : MDB_SUCCESS;
+    }
+    if (tag == 'M' || tag == 'R' || tag == 'L') {
+        char addr[CLASSIFIER_ADDR_MAX];
+        size_t an = extract_addr(v, vn, addr, sizeof(addr));
+
+        if (an > 0)
+            return sec_add(s, tag, addr, an) < 0 ? ENOMEM : MDB_SUCCESS;
+    }
+    return MDB_SUCCESS;
+}
+
+/* One non-empty line l[0..n) of a section; an LMDB code. */
+static int
+import_line(struct section *s, const char *l, size_t n)
+{
+    const char *v;
+    size_t vn;
+
+    if (n > MAINT_LINE_MAX)
+        return MDB_SUCCESS;
+    if (!(n >= 2 && isupper((unsigned char)l[0]) && l[1] == ':')) {
+        /* The first untagged line of a run names the section. */
+        if (s->name == NULL && s->len == 0 && (s->name = strndup(l, n)) == NULL)
+            return ENOMEM;
+        return MDB_SUCCESS;
+    }
+    v = l + 2;
+    vn = n - 2;
+    while (vn > 0 && isspace((unsigned char)*v)) {
+        v++;
+        vn--;
+    }
+    if (vn == 0)
+        return MDB_SUCCESS;
+    return section_line(s, l[0], v, vn);
+}
+
 static int
 import_txn(struct state *st, MDB_txn *txn, void *ctx)
 {
@@ -222,62 +308,16 @@ import_txn(struct state *st, MDB_txn *txn, void *ctx)
             return rc;
     }
     section_reset(&s);
-    while (i <= c->len) {
-        const char *l = c->text + i;
-        const char *e = i < c->len ? memchr(l, '\n', c->len - i) : NULL;
-        size_t n = i < c->len ? (e ? (size_t)(e - l) : c->len - i) : 0;
-        const char *v;
-        size_t vn;
+    while (i <= c->len && rc == MDB_SUCCESS) {
+        size_t n;
+        const char *l = import_next_line(c->text, c->len, &i, &n);
 
-        i += n + 1;
-        while (n > 0 && (l[n - 1] == '\r' || l[n - 1] == ' ' || l[n - 1] == '\t'))
-            n--;
-        if (n == 0) {
-            rc = put_section(txn, st, c, &s);
-            section_reset(&s);
-            if (rc != MDB_SUCCESS)
-                break;
+        if (n > 0) {
+            rc = import_line(&s, l, n);
             continue;
         }
-        if (n > MAINT_LINE_MAX)
-            continue;
-        if (!(n >= 2 && isupper((unsigned char)l[0]) && l[1] == ':')) {
-            /* The first untagged line of a run names the section. */
-            if (s.name == NULL && s.len == 0 && (s.name = strndup(l, n)) == NULL) {
-                rc = ENOMEM;
-                break;
-            }
-            continue;
-        }
-        v = l + 2;
-        vn = n - 2;
-        while (vn > 0 && isspace((unsigned char)*v)) {
-            v++;
-            vn--;
-        }
-        if (vn == 0)
-            continue;
-        if (l[0] == 'F' || l[0] == 'X') {
-            const char *sp = v;
-
-            while (sp < v + vn && !isspace((unsigned char)*sp))
-                sp++;
-            vn = (size_t)(sp - v);
-            if (l[0] == 'F') {
-                s.patterns++;
-                if (!(vn == 1 && v[0] == '*') && !(vn == 2 && memcmp(v, "*/", 2) == 0))
-                    s.catch_all_only = false;
-            }
-            rc = sec_add(&s, l[0], v, vn) < 0 ? ENOMEM : MDB_SUCCESS;
-        } else if (l[0] == 'M' || l[0] == 'R' || l[0] == 'L') {
-            char addr[CLASSIFIER_ADDR_MAX];
-            size_t an = extract_addr(v, vn, addr, sizeof(addr));
-
-            if (an > 0)
-                rc = sec_add(&s, l[0], addr, an) < 0 ? ENOMEM : MDB_SUCCESS;
-        }
-        if (rc != MDB_SUCCESS)
-            break;
+        rc = put_section(txn, st, c, &s);
+        section_reset(&s);
     }
     section_reset(&s);
     free(s.name);
@@ -367,49 +407,60 @@ collect_pattern(struct state *st, MDB_txn *txn, MDB_cursor *cur, struct of_ctx *
     return rc == MDB_NOTFOUND ? MDB_SUCCESS : rc;
 }
 
+/* Whether one of a section's X: lines covers path. */
+static bool
+section_excludes(const char *text, size_t len, const char *path)
+{
+    for (size_t i = 0; i < len;) {
+        const char *l = text + i, *e = memchr(l, '\n', len - i);
+        size_t n = e ? (size_t)(e - l) : len - i;
+
+        i += n + 1;
+        if (n >= 3 && l[0] == 'X' && pattern_matches(l + 2, n - 2, path))
+            return true;
+    }
+    return false;
+}
+
+/* Add addr[0..n) (a list when list) unless it is there or c is full. */
+static void
+of_add(struct of_ctx *c, const char *addr, size_t n, bool list)
+{
+    if (c->n >= c->max || n >= CLASSIFIER_ADDR_MAX)
+        return;
+    for (size_t k = 0; k < c->n; k++)
+        if (strlen(c->ret[k].addr) == n && memcmp(c->ret[k].addr, addr, n) == 0)
+            return;
+    memcpy(c->ret[c->n].addr, addr, n);
+    c->ret[c->n].addr[n] = '\0';
+    c->ret[c->n].list = list;
+    c->n++;
+}
+
 /* Add the section's people and lists unless one of its X: covers path. */
 static void
 section_take(struct of_ctx *c, const char *text, size_t len)
 {
-    for (int pass = 0; pass < 2; pass++) {
-        for (size_t i = 0; i < len;) {
-            const char *l = text + i, *e = memchr(l, '\n', len - i);
-            size_t n = e ? (size_t)(e - l) : len - i;
+    if (section_excludes(text, len, c->path))
+        return;
+    for (size_t i = 0; i < len;) {
+        const char *l = text + i, *e = memchr(l, '\n', len - i);
+        size_t n = e ? (size_t)(e - l) : len - i;
 
-            i += n + 1;
-            if (n < 3)
-                continue;
-            if (pass == 0 && l[0] == 'X' && pattern_matches(l + 2, n - 2, c->path))
-                return;
-            if (pass == 1 && (l[0] == 'M' || l[0] == 'L') && c->n < c->max &&
-                n - 2 < CLASSIFIER_ADDR_MAX) {
-                bool dup = false;
-
-                for (size_t k = 0; k < c->n && !dup; k++)
-                    dup = strlen(c->ret[k].addr) == n - 2 &&
-                          memcmp(c->ret[k].addr, l + 2, n - 2) == 0;
-                if (dup)
-                    continue;
-                memcpy(c->ret[c->n].addr, l + 2, n - 2);
-                c->ret[c->n].addr[n - 2] = '\0';
-                c->ret[c->n].list = l[0] == 'L';
-                c->n++;
-            }
-        }
+        i += n + 1;
+        if (n >= 3 && (l[0] == 'M' || l[0] == 'L'))
+            of_add(c, l + 2, n - 2, l[0] == 'L');
     }
 }
 
+/* The sections of the plain patterns naming path or one of its
+ * directories ("dir/" and "dir"); an LMDB code. */
 static int
-of_txn(struct state *st, MDB_txn *txn, void *ctx)
+of_patterns(struct state *st, MDB_txn *txn, struct of_ctx *c, size_t len)
 {
-    struct of_ctx *c = ctx;
-    size_t len = strlen(c->path);
     MDB_cursor *cur;
-    MDB_val key, val;
     int rc;
 
-    c->n = 0;
-    c->n_ids = 0;
     rc = mdb_cursor_open(txn, st->tables[STATE_T_MAINT_PAT], &cur);
     if (rc != MDB_SUCCESS)
         return rc;
@@ -422,8 +473,17 @@ of_txn(struct state *st, MDB_txn *txn, void *ctx)
             rc = collect_pattern(st, txn, cur, c, c->path, k); /* "dir" */
     }
     mdb_cursor_close(cur);
-    if (rc != MDB_SUCCESS)
-        return rc;
+    return rc;
+}
+
+/* The sections of the wildcard patterns kept under path's ancestors (and
+ * "*" for those with no directory) that match it; an LMDB code. */
+static int
+of_globs(struct state *st, MDB_txn *txn, struct of_ctx *c, size_t len)
+{
+    MDB_cursor *cur;
+    MDB_val key, val;
+    int rc;
 
     rc = mdb_cursor_open(txn, st->tables[STATE_T_MAINT_GLOB], &cur);
     if (rc != MDB_SUCCESS)
@@ -443,6 +503,22 @@ of_txn(struct state *st, MDB_txn *txn, void *ctx)
             rc = MDB_SUCCESS;
     }
     mdb_cursor_close(cur);
+    return rc;
+}
+
+static int
+of_txn(struct state *st, MDB_txn *txn, void *ctx)
+{
+    struct of_ctx *c = ctx;
+    size_t len = strlen(c->path);
+    MDB_val key, val;
+    int rc;
+
+    c->n = 0;
+    c->n_ids = 0;
+    rc = of_patterns(st, txn, c, len);
+    if (rc == MDB_SUCCESS)
+        rc = of_globs(st, txn, c, len);
     if (rc != MDB_SUCCESS)
         return rc;
 

@@ -199,20 +199,15 @@ found_rc(const struct find_ctx *c)
     return c->found && c->ret->date < c->before ? MDB_SUCCESS : MDB_NOTFOUND;
 }
 
+/* The exact fingerprints; an LMDB code. */
 static int
-find_txn(struct state *st, MDB_txn *txn, void *ctx)
+find_fps(struct state *st, MDB_txn *txn, struct find_ctx *c)
 {
-    struct find_ctx *c = ctx;
-    MDB_cursor *cur = NULL;
-    uint64_t my_key = c->n > 0 ? c->fps[0] : 0;
-    int rc;
-
-    c->found = false;
-    c->before = c->bound;
     for (size_t i = 0; i < c->n && st->have[STATE_T_SEEN_FP]; i++) {
         uint64_t fp = c->fps[i];
         MDB_val key = {sizeof(fp), &fp}, val;
         int64_t when;
+        int rc;
 
         rc = mdb_get(txn, st->tables[STATE_T_SEEN_FP], &key, &val);
         if (rc == MDB_NOTFOUND)
@@ -224,41 +219,62 @@ find_txn(struct state *st, MDB_txn *txn, void *ctx)
         memcpy(&when, val.mv_data, 8);
         take(c, when, (const char *)val.mv_data + 8, val.mv_size - 8);
     }
+    return MDB_SUCCESS;
+}
+
+/* The near duplicates in band b's list (cur on seen_band); an LMDB code. */
+static int
+find_band(MDB_cursor *cur, unsigned b, struct find_ctx *c)
+{
+    uint64_t my_key = c->n > 0 ? c->fps[0] : 0;
+    unsigned char kb[3];
+    MDB_val key = {sizeof(kb), kb}, val;
+    unsigned scanned = 0;
+    int rc;
+
+    band_key(c->simhash, b, kb);
+    for (rc = mdb_cursor_get(cur, &key, &val, MDB_SET_KEY);
+         rc == MDB_SUCCESS && scanned < SEEN_BAND_SCAN_MAX;
+         rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT_DUP), scanned++) {
+        uint64_t other, other_key;
+        int64_t when;
+
+        if (val.mv_size < 24)
+            continue;
+        memcpy(&other, val.mv_data, 8);
+        memcpy(&when, (const char *)val.mv_data + 8, 8);
+        memcpy(&other_key, (const char *)val.mv_data + 16, 8);
+        /* Similar prose about different code is a template (a bot's
+         * boilerplate), not a duplicate. */
+        if (other_key != 0 && my_key != 0 && other_key != my_key)
+            continue;
+        if (__builtin_popcountll(other ^ c->simhash) > SEEN_NEAR_BITS)
+            continue;
+        take(c, when, (const char *)val.mv_data + 24, val.mv_size - 24);
+    }
+    return rc == MDB_NOTFOUND ? MDB_SUCCESS : rc;
+}
+
+static int
+find_txn(struct state *st, MDB_txn *txn, void *ctx)
+{
+    struct find_ctx *c = ctx;
+    MDB_cursor *cur = NULL;
+    int rc;
+
+    c->found = false;
+    c->before = c->bound;
+    rc = find_fps(st, txn, c);
+    if (rc != MDB_SUCCESS)
+        return rc;
     if (c->simhash == 0 || !st->have[STATE_T_SEEN_BAND])
         return found_rc(c);
 
     rc = mdb_cursor_open(txn, st->tables[STATE_T_SEEN_BAND], &cur);
     if (rc != MDB_SUCCESS)
         return rc;
-    for (unsigned b = 0; b < SEEN_BANDS; b++) {
-        unsigned char kb[3];
-        MDB_val key = {sizeof(kb), kb}, val;
-        unsigned scanned = 0;
-
-        band_key(c->simhash, b, kb);
-        for (rc = mdb_cursor_get(cur, &key, &val, MDB_SET_KEY);
-             rc == MDB_SUCCESS && scanned < SEEN_BAND_SCAN_MAX;
-             rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT_DUP), scanned++) {
-            uint64_t other, other_key;
-            int64_t when;
-
-            if (val.mv_size < 24)
-                continue;
-            memcpy(&other, val.mv_data, 8);
-            memcpy(&when, (const char *)val.mv_data + 8, 8);
-            memcpy(&other_key, (const char *)val.mv_data + 16, 8);
-            /* Similar prose about different code is a template (a bot's
-             * boilerplate), not a duplicate. */
-            if (other_key != 0 && my_key != 0 && other_key != my_key)
-                continue;
-            if (__builtin_popcountll(other ^ c->simhash) > SEEN_NEAR_BITS)
-                continue;
-            take(c, when, (const char *)val.mv_data + 24, val.mv_size - 24);
-        }
-        if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND)
-            break;
-        rc = MDB_SUCCESS;
-    }
+    for (unsigned b = 0; b < SEEN_BANDS && rc == MDB_SUCCESS; b++)
+        rc = find_band(cur, b, c);
     mdb_cursor_close(cur);
     if (rc != MDB_SUCCESS)
         return rc;

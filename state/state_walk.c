@@ -61,7 +61,7 @@ walk_send(int fd, int phase, const char *name, uint64_t read, uint64_t expected,
 {
     struct walk_rec rec = {.phase = phase, .r = r, .read = read, .expected = expected};
 
-    snprintf(rec.name, sizeof(rec.name), "%s", name);
+    snprintf(rec.name, sizeof(rec.name), "%.*s", WALK_NAME_MAX, name);
     /* A short write leaves the parent with a walk that did not finish. */
     (void)!write(fd, &rec, sizeof(rec));
 }
@@ -96,53 +96,44 @@ walk_assert(MDB_env *env, const char *msg)
     walk_send(walk_fd, WALK_ASSERT, msg, 0, 0, 0);
 }
 
-/* The child: walk and report; never returns. */
-static void __attribute__((noreturn)) walk_child(const char *dir, bool nolock, int fd)
+/* In the child: dir's environment read-only, with a read transaction. */
+static int
+walk_open(const char *dir, bool nolock, MDB_env **ret_env, MDB_txn **ret_txn)
 {
-    static char names[WALK_TABLES_MAX][WALK_NAME_MAX + 1];
-    struct rlimit no_core = {0, 0};
-    MDB_env *env = NULL;
-    MDB_txn *txn = NULL;
-    MDB_dbi main_dbi;
-    MDB_stat ms = {0};
-    MDB_val key, val;
-    MDB_cursor *cur = NULL;
-    size_t n = 0;
-    uint64_t read;
-    int rc, null_fd;
+    int rc = mdb_env_create(ret_env);
 
-    /* A walk that LMDB aborts is expected here, not a core to keep. */
-    (void)setrlimit(RLIMIT_CORE, &no_core);
-    /* LMDB prints its assertion to stderr as well: the parent says it
-     * once, in the caller's words. */
-    null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    if (null_fd >= 0)
-        (void)dup2(null_fd, STDERR_FILENO);
-    walk_fd = fd;
-    rc = mdb_env_create(&env);
     if (rc == MDB_SUCCESS)
-        rc = mdb_env_set_assert(env, walk_assert);
+        rc = mdb_env_set_assert(*ret_env, walk_assert);
     if (rc == MDB_SUCCESS)
-        rc = mdb_env_set_maxdbs(env, WALK_TABLES_MAX);
+        rc = mdb_env_set_maxdbs(*ret_env, WALK_TABLES_MAX);
     /* Without lock.mdb nobody has the state open, and none is made:
      * root's walk must not leave one the daemon's user cannot open. */
     if (rc == MDB_SUCCESS)
-        rc = mdb_env_open(env, dir, MDB_RDONLY | MDB_NOTLS | (nolock ? MDB_NOLOCK : 0), 0640);
+        rc = mdb_env_open(*ret_env, dir, MDB_RDONLY | MDB_NOTLS | (nolock ? MDB_NOLOCK : 0), 0640);
     if (rc == MDB_SUCCESS)
-        rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
-    if (rc != MDB_SUCCESS) {
-        walk_send(fd, WALK_DONE, "", 0, 0, state_errno(rc));
-        _exit(0);
-    }
+        rc = mdb_txn_begin(*ret_env, NULL, MDB_RDONLY, ret_txn);
+    return rc;
+}
 
-    /* The main table: its keys name the others. */
+/* The main table, whose keys name the others: walked and reported, the
+ * names into names; returns how many. */
+static size_t
+walk_names(MDB_txn *txn, int fd, char (*names)[WALK_NAME_MAX + 1])
+{
+    MDB_cursor *cur = NULL;
+    MDB_dbi main_dbi;
+    MDB_stat ms = {0};
+    MDB_val key, val;
+    uint64_t read = 0;
+    size_t n = 0;
+    int rc;
+
     walk_send(fd, WALK_BEGIN, "(table names)", 0, 0, 0);
     rc = mdb_dbi_open(txn, NULL, 0, &main_dbi);
     if (rc == MDB_SUCCESS)
         rc = mdb_stat(txn, main_dbi, &ms);
     if (rc == MDB_SUCCESS)
         rc = mdb_cursor_open(txn, main_dbi, &cur);
-    read = 0;
     for (rc = rc == MDB_SUCCESS ? mdb_cursor_get(cur, &key, &val, MDB_FIRST) : rc;
          rc == MDB_SUCCESS; rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
         read++;
@@ -156,22 +147,57 @@ static void __attribute__((noreturn)) walk_child(const char *dir, bool nolock, i
         mdb_cursor_close(cur);
     walk_send(fd, WALK_END, "(table names)", read, rc == MDB_NOTFOUND ? ms.ms_entries : read,
               rc == MDB_NOTFOUND ? 0 : state_errno(rc));
+    return n;
+}
 
-    for (size_t i = 0; i < n; i++) {
-        MDB_dbi dbi;
+/* Table name walked and reported. */
+static void
+walk_named(MDB_txn *txn, int fd, const char *name)
+{
+    MDB_stat ms;
+    MDB_dbi dbi;
+    uint64_t read = 0;
+    int rc;
 
-        walk_send(fd, WALK_BEGIN, names[i], 0, 0, 0);
-        rc = mdb_dbi_open(txn, names[i], 0, &dbi);
-        if (rc == MDB_SUCCESS)
-            rc = mdb_stat(txn, dbi, &ms);
-        read = 0;
-        if (rc == MDB_SUCCESS)
-            rc = walk_table(txn, dbi, &read);
-        /* A name that is no table (MDB_INCOMPATIBLE) is a damaged page
-         * of the main table too. */
-        walk_send(fd, WALK_END, names[i], read, rc == MDB_SUCCESS ? ms.ms_entries : read,
-                  state_errno(rc));
+    walk_send(fd, WALK_BEGIN, name, 0, 0, 0);
+    rc = mdb_dbi_open(txn, name, 0, &dbi);
+    if (rc == MDB_SUCCESS)
+        rc = mdb_stat(txn, dbi, &ms);
+    if (rc == MDB_SUCCESS)
+        rc = walk_table(txn, dbi, &read);
+    /* A name that is no table (MDB_INCOMPATIBLE) is a damaged page
+     * of the main table too. */
+    walk_send(fd, WALK_END, name, read, rc == MDB_SUCCESS ? ms.ms_entries : read, state_errno(rc));
+}
+
+/* The child: walk and report; never returns. */
+static void __attribute__((noreturn)) walk_child(const char *dir, bool nolock, int fd)
+{
+    static char names[WALK_TABLES_MAX][WALK_NAME_MAX + 1];
+    struct rlimit no_core = {0, 0};
+    MDB_env *env = NULL;
+    MDB_txn *txn = NULL;
+    size_t n;
+    uint64_t read;
+    int rc, null_fd;
+
+    /* A walk that LMDB aborts is expected here, not a core to keep. */
+    (void)setrlimit(RLIMIT_CORE, &no_core);
+    /* LMDB prints its assertion to stderr as well: the parent says it
+     * once, in the caller's words. */
+    null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null_fd >= 0)
+        (void)dup2(null_fd, STDERR_FILENO);
+    walk_fd = fd;
+    rc = walk_open(dir, nolock, &env, &txn);
+    if (rc != MDB_SUCCESS) {
+        walk_send(fd, WALK_DONE, "", 0, 0, state_errno(rc));
+        _exit(0);
     }
+
+    n = walk_names(txn, fd, names);
+    for (size_t i = 0; i < n; i++)
+        walk_named(txn, fd, names[i]);
 
     /* The free-page table (dbi 0): every write reads it. */
     walk_send(fd, WALK_BEGIN, "(free pages)", 0, 0, 0);
@@ -203,14 +229,87 @@ walk_recv(int fd, struct walk_rec *rec)
     return true;
 }
 
+/* What the parent has heard from the child so far. */
+struct walk_seen {
+    struct walk_rec cur;  /* the table being walked ("" between tables) */
+    struct walk_rec lmdb; /* LMDB's assertion, when it made one */
+    bool done, damaged, open_failed;
+    int r;
+};
+
+/* One record from the child; a damaged table's reason into reason. */
+static void
+walk_take(struct walk_seen *w, const struct walk_rec *rec, char *reason, size_t size)
+{
+    char eb[128];
+
+    if (rec->phase == WALK_BEGIN) {
+        w->cur = *rec;
+    } else if (rec->phase == WALK_END && rec->r < 0) {
+        snprintf(reason, size, "table %s: %" PRIu64 " entries read, then: %s", rec->name, rec->read,
+                 strerror_r(-rec->r, eb, sizeof(eb)));
+        w->damaged = true;
+    } else if (rec->phase == WALK_END && rec->read != rec->expected) {
+        snprintf(reason, size, "table %s: %" PRIu64 " of %" PRIu64 " entries read", rec->name,
+                 rec->read, rec->expected);
+        w->damaged = true;
+    } else if (rec->phase == WALK_END) {
+        w->cur.name[0] = '\0';
+    } else if (rec->phase == WALK_ASSERT) {
+        w->lmdb = *rec;
+    } else if (rec->phase == WALK_DONE) {
+        w->done = true;
+        w->r = rec->r;
+        w->open_failed = rec->r < 0;
+    }
+}
+
+/* Reap the child; the signal that ended it, or 0. */
+static int
+walk_reap(pid_t pid)
+{
+    int status;
+
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return 0;
+    return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+}
+
+/* The walk's outcome from what the child said and how it ended. */
+static int
+walk_verdict(const struct walk_seen *w, int sig, char *reason, size_t size)
+{
+    const char *table = w->cur.name[0] ? w->cur.name : "?";
+    char eb[128];
+
+    if (w->damaged)
+        return -EUCLEAN;
+    if (w->open_failed) {
+        snprintf(reason, size, "cannot open it to walk its pages: %s",
+                 strerror_r(-w->r, eb, sizeof(eb)));
+        return w->r;
+    }
+    if (w->done)
+        return 0;
+    if (w->lmdb.name[0] != '\0')
+        snprintf(reason, size, "table %s: LMDB stopped walking its pages: %s", table, w->lmdb.name);
+    else if (sig != 0)
+        snprintf(reason, size, "table %s: walking its pages died by signal %d (%s)", table, sig,
+                 strsignal(sig));
+    else
+        snprintf(reason, size, "table %s: the walk of its pages ended early", table);
+    return -EUCLEAN;
+}
+
 int
 state_walk(const char *dir, char *reason, size_t size)
 {
-    char path[WALK_PATH_MAX], eb[128];
-    struct walk_rec rec, cur = {0}, lmdb = {0};
+    char path[WALK_PATH_MAX];
+    struct walk_seen w = {0};
+    struct walk_rec rec;
     struct stat sb;
-    bool done = false, damaged = false, open_failed = false;
-    int fds[2], status, sig = 0, r = 0;
+    int fds[2], sig, r;
     pid_t pid;
 
     if (dir == NULL || reason == NULL || size == 0)
@@ -232,55 +331,11 @@ state_walk(const char *dir, char *reason, size_t size)
         walk_child(dir, stat(path, &sb) != 0, fds[1]);
     }
     close(fds[1]);
-    while (!done && !damaged && walk_recv(fds[0], &rec)) {
-        if (rec.phase == WALK_BEGIN) {
-            cur = rec;
-        } else if (rec.phase == WALK_END && rec.r < 0) {
-            snprintf(reason, size, "table %s: %" PRIu64 " entries read, then: %s", rec.name,
-                     rec.read, strerror_r(-rec.r, eb, sizeof(eb)));
-            damaged = true;
-        } else if (rec.phase == WALK_END && rec.read != rec.expected) {
-            snprintf(reason, size, "table %s: %" PRIu64 " of %" PRIu64 " entries read", rec.name,
-                     rec.read, rec.expected);
-            damaged = true;
-        } else if (rec.phase == WALK_END) {
-            cur.name[0] = '\0';
-        } else if (rec.phase == WALK_ASSERT) {
-            lmdb = rec;
-        } else if (rec.phase == WALK_DONE) {
-            done = true;
-            r = rec.r;
-            open_failed = rec.r < 0;
-        }
-    }
+    while (!w.done && !w.damaged && walk_recv(fds[0], &rec))
+        walk_take(&w, &rec, reason, size);
     close(fds[0]);
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) {
-            status = 0;
-            break;
-        }
-    if (WIFSIGNALED(status))
-        sig = WTERMSIG(status);
-    if (damaged)
-        return -EUCLEAN;
-    if (open_failed) {
-        snprintf(reason, size, "cannot open it to walk its pages: %s",
-                 strerror_r(-r, eb, sizeof(eb)));
-        return r;
-    }
-    if (!done) {
-        if (lmdb.name[0] != '\0')
-            snprintf(reason, size, "table %s: LMDB stopped walking its pages: %s",
-                     cur.name[0] ? cur.name : "?", lmdb.name);
-        else if (sig != 0)
-            snprintf(reason, size, "table %s: walking its pages died by signal %d (%s)",
-                     cur.name[0] ? cur.name : "?", sig, strsignal(sig));
-        else
-            snprintf(reason, size, "table %s: the walk of its pages ended early",
-                     cur.name[0] ? cur.name : "?");
-        return -EUCLEAN;
-    }
-    return 0;
+    sig = walk_reap(pid);
+    return walk_verdict(&w, sig, reason, size);
 }
 
 static bool
