@@ -201,6 +201,62 @@ is_c_file(const char *file)
     return n > 2 && file[n - 2] == '.' && (file[n - 1] == 'c' || file[n - 1] == 'h');
 }
 
+/* A call worth looking up: not a member's (after '.' or "->"), not a
+ * compiler builtin or attribute. l[b..] is the name. */
+static bool
+is_checked_call(const char *l, size_t b, const char *name)
+{
+    if ((b > 0 && l[b - 1] == '.') || (b > 1 && l[b - 1] == '>' && l[b - 2] == '-'))
+        return false;
+    return facts_checkable_symbol(name) && !has_prefix(name, "__builtin_") &&
+           !has_prefix(name, "__attribute");
+}
+
+/* The names before '(' on one added C line l[0..n): into defs when the
+ * line defines (it starts in column 0), else the calls into calls.
+ * Returns 0, -E2BIG when a list is full, or -ENOMEM. */
+static int
+line_calls(const char *l, size_t n, struct strv *defs, struct strv *calls)
+{
+    bool def = n > 0 && l[0] != ' ' && l[0] != '\t';
+    int r = 0;
+
+    for (size_t i = 1; i < n && r == 0; i++) {
+        size_t b = i;
+        char name[FACTS_NAME_MAX];
+
+        if (l[i] != '(' || !is_ident_char(l[i - 1]))
+            continue;
+        while (b > 0 && is_ident_char(l[b - 1]))
+            b--;
+        if (i - b >= sizeof(name) || (l[b] >= '0' && l[b] <= '9'))
+            continue;
+        memcpy(name, l + b, i - b);
+        name[i - b] = '\0';
+        if (def)
+            r = strv_add_unique(defs, name, i - b, FACTS_MAX_LOOKUPS);
+        else if (is_checked_call(l, b, name))
+            r = strv_add_unique(calls, name, i - b, FACTS_MAX_LOOKUPS);
+    }
+    return r;
+}
+
+/* Drop from calls what the patch defines or the surrounding code already
+ * uses. */
+static void
+drop_known_calls(const struct message *m, const struct strv *defs, struct strv *calls)
+{
+    for (size_t i = 0; i < calls->n;) {
+        if (strv_contains(defs, calls->v[i]) || region_has(m, REGION_REMOVED, calls->v[i]) ||
+            region_has(m, REGION_CONTEXT, calls->v[i])) {
+            free(calls->v[i]);
+            calls->v[i] = calls->v[--calls->n];
+            continue;
+        }
+        i++;
+    }
+}
+
 /*
  * Functions a standalone patch calls in its added C lines: an identifier
  * right before '(' on an indented line, not after "->" or '.'. Names the
@@ -218,98 +274,87 @@ added_calls(const struct message *m, struct strv *calls)
         const char *l = ra->text + ra->lines[k].offset;
         const char *e = memchr(l, '\n', ra->len - ra->lines[k].offset);
         size_t n = e ? (size_t)(e - l) : ra->len - ra->lines[k].offset;
-        bool def = n > 0 && l[0] != ' ' && l[0] != '\t';
 
         if (!is_c_file(ra->lines[k].file))
             continue;
-        for (size_t i = 1; i < n && r == 0; i++) {
-            size_t b = i;
-            char name[FACTS_NAME_MAX];
-
-            if (l[i] != '(' || !is_ident_char(l[i - 1]))
-                continue;
-            while (b > 0 && is_ident_char(l[b - 1]))
-                b--;
-            if (i - b >= sizeof(name) || (l[b] >= '0' && l[b] <= '9'))
-                continue;
-            memcpy(name, l + b, i - b);
-            name[i - b] = '\0';
-            if (def) {
-                r = strv_add_unique(&defs, name, i - b, FACTS_MAX_LOOKUPS);
-                continue;
-            }
-            if ((b > 0 && l[b - 1] == '.') || (b > 1 && l[b - 1] == '>' && l[b - 2] == '-') ||
-                !facts_checkable_symbol(name) || has_prefix(name, "__builtin_") ||
-                has_prefix(name, "__attribute"))
-                continue;
-            r = strv_add_unique(calls, name, i - b, FACTS_MAX_LOOKUPS);
-        }
+        r = line_calls(l, n, &defs, calls);
         if (r == -E2BIG)
             r = 0;
     }
-    /* Drop what the patch defines or the surrounding code already uses. */
-    for (size_t i = 0; i < calls->n && r == 0;) {
-        if (strv_contains(&defs, calls->v[i]) || region_has(m, REGION_REMOVED, calls->v[i]) ||
-            region_has(m, REGION_CONTEXT, calls->v[i])) {
-            free(calls->v[i]);
-            calls->v[i] = calls->v[--calls->n];
-            continue;
-        }
-        i++;
-    }
+    if (r == 0)
+        drop_known_calls(m, &defs, calls);
     strv_release(&defs);
     return r;
 }
 
-static int
-facts_tree(struct message *m, const struct classifier_lookup *lk)
+/* One message's look-ups in the tree index: what it names that the tree
+ * lacks, by kind. looked caps the look-ups of one kind (identifiers,
+ * calls and configs share one cap). */
+struct tree_check {
+    struct message *m;
+    const struct classifier_lookup *lk;
+    bool patch;
+    unsigned looked;
+    struct sbuf ids, paths, diff;
+    unsigned n_ids, n_paths, n_diff;
+};
+
+static void
+tree_functions(struct tree_check *tc)
 {
-    char label[128];
-    struct sbuf ids = {0}, paths = {0}, diff = {0};
-    unsigned n_ids = 0, n_paths = 0, n_diff = 0, looked = 0;
-    bool patch = m->kind == CLASSIFIER_KIND_PATCH;
-    int r = 0;
+    const struct classifier_lookup *lk = tc->lk;
+    const struct message *m = tc->m;
 
-    if (lk->tree_label == NULL || !lk->tree_label(lk->ctx, label, sizeof(label)))
-        return 0;
-    label[sizeof(label) - 1] = '\0';
-    m->measures[MEASURE_TREE_INDEXED] = 1;
-
-    for (size_t i = 0; lk->has_symbol && i < m->functions.n && looked < FACTS_MAX_LOOKUPS; i++) {
+    for (size_t i = 0; lk->has_symbol && i < m->functions.n && tc->looked < FACTS_MAX_LOOKUPS;
+         i++) {
         const char *name = m->functions.v[i];
         char buf[FACTS_NAME_MAX];
 
         if (!facts_checkable_symbol(name))
             continue;
         /* A patch may cite the function it adds. */
-        if (patch && region_has(m, REGION_ADDED, name))
+        if (tc->patch && region_has(m, REGION_ADDED, name))
             continue;
-        looked++;
+        tc->looked++;
         if (!lk->has_symbol(lk->ctx, symbol_lookup_name(name, buf, sizeof(buf)))) {
-            sbuf_item(&ids, name, "()");
-            n_ids++;
+            sbuf_item(&tc->ids, name, "()");
+            tc->n_ids++;
         }
     }
-    /* A standalone patch calling what no tree has does not build; a patch
-     * of a series may call what an earlier patch adds. */
-    if (patch && m->psubj.total <= 1 && lk->has_symbol) {
-        struct strv calls = {0};
+}
 
-        r = added_calls(m, &calls);
-        for (size_t i = 0; r == 0 && i < calls.n && looked < FACTS_MAX_LOOKUPS; i++) {
-            char buf[FACTS_NAME_MAX];
+/* A standalone patch calling what no tree has does not build; a patch of
+ * a series may call what an earlier patch adds. */
+static int
+tree_calls(struct tree_check *tc)
+{
+    const struct classifier_lookup *lk = tc->lk;
+    struct strv calls = {0};
+    int r;
 
-            looked++;
-            if (!lk->has_symbol(lk->ctx, symbol_lookup_name(calls.v[i], buf, sizeof(buf)))) {
-                sbuf_item(&ids, calls.v[i], "() (called)");
-                n_ids++;
-            }
+    if (!tc->patch || tc->m->psubj.total > 1 || !lk->has_symbol)
+        return 0;
+    r = added_calls(tc->m, &calls);
+    for (size_t i = 0; r == 0 && i < calls.n && tc->looked < FACTS_MAX_LOOKUPS; i++) {
+        char buf[FACTS_NAME_MAX];
+
+        tc->looked++;
+        if (!lk->has_symbol(lk->ctx, symbol_lookup_name(calls.v[i], buf, sizeof(buf)))) {
+            sbuf_item(&tc->ids, calls.v[i], "() (called)");
+            tc->n_ids++;
         }
-        strv_release(&calls);
-        if (r < 0)
-            return r;
     }
-    for (size_t i = 0; lk->has_config && i < m->configs.n && looked < FACTS_MAX_LOOKUPS; i++) {
+    strv_release(&calls);
+    return r;
+}
+
+static void
+tree_configs(struct tree_check *tc)
+{
+    const struct classifier_lookup *lk = tc->lk;
+    const struct message *m = tc->m;
+
+    for (size_t i = 0; lk->has_config && i < m->configs.n && tc->looked < FACTS_MAX_LOOKUPS; i++) {
         char buf[FACTS_NAME_MAX];
         const char *name = m->configs.v[i];
         size_t n = strlen(name);
@@ -320,24 +365,34 @@ facts_tree(struct message *m, const struct classifier_lookup *lk)
         /* CONFIG_FOO_MODULE is what Kconfig makes of a tristate FOO=m. */
         if (n > 14 && strcmp(buf + n - 7, "_MODULE") == 0)
             buf[n - 7] = '\0';
-        if (patch && region_has(m, REGION_ADDED, buf + 7))
+        if (tc->patch && region_has(m, REGION_ADDED, buf + 7))
             continue;
-        looked++;
+        tc->looked++;
         if (!lk->has_config(lk->ctx, buf)) {
-            sbuf_item(&ids, name, "");
-            n_ids++;
+            sbuf_item(&tc->ids, name, "");
+            tc->n_ids++;
         }
     }
-    looked = 0;
+}
+
+/* The paths the text names, and those the diff changes, each kind with
+ * a cap of its own. */
+static void
+tree_paths(struct tree_check *tc)
+{
+    const struct classifier_lookup *lk = tc->lk;
+    const struct message *m = tc->m;
+    unsigned looked = 0;
+
     for (size_t i = 0; lk->has_path && i < m->paths.n && looked < FACTS_MAX_LOOKUPS; i++) {
         const char *path = m->paths.v[i];
 
-        if (patch && patch_has_path(m, path))
+        if (tc->patch && patch_has_path(m, path))
             continue;
         looked++;
         if (!lk->has_path(lk->ctx, path)) {
-            sbuf_item(&paths, path, "");
-            n_paths++;
+            sbuf_item(&tc->paths, path, "");
+            tc->n_paths++;
         }
     }
     looked = 0;
@@ -348,30 +403,52 @@ facts_tree(struct message *m, const struct classifier_lookup *lk)
             continue;
         looked++;
         if (!lk->has_path(lk->ctx, path)) {
-            sbuf_item(&diff, path, "");
-            n_diff++;
+            sbuf_item(&tc->diff, path, "");
+            tc->n_diff++;
         }
     }
+}
 
-    m->measures[MEASURE_MISSING_IDENTIFIERS] = n_ids;
-    m->measures[MEASURE_MISSING_PATHS] = n_paths;
-    m->measures[MEASURE_DIFF_MISSING_PATHS] = n_diff;
-    if (n_ids > 0) {
-        sbuf_more(&ids);
-        sbuf_printf(&ids, " not found in the %s", label);
-        r = set_evidence(m, MEASURE_MISSING_IDENTIFIERS, &ids);
-    }
-    if (r == 0 && n_paths > 0) {
-        sbuf_more(&paths);
-        sbuf_printf(&paths, " not found in the %s", label);
-        r = set_evidence(m, MEASURE_MISSING_PATHS, &paths);
-    }
-    if (r == 0 && n_diff > 0) {
-        sbuf_more(&diff);
-        sbuf_printf(&diff, " not found in the %s: the diff is against files that do not exist",
-                    label);
-        r = set_evidence(m, MEASURE_DIFF_MISSING_PATHS, &diff);
-    }
+/* The evidence of a measure that found n missing names, if any. */
+static int
+tree_evidence(struct message *m, enum measure_id id, struct sbuf *b, unsigned n, const char *label,
+              const char *why)
+{
+    if (n == 0)
+        return 0;
+    sbuf_more(b);
+    sbuf_printf(b, " not found in the %s%s", label, why);
+    return set_evidence(m, id, b);
+}
+
+static int
+facts_tree(struct message *m, const struct classifier_lookup *lk)
+{
+    struct tree_check tc = {.m = m, .lk = lk, .patch = m->kind == CLASSIFIER_KIND_PATCH};
+    char label[128];
+    int r;
+
+    if (lk->tree_label == NULL || !lk->tree_label(lk->ctx, label, sizeof(label)))
+        return 0;
+    label[sizeof(label) - 1] = '\0';
+    m->measures[MEASURE_TREE_INDEXED] = 1;
+
+    tree_functions(&tc);
+    r = tree_calls(&tc);
+    if (r < 0)
+        return r;
+    tree_configs(&tc);
+    tree_paths(&tc);
+
+    m->measures[MEASURE_MISSING_IDENTIFIERS] = tc.n_ids;
+    m->measures[MEASURE_MISSING_PATHS] = tc.n_paths;
+    m->measures[MEASURE_DIFF_MISSING_PATHS] = tc.n_diff;
+    r = tree_evidence(m, MEASURE_MISSING_IDENTIFIERS, &tc.ids, tc.n_ids, label, "");
+    if (r == 0)
+        r = tree_evidence(m, MEASURE_MISSING_PATHS, &tc.paths, tc.n_paths, label, "");
+    if (r == 0)
+        r = tree_evidence(m, MEASURE_DIFF_MISSING_PATHS, &tc.diff, tc.n_diff, label,
+                          ": the diff is against files that do not exist");
     return r;
 }
 
@@ -589,11 +666,57 @@ is_recipient(const struct message *m, const struct classifier_envelope *env, con
     return false;
 }
 
+/* The path a file of the diff (i < m->n_files) or a cited path names;
+ * NULL for none. */
+static const char *
+maint_path(const struct message *m, size_t i)
+{
+    if (i < m->n_files)
+        return m->files[i].new_path ? m->files[i].new_path : m->files[i].old_path;
+    return m->paths.v[i - m->n_files];
+}
+
+/* Adds to missing the maintainers of path when none of them is among the
+ * message's recipients. Returns 0 or -ENOMEM. */
+static int
+maint_missing(const struct message *m, const struct classifier_envelope *env,
+              const struct classifier_lookup *lk, const char *path, struct strv *missing)
+{
+    struct classifier_maint maint[FACTS_MAX_MAINT];
+    bool covered = false, people = false;
+    size_t n;
+
+    n = lk->maintainers_of(lk->ctx, path, maint, FACTS_MAX_MAINT);
+    if (n > FACTS_MAX_MAINT)
+        n = FACTS_MAX_MAINT;
+    for (size_t k = 0; k < n; k++) {
+        maint[k].addr[sizeof(maint[k].addr) - 1] = '\0';
+        people |= !maint[k].list;
+    }
+    /* The list alone is not the maintainers; it counts only for a
+     * section that names no person. */
+    for (size_t k = 0; k < n && !covered; k++)
+        if (!maint[k].list || !people)
+            covered = is_recipient(m, env, maint[k].addr);
+    if (covered)
+        return 0;
+    /* Name the people; a section with only a list names the list. */
+    for (size_t k = 0; k < n; k++) {
+        int r;
+
+        if (maint[k].list && people)
+            continue;
+        r = strv_add_unique(missing, maint[k].addr, strlen(maint[k].addr), 64);
+        if (r < 0 && r != -E2BIG)
+            return r;
+    }
+    return 0;
+}
+
 static int
 facts_maintainers(struct message *m, const struct classifier_envelope *env,
                   const struct classifier_lookup *lk)
 {
-    struct classifier_maint maint[FACTS_MAX_MAINT];
     struct strv missing = {0};
     struct sbuf b = {0};
     size_t looked = 0;
@@ -602,41 +725,14 @@ facts_maintainers(struct message *m, const struct classifier_envelope *env,
     if (lk->maintainers_of == NULL)
         return 0;
     for (size_t i = 0; i < m->n_files + m->paths.n && looked < FACTS_MAX_LOOKUPS; i++) {
-        const char *path;
-        size_t n;
-        bool covered = false, people = false;
+        const char *path = maint_path(m, i);
 
-        if (i < m->n_files)
-            path = m->files[i].new_path ? m->files[i].new_path : m->files[i].old_path;
-        else
-            path = m->paths.v[i - m->n_files];
         if (path == NULL)
             continue;
         looked++;
-        n = lk->maintainers_of(lk->ctx, path, maint, FACTS_MAX_MAINT);
-        if (n > FACTS_MAX_MAINT)
-            n = FACTS_MAX_MAINT;
-        for (size_t k = 0; k < n; k++) {
-            maint[k].addr[sizeof(maint[k].addr) - 1] = '\0';
-            people |= !maint[k].list;
-        }
-        /* The list alone is not the maintainers; it counts only for a
-         * section that names no person. */
-        for (size_t k = 0; k < n && !covered; k++)
-            if (!maint[k].list || !people)
-                covered = is_recipient(m, env, maint[k].addr);
-        if (covered)
-            continue;
-        /* Name the people; a section with only a list names the list. */
-        for (size_t k = 0; k < n; k++) {
-            if (maint[k].list && people)
-                continue;
-            r = strv_add_unique(&missing, maint[k].addr, strlen(maint[k].addr), 64);
-            if (r == -E2BIG)
-                r = 0;
-            if (r < 0)
-                goto out;
-        }
+        r = maint_missing(m, env, lk, path, &missing);
+        if (r < 0)
+            goto out;
     }
     if (missing.n > 0) {
         m->measures[MEASURE_UNCC_MAINTAINERS] = (double)missing.n;
@@ -651,6 +747,16 @@ out:
     return r;
 }
 
+/* The sender on the trusted list: marked in res and as a measure. */
+static void
+sender_trust(struct message *m, const struct classifier_lookup *lk, struct classifier_result *res)
+{
+    if (m->from_addr != NULL && lk->is_trusted != NULL && lk->is_trusted(lk->ctx, m->from_addr)) {
+        res->trusted_sender = true;
+        m->measures[MEASURE_TRUSTED_SENDER] = 1;
+    }
+}
+
 static int
 facts_sender(struct message *m, const struct classifier_lookup *lk, struct classifier_result *res)
 {
@@ -659,10 +765,7 @@ facts_sender(struct message *m, const struct classifier_lookup *lk, struct class
 
     if (m->from_addr == NULL)
         return 0;
-    if (lk->is_trusted != NULL && lk->is_trusted(lk->ctx, m->from_addr)) {
-        res->trusted_sender = true;
-        m->measures[MEASURE_TRUSTED_SENDER] = 1;
-    }
+    sender_trust(m, lk, res);
     if (lk->sender_count == NULL)
         return 0;
     n = lk->sender_count(lk->ctx, m->from_addr);
@@ -673,6 +776,79 @@ facts_sender(struct message *m, const struct classifier_lookup *lk, struct class
         return 0;
     sbuf_printf(&b, "%u patches and reports from %s today", n, m->from_addr);
     return set_evidence(m, MEASURE_SENDER_DAILY, &b);
+}
+
+/* A patch's key from its hunk fingerprints, which h keeps for the
+ * look-up of merged fixes; *fp stays 0 without a hunk. */
+static int
+patch_key(const struct message *m, struct hunk_fps *h, uint64_t *fp)
+{
+    uint64_t *copy;
+
+    fingerprint_hunks(m, hunk_fps_add, h);
+    if (h->oom)
+        return -ENOMEM;
+    if (h->n == 0)
+        return 0;
+    copy = malloc(h->n * sizeof(*copy));
+    if (copy == NULL)
+        return -ENOMEM;
+    memcpy(copy, h->v, h->n * sizeof(*copy));
+    *fp = fingerprint_patch(copy, h->n);
+    free(copy);
+    return 0;
+}
+
+/* A report's bug classes, traced functions and key. */
+static int
+report_key(const struct message *m, char traced[][FACTS_NAME_MAX], size_t *n_traced,
+           unsigned *classes, uint64_t *fp)
+{
+    const struct region *rr = &m->regions[REGION_REPORT], *rc = &m->regions[REGION_CODE];
+    struct strv names = {0};
+    int r = 0;
+
+    if (m->subject != NULL)
+        *classes = fingerprint_bug_classes(m->subject, strlen(m->subject));
+    *classes |=
+        fingerprint_bug_classes(rr->text, rr->len) | fingerprint_bug_classes(rc->text, rc->len);
+
+    /* A sanitizer report names its function in the trace, not as "f()". */
+    trace_functions(m, traced, n_traced);
+    for (size_t i = 0; i < m->functions.n + *n_traced && r == 0; i++) {
+        const char *s = i < m->functions.n ? m->functions.v[i] : traced[i - m->functions.n];
+
+        r = strv_add_unique(&names, s, strlen(s), FACTS_MAX_LOOKUPS);
+        if (r == -E2BIG)
+            r = 0;
+    }
+    if (r == 0)
+        *fp = fingerprint_report_key(&names, &m->paths, *classes);
+    strv_release(&names);
+    return r;
+}
+
+/* The look-ups of a patch or a report, after the series ones. */
+static int
+facts_lookups(struct message *m, const struct classifier_envelope *env,
+              const struct classifier_lookup *lk, struct classifier_result *res,
+              const struct hunk_fps *h, unsigned classes, char traced[][FACTS_NAME_MAX],
+              size_t n_traced)
+{
+    int r;
+
+    r = facts_tree(m, lk);
+    if (r == 0 && m->kind == CLASSIFIER_KIND_PATCH)
+        r = facts_patch_fixed(m, lk, h);
+    else if (r == 0)
+        r = facts_report_fixed(m, lk, classes, traced, n_traced);
+    if (r == 0)
+        r = facts_duplicate(m, env, lk, res);
+    if (r == 0)
+        r = facts_maintainers(m, env, lk);
+    if (r == 0)
+        r = facts_sender(m, lk, res);
+    return r;
 }
 
 int
@@ -687,45 +863,15 @@ facts_apply(struct message *m, const struct classifier_envelope *env, struct cla
     int r = 0;
 
     if (m->kind == CLASSIFIER_KIND_PATCH) {
-        fingerprint_hunks(m, hunk_fps_add, &h);
-        if (h.oom) {
-            r = -ENOMEM;
+        r = patch_key(m, &h, &fp);
+        if (r < 0)
             goto out;
-        }
-        if (h.n > 0) {
-            uint64_t *copy = malloc(h.n * sizeof(*copy));
-
-            if (copy == NULL) {
-                r = -ENOMEM;
-                goto out;
-            }
-            memcpy(copy, h.v, h.n * sizeof(*copy));
-            fp = fingerprint_patch(copy, h.n);
-            free(copy);
-        }
         /* A series counts once: its cover letter or its first patch. */
         res->count_sender = m->psubj.index <= 1;
     } else if (m->kind == CLASSIFIER_KIND_REPORT) {
-        const struct region *rr = &m->regions[REGION_REPORT], *rc = &m->regions[REGION_CODE];
-        struct strv names = {0};
+        const struct region *rr = &m->regions[REGION_REPORT];
 
-        if (m->subject != NULL)
-            classes = fingerprint_bug_classes(m->subject, strlen(m->subject));
-        classes |=
-            fingerprint_bug_classes(rr->text, rr->len) | fingerprint_bug_classes(rc->text, rc->len);
-
-        /* A sanitizer report names its function in the trace, not as "f()". */
-        trace_functions(m, traced, &n_traced);
-        for (size_t i = 0; i < m->functions.n + n_traced && r == 0; i++) {
-            const char *s = i < m->functions.n ? m->functions.v[i] : traced[i - m->functions.n];
-
-            r = strv_add_unique(&names, s, strlen(s), FACTS_MAX_LOOKUPS);
-            if (r == -E2BIG)
-                r = 0;
-        }
-        if (r == 0)
-            fp = fingerprint_report_key(&names, &m->paths, classes);
-        strv_release(&names);
+        r = report_key(m, traced, &n_traced, &classes, &fp);
         if (r < 0)
             goto out;
         res->simhash = fingerprint_simhash(rr->text, rr->len);
@@ -746,26 +892,10 @@ facts_apply(struct message *m, const struct classifier_envelope *env, struct cla
     /* Replies and other mail only need the trust check: the look-up rules
      * are about patches and reports, and every look-up costs a
      * transaction. */
-    if (m->kind != CLASSIFIER_KIND_PATCH && m->kind != CLASSIFIER_KIND_REPORT) {
-        if (m->from_addr != NULL && lk->is_trusted != NULL &&
-            lk->is_trusted(lk->ctx, m->from_addr)) {
-            res->trusted_sender = true;
-            m->measures[MEASURE_TRUSTED_SENDER] = 1;
-        }
-        goto out;
-    }
-
-    r = facts_tree(m, lk);
-    if (r == 0 && m->kind == CLASSIFIER_KIND_PATCH)
-        r = facts_patch_fixed(m, lk, &h);
-    else if (r == 0)
-        r = facts_report_fixed(m, lk, classes, traced, n_traced);
-    if (r == 0)
-        r = facts_duplicate(m, env, lk, res);
-    if (r == 0)
-        r = facts_maintainers(m, env, lk);
-    if (r == 0)
-        r = facts_sender(m, lk, res);
+    if (m->kind != CLASSIFIER_KIND_PATCH && m->kind != CLASSIFIER_KIND_REPORT)
+        sender_trust(m, lk, res);
+    else
+        r = facts_lookups(m, env, lk, res, &h, classes, traced, n_traced);
 out:
     free(h.v);
     return r;
