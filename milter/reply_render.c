@@ -74,7 +74,7 @@ reply_rule_matches(const char *rule, const char *key)
 }
 
 static void
-reply_render_questions(struct reply_buf *b, const struct classifier_result *res, bool other_project)
+reply_render_questions(struct textbuf *b, const struct classifier_result *res, bool other_project)
 {
     bool any = false;
 
@@ -153,15 +153,16 @@ reply_evidence_shown(const struct classifier_hit *hit)
 }
 
 static void
-reply_render_findings(struct reply_buf *b, const struct classifier_result *res)
+reply_render_findings(struct textbuf *b, const struct classifier_result *res)
 {
     size_t shown = 0, hidden = 0;
 
     for (size_t h = 0; res != NULL && h < res->n_hits; h++) {
         const struct classifier_hit *hit = &res->hits[h];
         char *desc, *ev = NULL, *doc = NULL, *rule;
-        struct reply_buf line = {0};
+        struct textbuf line;
 
+        reply_buf_init(&line);
         if (hit->rule != NULL && strncmp(hit->rule, "__", 2) == 0)
             continue;
         if (reply_rule_in(hit->rule, reply_internal_rules,
@@ -182,40 +183,38 @@ reply_render_findings(struct reply_buf *b, const struct classifier_result *res)
             b->err = b->err ? b->err : -ENOMEM;
         } else {
             if (shown > 0)
-                reply_buf_add(b, "\n", 1);
+                textbuf_add(b, "\n", 1);
             /* Rule descriptions are phrases; the reply shows sentences. */
             if (desc[0] >= 'a' && desc[0] <= 'z')
                 desc[0] = (char)(desc[0] - 'a' + 'A');
-            reply_buf_printf(&line, "%s (%s, %.1f points).", desc[0] ? desc : rule, rule,
-                             hit->score);
+            textbuf_printf(&line, "%s (%s, %.1f points).", desc[0] ? desc : rule, rule, hit->score);
             if (line.err == 0)
                 reply_wrap(b, line.p, "- ", "  ");
             else
                 b->err = b->err ? b->err : line.err;
             if (ev != NULL && ev[0] != '\0') {
-                free(line.p);
-                line = (struct reply_buf){0};
-                reply_buf_printf(&line, "Evidence: \"%s\"", ev);
+                textbuf_release(&line);
+                textbuf_printf(&line, "Evidence: \"%s\"", ev);
                 if (line.err == 0)
                     reply_wrap(b, line.p, "  ", "    ");
             }
             if (doc != NULL && doc[0] != '\0') {
-                reply_buf_adds(b, "  See: ");
-                reply_buf_adds(b, doc);
-                reply_buf_add(b, "\n", 1);
+                textbuf_adds(b, "  See: ");
+                textbuf_adds(b, doc);
+                textbuf_add(b, "\n", 1);
             }
             shown++;
         }
-        free(line.p);
+        textbuf_release(&line);
         free(desc);
         free(rule);
         free(ev);
         free(doc);
     }
     if (shown == 0)
-        reply_buf_adds(b, "- (no specific findings)\n");
+        textbuf_adds(b, "- (no specific findings)\n");
     if (hidden > 0)
-        reply_buf_printf(b, "\n(and %zu more)\n", hidden);
+        textbuf_printf(b, "\n(and %zu more)\n", hidden);
 }
 
 static bool
@@ -288,7 +287,7 @@ reply_msgid(const char *s, char out[REPLY_MSGID_MAX])
 }
 
 static void
-reply_doc_url(struct reply_buf *b, const char *base, const char *page)
+reply_doc_url(struct textbuf *b, const char *base, const char *page)
 {
     size_t before = b->len;
     size_t n;
@@ -298,24 +297,25 @@ reply_doc_url(struct reply_buf *b, const char *base, const char *page)
         return;
     n = reply_clean(b, base ? base : REPLY_DOC_BASE, REPLY_TEXT_MAX);
     if (n == 0) {
-        reply_buf_adds(b, REPLY_DOC_BASE);
+        textbuf_adds(b, REPLY_DOC_BASE);
     } else if (b->err == 0 && b->p[before + n - 1] != '/') {
-        reply_buf_add(b, "/", 1);
+        textbuf_add(b, "/", 1);
     }
-    reply_buf_adds(b, page);
+    textbuf_adds(b, page);
 }
 
 /* Render the body from the template: lines made only of placeholders that
  * expand to nothing are dropped, and runs of blank lines collapse. */
 static void
-reply_render_body(struct reply_buf *b, const struct reply_template *t, const struct reply_input *in,
+reply_render_body(struct textbuf *b, const struct reply_template *t, const struct reply_input *in,
                   const char *subject, const char *msgid)
 {
     const struct classifier_result *res = in->result;
-    struct reply_buf line = {0};
+    struct textbuf line;
     bool had_ph = false, had_text = false;
     size_t blank_run = 0;
 
+    reply_buf_init(&line);
     for (size_t i = 0; i <= t->n_segs && b->err == 0; i++) {
         const struct reply_seg *seg = i < t->n_segs ? &t->segs[i] : NULL;
 
@@ -326,17 +326,17 @@ reply_render_body(struct reply_buf *b, const struct reply_template *t, const str
                 if (line.p[k] != ' ' && line.p[k] != '\t' && line.p[k] != '\n')
                     blank = false;
             if (seg != NULL)
-                reply_buf_add(&line, "\n", 1);
+                textbuf_add(&line, "\n", 1);
             if (blank && had_ph && !had_text) {
                 /* Drop it. */
             } else if (blank) {
                 if (++blank_run <= 1 && line.len > 0)
-                    reply_buf_add(b, "\n", 1);
+                    textbuf_add(b, "\n", 1);
             } else {
                 /* Multi-line expansions end with '\n' already. */
                 if (line.len >= 2 && line.p[line.len - 1] == '\n' && line.p[line.len - 2] == '\n')
                     line.len--;
-                reply_buf_add(b, line.p ? line.p : "", line.len);
+                textbuf_add(b, line.p ? line.p : "", line.len);
                 blank_run = 0;
             }
             line.len = 0;
@@ -347,16 +347,16 @@ reply_render_body(struct reply_buf *b, const struct reply_template *t, const str
         }
         switch (seg->kind) {
         case SEG_TEXT:
-            reply_buf_add(&line, t->text + seg->off, seg->len);
+            textbuf_add(&line, t->text + seg->off, seg->len);
             for (size_t k = 0; k < seg->len; k++)
                 if (t->text[seg->off + k] != ' ' && t->text[seg->off + k] != '\t')
                     had_text = true;
             break;
         case SEG_SUBJECT:
-            reply_buf_adds(&line, subject);
+            textbuf_adds(&line, subject);
             break;
         case SEG_MESSAGE_ID:
-            reply_buf_adds(&line, msgid ? msgid : "(none)");
+            textbuf_adds(&line, msgid ? msgid : "(none)");
             break;
         case SEG_FINDINGS:
             reply_render_findings(&line, res);
@@ -375,7 +375,7 @@ reply_render_body(struct reply_buf *b, const struct reply_template *t, const str
             reply_doc_url(&line, in->doc_base, "process/security-bugs.html");
             break;
         case SEG_SCORE:
-            reply_buf_printf(&line, "%.1f", res ? res->score : 0.0);
+            textbuf_printf(&line, "%.1f", res ? res->score : 0.0);
             break;
         case SEG_NEWLINE:
             break;
@@ -383,40 +383,40 @@ reply_render_body(struct reply_buf *b, const struct reply_template *t, const str
         if (seg->kind != SEG_TEXT)
             had_ph = true;
     }
-    free(line.p);
+    textbuf_release(&line);
     /* No trailing blank lines; exactly one final newline. */
     while (b->err == 0 && b->len > 1 && b->p[b->len - 1] == '\n' && b->p[b->len - 2] == '\n')
         b->len--;
     if (b->err == 0 && (b->len == 0 || b->p[b->len - 1] != '\n'))
-        reply_buf_add(b, "\n", 1);
+        textbuf_add(b, "\n", 1);
 }
 
 /* Append "Name: value" folded at spaces so lines stay near REPLY_FOLD. */
 static void
-reply_header_folded(struct reply_buf *b, const char *name, const char *value)
+reply_header_folded(struct textbuf *b, const char *name, const char *value)
 {
     size_t col = strlen(name) + 1;
     const char *p = value;
     bool first = true;
 
-    reply_buf_printf(b, "%s:", name);
+    textbuf_printf(b, "%s:", name);
     while (*p != '\0') {
         const char *end = strchr(p, ' ');
         size_t wlen = end ? (size_t)(end - p) : strlen(p);
 
         if (!first && col + 1 + wlen > REPLY_FOLD) {
-            reply_buf_add(b, "\n", 1);
+            textbuf_add(b, "\n", 1);
             col = 0;
         }
-        reply_buf_add(b, " ", 1);
-        reply_buf_add(b, p, wlen);
+        textbuf_add(b, " ", 1);
+        textbuf_add(b, p, wlen);
         col += 1 + wlen;
         first = false;
         p += wlen;
         while (*p == ' ')
             p++;
     }
-    reply_buf_add(b, "\n", 1);
+    textbuf_add(b, "\n", 1);
 }
 
 static int
@@ -458,10 +458,11 @@ reply_render(const struct reply_template *t, const struct reply_input *in, char 
     char *subject = NULL, *from = NULL;
     unsigned char rnd[12];
     bool have_msgid;
-    struct reply_buf b = {0};
+    struct textbuf b;
     time_t now;
     int r;
 
+    reply_buf_init(&b);
     if (t == NULL || in == NULL || ret_msg == NULL)
         return -EINVAL;
     if (!reply_addr(in->to, to))
@@ -493,16 +494,16 @@ reply_render(const struct reply_template *t, const struct reply_input *in, char 
     if (from != NULL && from[0] != '\0')
         reply_header_folded(&b, "From", from);
     else
-        reply_buf_printf(&b, "From: slop-milter <postmaster@%s>\n", host);
-    reply_buf_printf(&b, "To: <%s>\n", to);
+        textbuf_printf(&b, "From: slop-milter <postmaster@%s>\n", host);
+    textbuf_printf(&b, "To: <%s>\n", to);
     /* Nothing from the mail goes into a header but a checked Message-ID. */
-    reply_buf_adds(&b, "Subject: " REPLY_SUBJECT "\n");
-    reply_buf_printf(&b, "Date: %s\n", date);
+    textbuf_adds(&b, "Subject: " REPLY_SUBJECT "\n");
+    textbuf_printf(&b, "Date: %s\n", date);
     memcpy(own_id, "<slop.", 6);
     for (size_t i = 0; i < sizeof(rnd); i++)
         snprintf(own_id + 6 + 2 * i, 3, "%02x", rnd[i]);
     snprintf(own_id + 6 + 2 * sizeof(rnd), sizeof(own_id) - 6 - 2 * sizeof(rnd), "@%s>", host);
-    reply_buf_printf(&b, "Message-ID: %s\n", own_id);
+    textbuf_printf(&b, "Message-ID: %s\n", own_id);
     /* What comes back to us with it is known as ours (reply_token.c). */
     if (in->key != NULL) {
         char token[REPLY_TOKEN_LEN + 1];
@@ -510,26 +511,26 @@ reply_render(const struct reply_template *t, const struct reply_input *in, char 
         r = reply_token_make(in->key, own_id, date, token);
         if (r < 0)
             goto out;
-        reply_buf_printf(&b, REPLY_TOKEN_HEADER ": %s\n", token);
+        textbuf_printf(&b, REPLY_TOKEN_HEADER ": %s\n", token);
     }
     if (have_msgid) {
-        reply_buf_printf(&b, "In-Reply-To: %s\n", msgid);
-        reply_buf_printf(&b, "References: %s\n", msgid);
+        textbuf_printf(&b, "In-Reply-To: %s\n", msgid);
+        textbuf_printf(&b, "References: %s\n", msgid);
     }
-    reply_buf_adds(&b, "Auto-Submitted: auto-replied\n"
-                       "X-Auto-Response-Suppress: All\n"
-                       "MIME-Version: 1.0\n"
-                       "Content-Type: text/plain; charset=utf-8\n"
-                       "Content-Transfer-Encoding: 8bit\n"
-                       "\n");
+    textbuf_adds(&b, "Auto-Submitted: auto-replied\n"
+                     "X-Auto-Response-Suppress: All\n"
+                     "MIME-Version: 1.0\n"
+                     "Content-Type: text/plain; charset=utf-8\n"
+                     "Content-Transfer-Encoding: 8bit\n"
+                     "\n");
     reply_render_body(&b, t, in, subject[0] ? subject : "(no subject)", have_msgid ? msgid : NULL);
-    r = b.err;
+    r = reply_buf_err(&b);
     if (r < 0)
         goto out;
     *ret_msg = b.p;
     b.p = NULL;
 out:
-    free(b.p);
+    textbuf_release(&b);
     free(subject);
     free(from);
     return r;

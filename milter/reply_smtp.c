@@ -146,11 +146,12 @@ bool
 reply_smtp_send(struct reply_sender *s, const struct reply_job *j, char *reason, size_t reasonlen)
 {
     struct reply_smtp *c;
-    struct reply_buf data = {0};
+    struct textbuf data;
     char cmd[REPLY_ADDR_MAX + REPLY_HOST_MAX + 32];
     bool ok = false;
     int r;
 
+    reply_buf_init(&data);
     c = calloc(1, sizeof(*c));
     if (c == NULL) {
         snprintf(reason, reasonlen, "out of memory");
@@ -202,16 +203,16 @@ reply_smtp_send(struct reply_sender *s, const struct reply_job *j, char *reason,
         if (tl > 0 && p[tl - 1] == '\r')
             tl--;
         if (p[0] == '.')
-            reply_buf_add(&data, ".", 1);
-        reply_buf_add(&data, p, tl);
-        reply_buf_add(&data, "\r\n", 2);
+            textbuf_add(&data, ".", 1);
+        textbuf_add(&data, p, tl);
+        textbuf_add(&data, "\r\n", 2);
         p += len;
         if (*p == '\n')
             p++;
     }
-    reply_buf_add(&data, ".\r\n", 3);
+    textbuf_add(&data, ".\r\n", 3);
     if (data.err != 0) {
-        reply_reason_errno(reason, reasonlen, "smtp", -data.err);
+        reply_reason_errno(reason, reasonlen, "smtp", -reply_buf_err(&data));
         goto out;
     }
     r = reply_smtp_write(c, data.p, data.len);
@@ -230,7 +231,7 @@ out:
     if (c->fd >= 0)
         close(c->fd);
     free(c);
-    free(data.p);
+    textbuf_release(&data);
     return ok;
 }
 

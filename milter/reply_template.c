@@ -6,14 +6,12 @@
  * with "file:line: reason".
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "file_read.h"
 #include "reply_template.h"
 #include "reply_text.h"
 
@@ -200,7 +198,7 @@ reply_template_parse(struct reply_template *t, size_t len, const char *name, cha
             return reply_template_fail(err, errlen, name, line, -EINVAL, "control character 0x%02x",
                                        c);
         if (c >= 0x80) {
-            size_t l = reply_utf8_seq((const unsigned char *)s + i, len - i);
+            size_t l = reply_char_len((const unsigned char *)s + i, len - i);
 
             if (l == 0)
                 return reply_template_fail(err, errlen, name, line, -EINVAL, "invalid UTF-8");
@@ -213,49 +211,6 @@ reply_template_parse(struct reply_template *t, size_t len, const char *name, cha
         return reply_template_fail(err, errlen, name, line, -EINVAL, "line longer than %d bytes",
                                    REPLY_LINE_MAX);
     return reply_template_push(t, &cap, SEG_TEXT, lit, len - lit);
-}
-
-/* Read at most REPLY_TEMPLATE_MAX bytes of path into a new string. */
-static int
-reply_read_file(const char *path, char **ret, size_t *ret_len)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    int fd, r = 0;
-
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0)
-        return -errno;
-    buf = malloc(REPLY_TEMPLATE_MAX + 2);
-    if (buf == NULL) {
-        r = -ENOMEM;
-        goto out;
-    }
-    for (;;) {
-        ssize_t n = read(fd, buf + len, REPLY_TEMPLATE_MAX + 1 - len);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            r = -errno;
-            goto out;
-        }
-        if (n == 0)
-            break;
-        len += (size_t)n;
-        if (len > REPLY_TEMPLATE_MAX) {
-            r = -EFBIG;
-            goto out;
-        }
-    }
-    buf[len] = '\0';
-    *ret = buf;
-    *ret_len = len;
-    buf = NULL;
-out:
-    free(buf);
-    close(fd);
-    return r;
 }
 
 int
@@ -286,7 +241,7 @@ reply_template_load_for(const char *path, bool kernel, struct reply_template **r
         t->text = strdup(builtin);
         r = t->text ? 0 : -ENOMEM;
     } else {
-        r = reply_read_file(path, &t->text, &len);
+        r = file_read(path, REPLY_TEMPLATE_MAX, 0, &t->text, &len);
         if (r == -EFBIG)
             reply_template_fail(err, errlen, name, 0, r, "larger than %d bytes",
                                 REPLY_TEMPLATE_MAX);

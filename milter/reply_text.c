@@ -1,6 +1,6 @@
 /*
  * reply_text.c - text helpers of the reply modules (see reply_text.h):
- * the growing string, UTF-8 checks, the cleaners that make input-driven
+ * the characters reply text may carry, the cleaners that make input-driven
  * text safe for a header or the body, line wrapping, the address and
  * host-name checks.
  *
@@ -18,99 +18,30 @@
 #include <unistd.h>
 
 #include "reply_text.h"
+#include "utf8.h"
 
 #define REPLY_WRAP 72         /* body paragraphs are wrapped here */
 #define REPLY_QUOTE_SCAN 2048 /* bytes of mail text looked at for one quote */
 
 void
-reply_buf_add(struct reply_buf *b, const char *s, size_t n)
+reply_buf_init(struct textbuf *b)
 {
-    if (b->err != 0)
-        return;
-    if (n > REPLY_MESSAGE_MAX - b->len) {
-        b->err = -EMSGSIZE;
-        return;
-    }
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 1024;
-        char *p;
-
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        p = realloc(b->p, cap);
-        if (p == NULL) {
-            b->err = -ENOMEM;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
+    textbuf_init(b, REPLY_MESSAGE_MAX);
 }
 
-void
-reply_buf_adds(struct reply_buf *b, const char *s)
+int
+reply_buf_err(const struct textbuf *b)
 {
-    reply_buf_add(b, s, strlen(s));
+    return b->err == -E2BIG ? -EMSGSIZE : b->err;
 }
 
-void
-reply_buf_printf(struct reply_buf *b, const char *fmt, ...)
-{
-    char tmp[1024];
-    va_list ap;
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        if (b->err == 0)
-            b->err = -EINVAL;
-        return;
-    }
-    reply_buf_add(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
-}
-
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if none. */
 size_t
-reply_utf8_seq(const unsigned char *s, size_t n)
+reply_char_len(const unsigned char *s, size_t n)
 {
-    size_t len;
-    uint32_t cp;
+    size_t len = utf8_seq_len(s, n);
 
-    if (n == 0)
-        return 0;
-    if (s[0] < 0x80)
-        return 1;
-    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-        len = 2;
-        cp = s[0] & 0x1f;
-    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-        len = 3;
-        cp = s[0] & 0x0f;
-    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-        len = 4;
-        cp = s[0] & 0x07;
-    } else {
-        return 0;
-    }
-    if (n < len)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-        (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
     /* C1 controls are as unwelcome in a header as C0 ones. */
-    if (cp >= 0x80 && cp < 0xa0)
-        return 0;
-    return len;
+    return len == 2 && s[0] == 0xc2 && s[1] < 0xa0 ? 0 : len;
 }
 
 /*
@@ -120,7 +51,7 @@ reply_utf8_seq(const unsigned char *s, size_t n)
  * character boundary). Returns the number of bytes appended.
  */
 size_t
-reply_clean(struct reply_buf *b, const char *s, size_t max)
+reply_clean(struct textbuf *b, const char *s, size_t max)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t n = s ? strlen(s) : 0;
@@ -128,7 +59,7 @@ reply_clean(struct reply_buf *b, const char *s, size_t max)
     bool space = false;
 
     for (size_t i = 0; i < n;) {
-        size_t len = reply_utf8_seq(p + i, n - i);
+        size_t len = reply_char_len(p + i, n - i);
 
         if (len == 1 && (p[i] < 0x20 || p[i] == 0x7f || p[i] == ' ')) {
             space = out > 0;
@@ -138,21 +69,21 @@ reply_clean(struct reply_buf *b, const char *s, size_t max)
         if (space) {
             if (out + 1 >= max)
                 break;
-            reply_buf_add(b, " ", 1);
+            textbuf_add(b, " ", 1);
             out++;
             space = false;
         }
         if (len == 0) {
             if (out + 1 > max)
                 break;
-            reply_buf_add(b, "?", 1);
+            textbuf_add(b, "?", 1);
             out++;
             i++;
             continue;
         }
         if (out + len > max)
             break;
-        reply_buf_add(b, (const char *)p + i, len);
+        textbuf_add(b, (const char *)p + i, len);
         out += len;
         i += len;
     }
@@ -163,15 +94,15 @@ reply_clean(struct reply_buf *b, const char *s, size_t max)
 char *
 reply_clean_dup(const char *s, size_t max)
 {
-    struct reply_buf b = {0};
+    struct textbuf b;
 
-    reply_buf_add(&b, "", 0);
+    reply_buf_init(&b);
     reply_clean(&b, s, max);
     if (b.err != 0) {
-        free(b.p);
+        textbuf_release(&b);
         return NULL;
     }
-    return b.p;
+    return textbuf_steal(&b, NULL);
 }
 
 /* A word a mail client could turn into a link: a scheme ("://",
@@ -217,12 +148,12 @@ reply_quote_dup(const char *s, size_t max)
 {
     static const char removed[] = "[link removed]";
     char *clean = reply_clean_dup(s, REPLY_QUOTE_SCAN);
-    struct reply_buf b = {0};
+    struct textbuf b;
     bool cut = false;
 
     if (clean == NULL)
         return NULL;
-    reply_buf_add(&b, "", 0);
+    reply_buf_init(&b);
     for (const char *p = clean; *p != '\0' && !cut;) {
         size_t wl = strcspn(p, " ");
         bool link = reply_link_like(p, wl);
@@ -237,7 +168,7 @@ reply_quote_dup(const char *s, size_t max)
             /* One long word: whole characters up to max. */
             take = 0;
             while (take < wl) {
-                size_t l = reply_utf8_seq((const unsigned char *)p + take, wl - take);
+                size_t l = reply_char_len((const unsigned char *)p + take, wl - take);
 
                 if (l == 0 || take + l > max)
                     break;
@@ -245,25 +176,25 @@ reply_quote_dup(const char *s, size_t max)
             }
         }
         if (sep)
-            reply_buf_add(&b, " ", 1);
+            textbuf_add(&b, " ", 1);
         if (link) {
-            reply_buf_adds(&b, removed);
+            textbuf_adds(&b, removed);
         } else {
             for (size_t i = 0; i < take; i++)
-                reply_buf_add(&b, p[i] == '"' ? "'" : p + i, 1);
+                textbuf_add(&b, p[i] == '"' ? "'" : p + i, 1);
         }
         p += wl;
         while (*p == ' ')
             p++;
     }
     if (cut || strlen(clean) >= REPLY_QUOTE_SCAN - 4)
-        reply_buf_adds(&b, "...");
+        textbuf_adds(&b, "...");
     free(clean);
     if (b.err != 0) {
-        free(b.p);
+        textbuf_release(&b);
         return NULL;
     }
-    return b.p;
+    return textbuf_steal(&b, NULL);
 }
 
 /*
@@ -271,35 +202,35 @@ reply_quote_dup(const char *s, size_t max)
  * first line starts with first, the others with indent. Ends with '\n'.
  */
 void
-reply_wrap(struct reply_buf *b, const char *text, const char *first, const char *indent)
+reply_wrap(struct textbuf *b, const char *text, const char *first, const char *indent)
 {
     size_t col = strlen(first);
     const char *p = text;
     bool line_empty = true;
 
-    reply_buf_adds(b, first);
+    textbuf_adds(b, first);
     while (*p != '\0') {
         const char *end = strchr(p, ' ');
         size_t wlen = end ? (size_t)(end - p) : strlen(p);
 
         if (!line_empty && col + 1 + wlen > REPLY_WRAP) {
-            reply_buf_add(b, "\n", 1);
-            reply_buf_adds(b, indent);
+            textbuf_add(b, "\n", 1);
+            textbuf_adds(b, indent);
             col = strlen(indent);
             line_empty = true;
         }
         if (!line_empty) {
-            reply_buf_add(b, " ", 1);
+            textbuf_add(b, " ", 1);
             col++;
         }
-        reply_buf_add(b, p, wlen);
+        textbuf_add(b, p, wlen);
         col += wlen;
         line_empty = false;
         p += wlen;
         while (*p == ' ')
             p++;
     }
-    reply_buf_add(b, "\n", 1);
+    textbuf_add(b, "\n", 1);
 }
 
 /*

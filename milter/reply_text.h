@@ -2,10 +2,10 @@
  * reply_text.h - text helpers shared by the reply modules (internal to
  * milter/reply_*.c; the public API is reply.h).
  *
- * struct reply_buf is a growing string with a sticky error that never
- * exceeds REPLY_MESSAGE_MAX; the cleaners turn input-driven text into
- * single lines of valid UTF-8 with no control characters. All pure
- * functions, thread-safe.
+ * The reply modules build text in struct textbuf (the kit's buffer, its
+ * error sticky), capped at REPLY_MESSAGE_MAX by reply_buf_init(); the
+ * cleaners turn input-driven text into single lines of valid UTF-8 with
+ * no control characters. All pure functions, thread-safe.
  */
 #ifndef SLOP_MILTER_REPLY_TEXT_H
 #define SLOP_MILTER_REPLY_TEXT_H
@@ -14,27 +14,24 @@
 #include <stddef.h>
 
 #include "reply.h"
+#include "textbuf.h"
 
 #define REPLY_LINE_MAX 998 /* RFC 5322 line limit, template lines too */
 #define REPLY_HOST_MAX 253
 
-struct reply_buf {
-    char *p;
-    size_t len;
-    size_t cap;
-    int err;
-};
+/* An empty buffer for reply text: at most REPLY_MESSAGE_MAX bytes. */
+void reply_buf_init(struct textbuf *b);
 
-void reply_buf_add(struct reply_buf *b, const char *s, size_t n);
-void reply_buf_adds(struct reply_buf *b, const char *s);
-void reply_buf_printf(struct reply_buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/* The buffer's error as the reply functions report it: -EMSGSIZE past
+ * REPLY_MESSAGE_MAX (the kit says -E2BIG), else as it is. */
+int reply_buf_err(const struct textbuf *b);
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if none. */
-size_t reply_utf8_seq(const unsigned char *s, size_t n);
+/* Length of the character at s (at most n bytes) that reply text may
+ * carry: well-formed UTF-8 and no C1 control; 0 if none. */
+size_t reply_char_len(const unsigned char *s, size_t n);
 
 /* Append s as one clean line of at most max bytes; returns bytes appended. */
-size_t reply_clean(struct reply_buf *b, const char *s, size_t max);
+size_t reply_clean(struct textbuf *b, const char *s, size_t max);
 
 /* reply_clean() into a new string (free()); NULL on ENOMEM. */
 char *reply_clean_dup(const char *s, size_t max);
@@ -45,7 +42,7 @@ char *reply_quote_dup(const char *s, size_t max);
 
 /* Append clean text wrapped at 72 columns, first line after first, the
  * others after indent; ends with a newline. */
-void reply_wrap(struct reply_buf *b, const char *text, const char *first, const char *indent);
+void reply_wrap(struct textbuf *b, const char *text, const char *first, const char *indent);
 
 /* A usable address from s (with or without <>) into out; false if none. */
 bool reply_addr(const char *s, char out[REPLY_ADDR_MAX + 1]);
