@@ -22,6 +22,7 @@
 
 #include "config.h"
 #include "metrics.h"
+#include "textbuf.h"
 
 #define KIND_COUNT 5 /* the classifier's four kinds and "none" (not scanned) */
 #define KIND_NONE 4
@@ -242,44 +243,17 @@ metrics_reset(void)
 /* ---- rendering ----------------------------------------------------------- */
 
 struct out {
-    char *p;
-    size_t len, cap;
-    int err;
-    bool om; /* OpenMetrics, else Prometheus text */
+    struct textbuf b; /* capped at METRICS_RENDER_MAX with its NUL */
+    bool om;          /* OpenMetrics, else Prometheus text */
 };
 
 static void __attribute__((format(printf, 2, 3))) out_printf(struct out *o, const char *fmt, ...)
 {
     va_list ap;
-    int w;
 
-    if (o->err < 0)
-        return;
-    for (;;) {
-        va_start(ap, fmt);
-        w = vsnprintf(o->p + o->len, o->cap - o->len, fmt, ap);
-        va_end(ap);
-        if (w < 0) {
-            o->err = -EINVAL;
-            return;
-        }
-        if ((size_t)w < o->cap - o->len)
-            break;
-        if (o->cap >= METRICS_RENDER_MAX) {
-            o->err = -ENOSPC;
-            return;
-        }
-        size_t cap = o->cap + (size_t)w + RENDER_CHUNK;
-        char *p = realloc(o->p, cap > METRICS_RENDER_MAX ? METRICS_RENDER_MAX : cap);
-
-        if (p == NULL) {
-            o->err = -ENOMEM;
-            return;
-        }
-        o->p = p;
-        o->cap = cap > METRICS_RENDER_MAX ? METRICS_RENDER_MAX : cap;
-    }
-    o->len += (size_t)w;
+    va_start(ap, fmt);
+    textbuf_vprintf(&o->b, fmt, ap);
+    va_end(ap);
 }
 
 /* A label value with \, " and newline escaped (both formats agree). */
@@ -430,10 +404,11 @@ render_gauges(struct out *o, const struct metrics_gauges *g)
 int
 metrics_render(const struct metrics_gauges *g, bool openmetrics, char **ret, size_t *ret_len)
 {
-    struct out o = {.cap = RENDER_CHUNK, .om = openmetrics};
+    struct out o = {.om = openmetrics};
+    int r;
 
-    o.p = malloc(o.cap);
-    if (o.p == NULL)
+    textbuf_init(&o.b, METRICS_RENDER_MAX - 1);
+    if (textbuf_reserve(&o.b, RENDER_CHUNK) < 0)
         return -ENOMEM;
     render_messages(&o);
     render_findings(&o);
@@ -448,11 +423,11 @@ metrics_render(const struct metrics_gauges *g, bool openmetrics, char **ret, siz
     render_gauges(&o, g);
     if (openmetrics)
         out_printf(&o, "# EOF\n");
-    if (o.err < 0) {
-        free(o.p);
-        return o.err;
+    r = o.b.err;
+    if (r < 0) {
+        textbuf_release(&o.b);
+        return r;
     }
-    *ret = o.p;
-    *ret_len = o.len;
+    *ret = textbuf_steal(&o.b, ret_len);
     return 0;
 }

@@ -105,7 +105,7 @@ struct metrics_gauges {
 /*
  * Render every metric and g as OpenMetrics 1.0 text (openmetrics true,
  * ending "# EOF") or the Prometheus 0.0.4 text format. On success *ret
- * (free() it) holds *ret_len bytes. Returns 0, -ENOMEM, or -ENOSPC past
+ * (free() it) holds *ret_len bytes. Returns 0, -ENOMEM, or -E2BIG past
  * METRICS_RENDER_MAX. Thread-safe; never blocks the note functions.
  */
 int metrics_render(const struct metrics_gauges *g, bool openmetrics, char **ret, size_t *ret_len);
