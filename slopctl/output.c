@@ -12,35 +12,14 @@
 #include <string.h>
 
 #include "output.h"
+#include "utf8.h"
 
 static const char replacement[] = "\xEF\xBF\xBD"; /* U+FFFD */
 
-size_t
-output_utf8_len(const unsigned char *p)
-{
-    unsigned char c = p[0];
-
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        return (p[1] & 0xC0) == 0x80 ? 2 : 0;
-    if (c >= 0xE0 && c <= 0xEF) {
-        if ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] > 0x9F))
-            return 0;
-        return (p[1] & 0xC0) == 0x80 && (p[2] & 0xC0) == 0x80 ? 3 : 0;
-    }
-    if (c >= 0xF0 && c <= 0xF4) {
-        if ((c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] > 0x8F))
-            return 0;
-        return (p[1] & 0xC0) == 0x80 && (p[2] & 0xC0) == 0x80 && (p[3] & 0xC0) == 0x80 ? 4 : 0;
-    }
-    return 0;
-}
-
 /*
  * Write s escaped for JSON (json) or for a terminal (!json). The strings
- * are NUL-terminated, so reading p[1..3] in output_utf8_len() stops at the NUL,
- * which never passes the continuation-byte test.
+ * are NUL-terminated: a character is looked for in the bytes up to the
+ * NUL, never past it.
  */
 static void
 write_escaped(FILE *f, const char *s, bool json)
@@ -56,7 +35,7 @@ write_escaped(FILE *f, const char *s, bool json)
             continue;
         }
         if (c >= 0x80) {
-            n = output_utf8_len(p);
+            n = utf8_seq_len(p, strnlen((const char *)p, 4));
             /* C1 controls (U+0080..U+009F) act on some terminals. */
             if (n == 2 && c == 0xC2 && p[1] < 0xA0 && !json)
                 n = 0;

@@ -58,11 +58,6 @@ struct output_diag_sink {
 /* A classifier_diag_fn; ctx is a struct output_diag_sink. */
 void output_diag(void *ctx, const struct classifier_diag *d);
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 when invalid (an
- * overlong form, a surrogate, past U+10FFFF). p is NUL-terminated: the
- * NUL stops the look at the bytes after p[0]. */
-size_t output_utf8_len(const unsigned char *p);
-
 /* Write s as a JSON string (with quotes), or null for NULL. */
 void output_json_string(FILE *f, const char *s);
 

@@ -4,8 +4,8 @@
  */
 #include <string.h>
 
-#include "output.h"
 #include "report_escape.h"
+#include "utf8.h"
 
 static const char replacement[] = "\xEF\xBF\xBD"; /* U+FFFD */
 
@@ -30,11 +30,7 @@ report_escape(FILE *f, const char *s, size_t cap, bool keep_newlines)
     if (s == NULL)
         return;
     len = strnlen(s, cap + 1);
-    if (len > cap) {
-        len = cap;
-        while (len > 0 && (p[len] & 0xC0) == 0x80)
-            len--;
-    }
+    len = utf8_cut(s, len, cap);
     end = p + len;
     run = p;
     while (p < end) {
@@ -43,9 +39,9 @@ report_escape(FILE *f, const char *s, size_t cap, bool keep_newlines)
 
         n = 1;
         if (c >= 0x80) {
-            n = output_utf8_len(p);
             /* A character the cut at end would split is invalid here. */
-            if (n == 0 || p + n > end) {
+            n = utf8_seq_len(p, (size_t)(end - p));
+            if (n == 0) {
                 rep = replacement;
                 n = 1;
             } else if ((c == 0xC2 && p[1] < 0xA0) || is_bidi_control(p, n)) {
