@@ -18,42 +18,7 @@
 #include "ascii.h"
 #include "mime_text.h"
 #include "textbuf.h"
-
-/* Length of the valid UTF-8 sequence at s[0..n), or 0 if it is invalid. */
-static size_t
-utf8_seq_len(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    size_t len, i;
-    uint32_t cp;
-
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf) {
-        len = 2;
-        cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        cp = c & 0x07;
-    } else {
-        return 0;
-    }
-    if (n < len)
-        return 0;
-    for (i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    /* Overlong forms, surrogates and code points past U+10FFFF. */
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-        (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return len;
-}
+#include "utf8.h"
 
 /* End of the run of plain ASCII (no CR, no NUL) in u[i..n). Eight bytes
  * at a time: this runs over every byte of every text part and header. */
@@ -125,8 +90,7 @@ mime_text_add(struct textbuf *b, const char *s, size_t n, enum mime_text_invalid
             size_t room = b->len < max ? max - b->len : 0;
 
             if (j - i > room) {
-                while (room > 0 && (u[i + room] & 0xc0) == 0x80)
-                    room--;
+                room = utf8_cut(s + i, j - i, room);
                 r = textbuf_add(b, s + i, room);
                 return r < 0 ? r : 1;
             }

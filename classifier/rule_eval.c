@@ -32,6 +32,7 @@
 #include "message.h"
 #include "rule.h"
 #include "rule_prefix.h"
+#include "utf8.h"
 
 /* Matches counted by one count condition; a count saturates here. */
 #define RULE_EVAL_COUNT_MAX (1u << 20)
@@ -76,39 +77,6 @@ struct eval {
     const char *regex_limit; /* "match_limit" or "depth_limit" once PCRE2 hit one */
     unsigned limit_hits;     /* PCRE2 match or depth limits hit so far */
 };
-
-/* Bytes in the valid UTF-8 sequence at s[0..n), or 0 if it is not one. */
-static size_t
-utf8_seq_len(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xbf;
-
-    if (c >= 0xc2 && c <= 0xdf)
-        len = 2;
-    else if (c >= 0xe0 && c <= 0xef)
-        len = 3;
-    else if (c >= 0xf0 && c <= 0xf4)
-        len = 4;
-    else
-        return 0;
-    /* Reject overlong forms, surrogates and code points past U+10FFFF. */
-    if (c == 0xe0)
-        lo = 0xa0;
-    else if (c == 0xed)
-        hi = 0x9f;
-    else if (c == 0xf0)
-        lo = 0x90;
-    else if (c == 0xf4)
-        hi = 0x8f;
-    if (n < len || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if (s[i] < 0x80 || s[i] > 0xbf)
-            return 0;
-    return len;
-}
 
 /* Append s[0..n) as one line of valid UTF-8: control characters become
  * spaces (evidence ends up in mail headers), invalid bytes '?', and the
