@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 struct sockaddr;
+struct state_redis_options;
 
 #define CONFIG_LINE_MAX 4096        /* longest line in a configuration file */
 #define CONFIG_LIST_MAX 1024        /* entries in one address or host list */
@@ -243,6 +244,11 @@ int config_check_state_owner(const struct config *cfg, uid_t uid, gid_t gid,
                              struct config_error *err);
 
 #define CONFIG_REDIS_PASSWORD_MAX 512 /* bytes of RedisPasswordFile's line, with its NUL */
+
+/* cfg's RedisServer, RedisUser, RedisPrefix and RedisTimeout into ret's
+ * fields of the same names, borrowed from cfg; the other fields (the
+ * password, notify) are left for the caller. (config_redis.c) */
+void config_redis_options(const struct config *cfg, struct state_redis_options *ret);
 
 /* First line of path (RedisPasswordFile) into buf, without its line end
  * (empty path: empty password). 0 or -errno; -E2BIG when the line does not

@@ -1,8 +1,8 @@
 /*
  * config_redis.c - the settings of StateBackend redis that both programs
- * read the same way (see config.h): the password file. The daemon attaches
- * and logs (milter/shared_state.c); slopctl attaches and prints
- * (slopctl/backend.c).
+ * read the same way (see config.h): the options for state_redis_new() and
+ * the password file. The daemon attaches and logs (milter/shared_state.c);
+ * slopctl attaches and prints (slopctl/backend.c).
  *
  * No state kept: thread-safe.
  */
@@ -11,6 +11,16 @@
 #include <string.h>
 
 #include "config.h"
+#include "state_redis.h"
+
+void
+config_redis_options(const struct config *cfg, struct state_redis_options *ret)
+{
+    ret->server = cfg->redis_server;
+    ret->user = cfg->redis_user;
+    ret->prefix = cfg->redis_prefix;
+    ret->timeout_ms = cfg->redis_timeout;
+}
 
 int
 config_redis_password(const char *path, char *buf, size_t size)

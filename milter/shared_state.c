@@ -41,11 +41,8 @@ shared_state_attach(const struct config *cfg, const char *password, struct state
 
     if (st == NULL || cfg->state_backend != CONFIG_BACKEND_REDIS)
         return 0;
-    o.server = cfg->redis_server;
-    o.user = cfg->redis_user;
+    config_redis_options(cfg, &o);
     o.password = password;
-    o.prefix = cfg->redis_prefix;
-    o.timeout_ms = cfg->redis_timeout;
     o.notify = notify;
     /* A reload may free cfg; the state lives until exit. */
     snprintf(shared_server, sizeof(shared_server), "%s", cfg->redis_server);

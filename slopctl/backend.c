@@ -15,11 +15,13 @@
 #include "state_db.h"
 #include "state_redis.h"
 
+/* Without -c: RedisServer and RedisPrefix as the daemon has them, but a
+ * command may wait longer for Redis (2 s) than a message (RedisTimeout). */
 static struct {
     bool redis;
-    const char *server, *prefix, *user, *password_file;
-    unsigned timeout_ms;
-} be = {.server = "inet:6379@127.0.0.1", .prefix = "slop:", .timeout_ms = 2000};
+    struct state_redis_options o; /* without the password */
+    const char *password_file;
+} be = {.o = {.server = "inet:6379@127.0.0.1", .prefix = "slop:", .timeout_ms = 2000}};
 
 static struct config *be_cfg; /* -c: owns the strings be points into */
 
@@ -34,11 +36,8 @@ load_config(const char *path)
         return EX_CONFIG;
     }
     be.redis = be_cfg->state_backend == CONFIG_BACKEND_REDIS;
-    be.server = be_cfg->redis_server;
-    be.prefix = be_cfg->redis_prefix;
-    be.user = be_cfg->redis_user;
+    config_redis_options(be_cfg, &be.o);
     be.password_file = be_cfg->redis_password_file;
-    be.timeout_ms = be_cfg->redis_timeout;
     return 0;
 }
 
@@ -77,11 +76,11 @@ backend_parse(int *argc, char ***argv)
             }
             be.redis = strcmp(val, "redis") == 0;
         } else if (k == 2) {
-            be.server = val;
+            be.o.server = val;
         } else if (k == 3) {
-            be.prefix = val;
+            be.o.prefix = val;
         } else if (k == 4) {
-            be.user = val;
+            be.o.user = val;
         } else if (k == 5) {
             be.password_file = val;
         } else {
@@ -92,7 +91,7 @@ backend_parse(int *argc, char ***argv)
                 fprintf(stderr, "slopctl: --redis-timeout: 10 to 60000 ms\n");
                 return EX_USAGE;
             }
-            be.timeout_ms = (unsigned)v;
+            be.o.timeout_ms = (unsigned)v;
         }
         i += 2;
     }
@@ -113,7 +112,7 @@ backend_is_redis(void)
 int
 backend_attach(struct state *st)
 {
-    struct state_redis_options o = {0};
+    struct state_redis_options o = be.o;
     char password[CONFIG_REDIS_PASSWORD_MAX], buf[128];
     struct state_redis *r = NULL;
     int e;
@@ -126,20 +125,17 @@ backend_attach(struct state *st)
                 strerror_r(-e, buf, sizeof(buf)));
         return EX_NOINPUT;
     }
-    o.server = be.server;
-    o.prefix = be.prefix;
-    o.user = be.user;
     o.password = password;
-    o.timeout_ms = be.timeout_ms;
     e = state_redis_new(&o, &r);
     explicit_bzero(password, sizeof(password));
     if (e < 0) {
-        fprintf(stderr, "slopctl: bad Redis server '%s' or prefix '%s'\n", be.server, be.prefix);
+        fprintf(stderr, "slopctl: bad Redis server '%s' or prefix '%s'\n", be.o.server,
+                be.o.prefix);
         return EX_USAGE;
     }
     e = state_redis_ping(r);
     if (e < 0) {
-        fprintf(stderr, "slopctl: Redis '%s': %s\n", be.server, strerror_r(-e, buf, sizeof(buf)));
+        fprintf(stderr, "slopctl: Redis '%s': %s\n", be.o.server, strerror_r(-e, buf, sizeof(buf)));
         state_redis_free(r);
         return EX_UNAVAILABLE;
     }
@@ -164,10 +160,10 @@ backend_stats(struct state *st)
         return 0;
     printf("shared state in Redis %s, prefix '%s' (the LMDB tables above hold what stays "
            "local):\n",
-           be.server, be.prefix);
+           be.o.server, be.o.prefix);
     e = state_redis_stats(state_redis_of(st), print_kind, NULL);
     if (e < 0) {
-        fprintf(stderr, "slopctl: Redis '%s': %s\n", be.server, strerror_r(-e, buf, sizeof(buf)));
+        fprintf(stderr, "slopctl: Redis '%s': %s\n", be.o.server, strerror_r(-e, buf, sizeof(buf)));
         return EX_UNAVAILABLE;
     }
     return 0;

@@ -71,6 +71,24 @@ printf 'reader-pw\n' >"$T/reader.pw"
 check "a Redis error reply to a record names Redis" \
     grep -q "cannot record .* in Redis 'unix:$REDIS_SOCK': .*Redis protocol error" "$T/err"
 
+# slopctl -c reads the shared-state settings from the daemon's file
+# (config_redis_options()): the prefix finds the keys above, the user and
+# password file make the same record fail as the reader's.
+cat >"$T/milter.conf" <<EOC
+StateBackend redis
+RedisServer unix:$REDIS_SOCK
+RedisPrefix e2e:
+RedisUser reader
+RedisPasswordFile $T/reader.pw
+EOC
+"$SLOPCTL" -c "$T/milter.conf" db stats --state "$T/st" >"$T/stats" 2>&1
+check "-c: db stats counts the keys under the file's RedisPrefix" \
+    grep -qE '^ +seen_fp +[1-9][0-9]* keys' "$T/stats"
+"$SLOPCTL" -c "$T/milter.conf" scan --json --rules "$RULES" --state "$T/st" --record \
+    "$HERE/../fixtures/det-genuine-report.eml" >/dev/null 2>"$T/err"
+check "-c: a record as the file's RedisUser with its password is refused" \
+    grep -q "cannot record .* in Redis 'unix:$REDIS_SOCK': .*Redis protocol error" "$T/err"
+
 redis_stop
 "$T/slopctl" scan --json --rules "$RULES" --state "$T/st" "$HERE/../fixtures/det-genuine-report.eml" \
     >/dev/null 2>"$T/err"
