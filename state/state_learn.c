@@ -218,6 +218,23 @@ struct learn_ctx {
     enum state_learn_outcome outcome;
 };
 
+/* What learning (or forgetting) c's message, stored as class old (-1:
+ * not stored), does; false when nothing changes. */
+static bool
+learn_outcome(struct learn_ctx *c, int old)
+{
+    if (c->cls < 0) {
+        c->outcome = old < 0 ? STATE_LEARN_UNKNOWN : STATE_LEARN_FORGOTTEN;
+        return old >= 0;
+    }
+    if (old == c->cls) {
+        c->outcome = STATE_LEARN_UNCHANGED;
+        return false;
+    }
+    c->outcome = old < 0 ? STATE_LEARN_ADDED : STATE_LEARN_MOVED;
+    return true;
+}
+
 static int
 learn_txn(struct state *st, MDB_txn *txn, void *ctx)
 {
@@ -235,16 +252,8 @@ learn_txn(struct state *st, MDB_txn *txn, void *ctx)
     else if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND)
         return rc;
 
-    if (c->cls < 0) {
-        c->outcome = old < 0 ? STATE_LEARN_UNKNOWN : STATE_LEARN_FORGOTTEN;
-        if (old < 0)
-            return MDB_SUCCESS;
-    } else if (old == c->cls) {
-        c->outcome = STATE_LEARN_UNCHANGED;
+    if (!learn_outcome(c, old))
         return MDB_SUCCESS;
-    } else {
-        c->outcome = old < 0 ? STATE_LEARN_ADDED : STATE_LEARN_MOVED;
-    }
     if (old >= 0) {
         rc = tokens_update(st, txn, c->tokens, c->n, old, -1, c->now);
         if (rc != MDB_SUCCESS)
@@ -385,12 +394,40 @@ cap_cutoff(MDB_cursor *cur, uint64_t entries, uint64_t max, int64_t *ret)
     return rc == MDB_NOTFOUND || rc == MDB_SUCCESS ? MDB_SUCCESS : rc;
 }
 
+/* One pass of prune_txn() over the tokens, *left of them in the table;
+ * an LMDB code. */
+static int
+prune_pass(MDB_cursor *cur, struct prune_ctx *c, int pass, int64_t cap, uint64_t *left)
+{
+    MDB_val key, val;
+    int rc;
+
+    for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); rc == MDB_SUCCESS;
+         rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
+        struct token_val tv;
+        bool drop;
+
+        token_decode(&val, &tv);
+        if (pass == 0)
+            drop = tv.seen <= c->before || tv.seen < cap;
+        else
+            drop = tv.seen == cap && *left > c->max_tokens;
+        if (!drop)
+            continue;
+        rc = mdb_cursor_del(cur, 0);
+        if (rc != MDB_SUCCESS)
+            break;
+        c->removed++;
+        (*left)--;
+    }
+    return rc;
+}
+
 static int
 prune_txn(struct state *st, MDB_txn *txn, void *ctx)
 {
     struct prune_ctx *c = ctx;
     MDB_cursor *cur;
-    MDB_val key, val;
     MDB_stat ms;
     int64_t cap = INT64_MIN;
     uint64_t left;
@@ -413,24 +450,7 @@ prune_txn(struct state *st, MDB_txn *txn, void *ctx)
      * stamp; pass 1 the tokens stamped at the cap's own second, only while
      * too many are left (a whole learning run shares one stamp). */
     for (int pass = 0; pass < 2 && (rc == MDB_SUCCESS || rc == MDB_NOTFOUND); pass++) {
-        for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); rc == MDB_SUCCESS;
-             rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
-            struct token_val tv;
-            bool drop;
-
-            token_decode(&val, &tv);
-            if (pass == 0)
-                drop = tv.seen <= c->before || tv.seen < cap;
-            else
-                drop = tv.seen == cap && left > c->max_tokens;
-            if (!drop)
-                continue;
-            rc = mdb_cursor_del(cur, 0);
-            if (rc != MDB_SUCCESS)
-                break;
-            c->removed++;
-            left--;
-        }
+        rc = prune_pass(cur, c, pass, cap, &left);
         if (pass == 0 && cap == INT64_MIN)
             break;
     }
