@@ -3,6 +3,7 @@
  * environment's: every state_open() starts on it. The operations
  * themselves live with their tables (state_reply.c, state_seen.c,
  * state_sender.c); this file only binds them into one table.
+ * Threading: the table is const and shared by every state and thread.
  */
 #include "state_internal.h"
 

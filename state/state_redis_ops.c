@@ -2,6 +2,7 @@
  * state_redis_ops.c - the backend whose shared tables live in Redis
  * (state_redis.h): the ops of state_internal.h on st->redis, picked by
  * state_attach_redis(). Everything else of st stays in LMDB.
+ * Threading: the table is const; state_redis.c guards its connections.
  */
 #include <errno.h>
 

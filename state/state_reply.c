@@ -12,6 +12,7 @@
  * LMDB serialises across threads and processes (its writer mutex is
  * robust, so a writer killed mid-transaction leaves the last committed
  * state).
+ * Threading: like state.h; every call is one short transaction.
  */
 #include <errno.h>
 #include <stdint.h>
