@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -752,6 +753,81 @@ test_names(void **state)
     assert_string_equal(classifier_action_name(99), "none");
 }
 
+/* The arrival: the topmost Received: that gives a date, else Date:. */
+static void
+test_arrival(void **state)
+{
+    static const struct {
+        const char *msg;
+        int64_t want;
+    } cases[] = {
+        {"Received: from a by b; Mon, 30 Nov 2026 10:00:00 +0000\n"
+         "Received: from c by a; Sun, 29 Nov 2026 08:30:00 +0000\n"
+         "Date: Sat, 28 Nov 2026 12:00:00 +0000\n\nbody\n",
+         1796032800},
+        /* a Received: without a date is passed over */
+        {"Received: from a by b\n"
+         "Received: from c by a;\n Sun, 29 Nov 2026 08:30:00 +0000\n"
+         "Date: Sat, 28 Nov 2026 12:00:00 +0000\n\nbody\n",
+         1795941000},
+        {"Subject: x\nDate: Sat,\n\t28 Nov 2026 12:00:00 +0000\n\nbody\n", 1795867200},
+        /* only the header block counts */
+        {"Subject: x\n\nDate: Sat, 28 Nov 2026 12:00:00 +0000\n", 0},
+        {"Subject: x\nnot a field\nDate: Sat, 28 Nov 2026 12:00:00 +0000\n\n", 0},
+        {"Date: not a date\n\n", 0},
+        {"", 0},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int64_t got = classifier_arrival(cases[i].msg, strlen(cases[i].msg));
+
+        if (got != cases[i].want)
+            fail_msg("case %zu: %lld, want %lld", i, (long long)got, (long long)cases[i].want);
+    }
+    assert_int_equal(classifier_arrival(NULL, 0), 0);
+}
+
+struct names {
+    char text[256];
+    size_t len;
+};
+
+static void
+collect_name(void *ctx, const char *name)
+{
+    struct names *n = ctx;
+    int w = snprintf(n->text + n->len, sizeof(n->text) - n->len, "%s ", name);
+
+    if (w > 0 && n->len + (size_t)w < sizeof(n->text))
+        n->len += (size_t)w;
+}
+
+/* Names from hunk headers and from "name()" in prose, each once; prose
+ * after "diff --git" is code, not prose. */
+static void
+test_diff_functions(void **state)
+{
+    static const char text[] = "Fix foo_bar() and baz() in qux (not this).\n"
+                               "Calls foo_bar() again and 9x() too.\n"
+                               "diff --git a/x.c b/x.c\n"
+                               "@@ -1,2 +1,3 @@ static int frob(struct x *y)\n"
+                               "+\tnot_a_name();\n"
+                               "@@ -9 +9 @@\n"
+                               "@@ -20 +20 @@ void baz(void)\n";
+    struct names n = {0};
+
+    (void)state;
+    assert_int_equal(classifier_diff_functions(text, strlen(text), 16, collect_name, &n), 3);
+    assert_string_equal(n.text, "foo_bar baz frob ");
+    n = (struct names){0};
+    assert_int_equal(classifier_diff_functions(text, strlen(text), 1, collect_name, &n), 1);
+    assert_string_equal(n.text, "foo_bar ");
+    assert_int_equal(classifier_diff_functions(text, strlen(text), 0, collect_name, &n), 0);
+    assert_int_equal(classifier_diff_functions(NULL, 1, 4, collect_name, &n), -EINVAL);
+    assert_int_equal(classifier_diff_functions(text, strlen(text), 4, NULL, &n), -EINVAL);
+}
+
 int
 main(void)
 {
@@ -771,6 +847,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_headers_region, setup, teardown),
         cmocka_unit_test_setup_teardown(test_series_root, setup, teardown),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_arrival),
+        cmocka_unit_test(test_diff_functions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
