@@ -514,6 +514,34 @@ arrival_named(const char *p, size_t nlen, const char *name)
     return nlen == strlen(name) && strncasecmp(p, name, nlen) == 0;
 }
 
+/* The value of the field whose body starts at msg[from], unfolded with
+ * each line break a space, into value (ARRIVAL_VALUE_MAX + 1 bytes) when
+ * keep; returns the offset past the field. */
+static size_t
+arrival_value(const char *msg, size_t len, size_t from, bool keep, char *value)
+{
+    size_t end, n = 0;
+
+    for (end = from; end < len; end++) {
+        if (msg[end] == '\n' && (end + 1 >= len || (msg[end + 1] != ' ' && msg[end + 1] != '\t')))
+            break;
+        if (keep && n < ARRIVAL_VALUE_MAX)
+            value[n++] = msg[end] == '\n' || msg[end] == '\r' ? ' ' : msg[end];
+    }
+    value[n] = '\0';
+    return end + 1;
+}
+
+/* The date of a Received: value: it follows the last ';' (RFC 5321,
+ * section 4.4). 0 when there is none. */
+static int64_t
+received_date(const char *value)
+{
+    const char *semi = strrchr(value, ';');
+
+    return semi != NULL ? arrival_date(semi + 1) : 0;
+}
+
 int64_t
 classifier_arrival(const char *msg, size_t len)
 {
@@ -528,32 +556,20 @@ classifier_arrival(const char *msg, size_t len)
     while (off < len && msg[off] != '\n' && msg[off] != '\r' && fields++ < ARRIVAL_FIELDS_MAX) {
         const char *colon = memchr(msg + off, ':', len - off);
         const char *nl = memchr(msg + off, '\n', len - off);
-        size_t nlen, end, n = 0;
+        size_t nlen;
         bool received, dated;
+        int64_t t;
 
         if (colon == NULL || (nl != NULL && colon > nl))
             break; /* not a field: the header block is over */
         nlen = (size_t)(colon - (msg + off));
         received = arrival_named(msg + off, nlen, "Received");
         dated = date == 0 && arrival_named(msg + off, nlen, "Date");
-        for (end = (size_t)(colon - msg) + 1; end < len; end++) {
-            if (msg[end] == '\n' &&
-                (end + 1 >= len || (msg[end + 1] != ' ' && msg[end + 1] != '\t')))
-                break;
-            if ((received || dated) && n < ARRIVAL_VALUE_MAX)
-                value[n++] = msg[end] == '\n' || msg[end] == '\r' ? ' ' : msg[end];
-        }
-        value[n] = '\0';
-        off = end + 1;
-        if (received) {
-            /* The date follows the last ';' (RFC 5321, section 4.4); only
-             * the topmost Received: is the hop that delivered it. */
-            const char *semi = strrchr(value, ';');
-            int64_t t = semi != NULL ? arrival_date(semi + 1) : 0;
-
-            if (t != 0)
-                return t;
-        }
+        off = arrival_value(msg, len, (size_t)(colon - msg) + 1, received || dated, value);
+        /* Only the topmost Received: with a date is the hop that
+         * delivered it. */
+        if (received && (t = received_date(value)) != 0)
+            return t;
         if (dated)
             date = arrival_date(value);
     }

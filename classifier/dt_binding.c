@@ -152,13 +152,47 @@ says_driver(const char *p, size_t len)
     return false;
 }
 
+/* One file of a patch as dt_check_line() reads it: its path, whether it
+ * is a YAML schema, and the schema problems already noted (one of each
+ * kind per file). */
+struct dt_file {
+    const char *path, *rel;
+    bool yaml, bad_id, bad_ref;
+};
+
+static void
+dt_check_line(struct dt_file *f, const char *p, size_t len, struct dt_found *schema,
+              struct dt_found *driver)
+{
+    const char *v;
+    size_t vl;
+
+    if (says_driver(p, len)) {
+        while (len > 0 && (*p == ' ' || *p == '\t')) {
+            p++;
+            len--;
+        }
+        dt_note(driver, f->path, "speaks of a driver:", p, len);
+    }
+    if (!f->yaml)
+        return;
+    if (!f->bad_id && (v = key_value(p, len, "$id:", &vl)) != NULL &&
+        !id_names_file(v, vl, f->rel)) {
+        f->bad_id = true;
+        dt_note(schema, f->path, "$id names another file", v, vl);
+    }
+    if (!f->bad_ref && (v = key_value(p, len, "$ref:", &vl)) != NULL && bare_types_ref(v, vl)) {
+        f->bad_ref = true;
+        dt_note(schema, f->path, "$ref to the types schema without a definition", v, vl);
+    }
+}
+
 static void
 dt_check_file(const struct message *m, size_t file, const char *path, bool yaml,
               struct dt_found *schema, struct dt_found *driver)
 {
     const struct region *add = &m->regions[REGION_ADDED];
-    const char *rel = path + strlen(DT_BINDING_DIR);
-    bool bad_id = false, bad_ref = false;
+    struct dt_file f = {.path = path, .rel = path + strlen(DT_BINDING_DIR), .yaml = yaml};
 
     if (add->lines == NULL)
         return;
@@ -171,29 +205,11 @@ dt_check_file(const struct message *m, size_t file, const char *path, bool yaml,
         if (end > add->n_lines)
             end = add->n_lines;
         for (size_t i = hk->added_first; i < end; i++) {
-            const char *p, *v;
-            size_t len, vl;
+            const char *p;
+            size_t len;
 
             region_line_text(add, i, &p, &len);
-            if (says_driver(p, len)) {
-                while (len > 0 && (*p == ' ' || *p == '\t')) {
-                    p++;
-                    len--;
-                }
-                dt_note(driver, path, "speaks of a driver:", p, len);
-            }
-            if (!yaml)
-                continue;
-            if (!bad_id && (v = key_value(p, len, "$id:", &vl)) != NULL &&
-                !id_names_file(v, vl, rel)) {
-                bad_id = true;
-                dt_note(schema, path, "$id names another file", v, vl);
-            }
-            if (!bad_ref && (v = key_value(p, len, "$ref:", &vl)) != NULL &&
-                bare_types_ref(v, vl)) {
-                bad_ref = true;
-                dt_note(schema, path, "$ref to the types schema without a definition", v, vl);
-            }
+            dt_check_line(&f, p, len, schema, driver);
         }
     }
 }

@@ -553,6 +553,40 @@ name_emit(struct name_set *ns, const char *p, size_t n, void (*fn)(void *ctx, co
     ns->n++;
 }
 
+/* "@@ -a,b +c,d @@ static int foo(struct x *y)": the name before '('. */
+static void
+hunk_header_name(struct name_set *ns, const char *l, size_t n,
+                 void (*fn)(void *ctx, const char *name), void *ctx)
+{
+    const char *h = l + 3, *end = l + n, *q, *b;
+
+    while (h + 1 < end && !(h[0] == '@' && h[1] == '@'))
+        h++;
+    q = memchr(h, '(', (size_t)(end - h));
+    if (q == NULL)
+        return;
+    b = q;
+    while (b > h && is_ident(b[-1]))
+        b--;
+    name_emit(ns, b, (size_t)(q - b), fn, ctx);
+}
+
+/* Each "name()" of a line of prose. */
+static void
+prose_names(struct name_set *ns, const char *l, size_t n, void (*fn)(void *ctx, const char *name),
+            void *ctx)
+{
+    for (size_t k = 1; k + 1 < n; k++) {
+        size_t b = k;
+
+        if (l[k] != '(' || l[k + 1] != ')' || !is_ident(l[k - 1]))
+            continue;
+        while (b > 0 && is_ident(l[b - 1]))
+            b--;
+        name_emit(ns, l + b, k - b, fn, ctx);
+    }
+}
+
 int
 fingerprint_diff_functions(const char *text, size_t len, size_t max,
                            void (*fn)(void *ctx, const char *name), void *ctx)
@@ -575,33 +609,10 @@ fingerprint_diff_functions(const char *text, size_t len, size_t max,
         i += n + 1;
         if (n >= 11 && memcmp(l, "diff --git ", 11) == 0)
             in_diff = true;
-        if (n > 3 && memcmp(l, "@@ ", 3) == 0) {
-            /* "@@ -a,b +c,d @@ static int foo(struct x *y)": the name before '('. */
-            const char *h = l + 3, *end = l + n, *q;
-
-            while (h + 1 < end && !(h[0] == '@' && h[1] == '@'))
-                h++;
-            q = memchr(h, '(', (size_t)(end - h));
-            if (q != NULL) {
-                const char *b = q;
-
-                while (b > h && is_ident(b[-1]))
-                    b--;
-                name_emit(&ns, b, (size_t)(q - b), fn, ctx);
-            }
-            continue;
-        }
-        if (in_diff)
-            continue;
-        for (size_t k = 1; k + 1 < n; k++) {
-            size_t b = k;
-
-            if (l[k] != '(' || l[k + 1] != ')' || !is_ident(l[k - 1]))
-                continue;
-            while (b > 0 && is_ident(l[b - 1]))
-                b--;
-            name_emit(&ns, l + b, k - b, fn, ctx);
-        }
+        if (n > 3 && memcmp(l, "@@ ", 3) == 0)
+            hunk_header_name(&ns, l, n, fn, ctx);
+        else if (!in_diff)
+            prose_names(&ns, l, n, fn, ctx);
     }
     free(ns.v);
     return (int)ns.n;
