@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "import.h"
 #include "import_fixes.h"
 #include "import_tree.h"
@@ -30,22 +30,6 @@
 #include "statedir.h"
 
 #define IMPORT_MAX_MAINTAINERS_BYTES (64u << 20)
-
-/* ---- small helpers ---- */
-
-static void import_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void
-import_err(const char *fmt, ...)
-{
-    va_list ap;
-
-    fputs("slopctl: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
 
 static double
 now_seconds(void)
@@ -107,7 +91,7 @@ import_tree(const char *state_dir, const char *dir, const char *date_opt)
 
     fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
-        import_err("cannot open tree '%s': %s", dir, strerror_r(errno, buf, sizeof(buf)));
+        cli_error("cannot open tree '%s': %s", dir, strerror_r(errno, buf, sizeof(buf)));
         return EX_NOINPUT;
     }
     if (date_opt != NULL)
@@ -117,7 +101,7 @@ import_tree(const char *state_dir, const char *dir, const char *date_opt)
     r = import_tree_walk(fd, &t);
     close(fd);
     if (r < 0) {
-        import_err("cannot walk '%s': %s", dir, strerror_r(-r, buf, sizeof(buf)));
+        cli_error("cannot walk '%s': %s", dir, strerror_r(-r, buf, sizeof(buf)));
         goto out;
     }
     t1 = now_seconds();
@@ -128,8 +112,8 @@ import_tree(const char *state_dir, const char *dir, const char *date_opt)
     ret = EX_IOERR;
     r = import_tree_store(t, st, date);
     if (r < 0) {
-        import_err("cannot store the tree index in '%s': %s", state_dir,
-                   strerror_r(-r, buf, sizeof(buf)));
+        cli_error("cannot store the tree index in '%s': %s", state_dir,
+                  strerror_r(-r, buf, sizeof(buf)));
         goto out;
     }
     n = import_tree_counts(t);
@@ -155,7 +139,7 @@ git_log_open(const char *repo, const char *since, FILE **ret_in, pid_t *ret_pid)
 
     snprintf(since_arg, sizeof(since_arg), "--since=%s", since ? since : "");
     if (pipe(pfd) < 0 || (pid = fork()) < 0) {
-        import_err("cannot run git: %s", strerror_r(errno, buf, sizeof(buf)));
+        cli_error("cannot run git: %s", strerror_r(errno, buf, sizeof(buf)));
         return EX_OSERR;
     }
     if (pid == 0) {
@@ -197,7 +181,7 @@ fixes_input_open(const char *file, const char *repo, const char *since, FILE **r
         *ret_in = fopen(file, "r");
     }
     if (*ret_in == NULL) {
-        import_err("cannot read '%s': %s", repo ? repo : file, strerror_r(errno, buf, sizeof(buf)));
+        cli_error("cannot read '%s': %s", repo ? repo : file, strerror_r(errno, buf, sizeof(buf)));
         return EX_NOINPUT;
     }
     return 0;
@@ -212,7 +196,7 @@ git_log_close(FILE *in, pid_t pid, const char *repo)
     fclose(in);
     waitpid(pid, &status, 0);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        import_err("git log in '%s' failed", repo);
+        cli_error("git log in '%s' failed", repo);
         return EX_DATAERR;
     }
     return 0;
@@ -234,7 +218,7 @@ import_fixes(const char *state_dir, const char *file, const char *repo, const ch
     if (ret != 0)
         return ret;
     if (import_fixes_new(st, &fi) < 0) {
-        import_err("out of memory");
+        cli_error("out of memory");
         ret = EX_SOFTWARE;
         goto out;
     }
@@ -249,7 +233,7 @@ import_fixes(const char *state_dir, const char *file, const char *repo, const ch
             goto out;
     }
     if (r != 0) {
-        import_err("cannot store fixes in '%s': %s", state_dir, strerror_r(-r, buf, sizeof(buf)));
+        cli_error("cannot store fixes in '%s': %s", state_dir, strerror_r(-r, buf, sizeof(buf)));
         ret = EX_IOERR;
         goto out;
     }
@@ -279,7 +263,7 @@ import_maintainers(const char *state_dir, const char *file)
 
     f = strcmp(file, "-") == 0 ? stdin : fopen(file, "r");
     if (f == NULL) {
-        import_err("cannot read '%s': %s", file, strerror_r(errno, buf, sizeof(buf)));
+        cli_error("cannot read '%s': %s", file, strerror_r(errno, buf, sizeof(buf)));
         return EX_NOINPUT;
     }
     text = malloc(IMPORT_MAX_MAINTAINERS_BYTES);
@@ -296,8 +280,8 @@ import_maintainers(const char *state_dir, const char *file)
         goto out;
     r = state_maint_import(st, text, len, &counts);
     if (r < 0) {
-        import_err("cannot store MAINTAINERS in '%s': %s", state_dir,
-                   strerror_r(-r, buf, sizeof(buf)));
+        cli_error("cannot store MAINTAINERS in '%s': %s", state_dir,
+                  strerror_r(-r, buf, sizeof(buf)));
         ret = EX_IOERR;
         goto out;
     }
