@@ -30,6 +30,53 @@ is_fence(struct span s)
     return starts(s.p + i, s.n - i, "```") || starts(s.p + i, s.n - i, "~~~");
 }
 
+/* "$ cmd" or "# cmd", s trimmed and more than its prompt and space: a
+ * root prompt, not a Markdown heading, when the command starts with a
+ * lower-case letter, '.' or '/'; "# CONFIG_X is not set". */
+static bool
+is_prompt_line(struct span s)
+{
+    char c = s.p[2];
+
+    if ((c >= 'a' && c <= 'z') || c == '.' || c == '/')
+        return true;
+    if (s.p[0] == '#' && starts(s.p, s.n, "# CONFIG_"))
+        return ascii_find(s.p, s.n, " is not set") != NULL;
+    return s.p[0] == '$';
+}
+
+/* "CONFIG_FOO=y", s trimmed and starting "CONFIG_". */
+static bool
+is_config_line(struct span s)
+{
+    size_t i = 7;
+
+    while (i < s.n && is_ident(s.p[i]))
+        i++;
+    return i < s.n && s.p[i] == '=';
+}
+
+/* "user@host:path$ cmd" or "user@host:path# cmd", s trimmed. */
+static bool
+is_user_prompt(struct span s)
+{
+    const char *p = memchr(s.p, '@', s.n), *colon;
+
+    if (p == NULL || p == s.p)
+        return false;
+    colon = memchr(p, ':', s.n - (size_t)(p - s.p));
+    for (const char *q = s.p; q < p; q++)
+        if (!is_ident(*q) && *q != '-' && *q != '.')
+            return false;
+    if (colon == NULL)
+        return false;
+    for (const char *q = colon + 1; q < s.p + s.n; q++) {
+        if (*q == ' ')
+            return q > colon + 1 && (q[-1] == '$' || q[-1] == '#');
+    }
+    return false;
+}
+
 /*
  * "$ cmd", "# cmd" (a root prompt, not a Markdown heading: the command
  * starts with a lower-case letter, '.' or '/'), "user@host:~$ cmd", and
@@ -38,44 +85,15 @@ is_fence(struct span s)
 static bool
 is_command_line(struct span s, uint64_t has)
 {
-    const char *p;
-
     /* Each shape needs a '$', '#', '@' or "CONFIG_"'s '_'. */
     if ((has & need->prompt) == 0)
         return false;
     s = trim_left(s);
-    if ((starts(s.p, s.n, "$ ") || starts(s.p, s.n, "# ")) && s.n > 2) {
-        char c = s.p[2];
-
-        if ((c >= 'a' && c <= 'z') || c == '.' || c == '/')
-            return true;
-        if (s.p[0] == '#' && starts(s.p, s.n, "# CONFIG_"))
-            return ascii_find(s.p, s.n, " is not set") != NULL;
-        return s.p[0] == '$';
-    }
-    if (starts(s.p, s.n, "CONFIG_")) {
-        size_t i = 7;
-
-        while (i < s.n && is_ident(s.p[i]))
-            i++;
-        return i < s.n && s.p[i] == '=';
-    }
-    /* user@host:path$ or user@host:path# */
-    p = memchr(s.p, '@', s.n);
-    if (p != NULL && p > s.p) {
-        const char *colon = memchr(p, ':', s.n - (size_t)(p - s.p));
-
-        for (const char *q = s.p; q < p; q++)
-            if (!is_ident(*q) && *q != '-' && *q != '.')
-                return false;
-        if (colon != NULL) {
-            for (const char *q = colon + 1; q < s.p + s.n; q++) {
-                if (*q == ' ')
-                    return q > colon + 1 && (q[-1] == '$' || q[-1] == '#');
-            }
-        }
-    }
-    return false;
+    if ((starts(s.p, s.n, "$ ") || starts(s.p, s.n, "# ")) && s.n > 2)
+        return is_prompt_line(s);
+    if (starts(s.p, s.n, "CONFIG_"))
+        return is_config_line(s);
+    return is_user_prompt(s);
 }
 
 static bool
@@ -102,6 +120,41 @@ is_command_char(char c)
     return is_ident(c) || c == '.' || c == '/' || c == '-' || c == '+' || c == '~';
 }
 
+/* A command's argument w[0..n): an option, a path, an assignment, or a
+ * file or host name with a dot inside it. */
+static bool
+is_argument(const char *w, size_t n)
+{
+    if (w[0] == '-' || memchr(w, '/', n) != NULL || memchr(w, '=', n) != NULL)
+        return true;
+    for (const char *d = memchr(w, '.', n); d != NULL && d + 1 < w + n;
+         d = memchr(d + 1, '.', (size_t)(w + n - d - 1)))
+        if (ascii_is_alnum((unsigned char)d[1]))
+            return true;
+    return false;
+}
+
+/* The words of s from s.p[i] on hold an argument; with none, the command
+ * stands alone when it is a path. */
+static bool
+has_argument(struct span s, size_t i, bool path)
+{
+    for (;;) {
+        size_t e;
+
+        while (i < s.n && (s.p[i] == ' ' || s.p[i] == '\t'))
+            i++;
+        if (i >= s.n)
+            return path;
+        e = i;
+        while (e < s.n && s.p[e] != ' ' && s.p[e] != '\t')
+            e++;
+        if (is_argument(s.p + i, e - i))
+            return true;
+        i = e;
+    }
+}
+
 /*
  * A command as people indent it under "To reproduce:": a program (a
  * lower-case name or a path) and, unless it is a path itself, an
@@ -112,8 +165,7 @@ is_command_char(char c)
 static bool
 is_command_shape(struct span s)
 {
-    size_t i = 0, e;
-    bool path;
+    size_t i = 0;
 
     s = trim_left(s);
     if (starts(s.p, s.n, "$ "))
@@ -127,24 +179,7 @@ is_command_shape(struct span s)
         i++;
     if (i < s.n && s.p[i] != ' ' && s.p[i] != '\t')
         return false;
-    path = memchr(s.p, '/', i) != NULL;
-    for (;;) {
-        while (i < s.n && (s.p[i] == ' ' || s.p[i] == '\t'))
-            i++;
-        if (i >= s.n)
-            return path;
-        e = i;
-        while (e < s.n && s.p[e] != ' ' && s.p[e] != '\t')
-            e++;
-        if (s.p[i] == '-' || memchr(s.p + i, '/', e - i) != NULL ||
-            memchr(s.p + i, '=', e - i) != NULL)
-            return true;
-        for (const char *d = memchr(s.p + i, '.', e - i); d != NULL && d + 1 < s.p + e;
-             d = memchr(d + 1, '.', (size_t)(s.p + e - d - 1)))
-            if (ascii_is_alnum((unsigned char)d[1]))
-                return true;
-        i = e;
-    }
+    return has_argument(s, i, memchr(s.p, '/', i) != NULL);
 }
 
 /* The last non-blank line before l[i] ends in ':' ("To reproduce:",
@@ -161,6 +196,66 @@ after_lead_in(const struct span *l, size_t i)
             return p.p[p.n - 1] == ':';
     }
     return false;
+}
+
+/* A blank line l[i] inside a trace stays inside when the next non-blank
+ * line clearly belongs to the trace. */
+static bool
+blank_in_trace(const struct span *l, const uint64_t *has, size_t n, size_t i)
+{
+    size_t j = i + 1;
+
+    while (j < n && is_blank(l[j]))
+        j++;
+    return j < n &&
+           (is_indented(l[j]) || report_trace_section(l[j]) || report_trace_start(l[j], has[j]));
+}
+
+/* What line i inside a trace does to it. */
+enum trace_step {
+    TRACE_GOES_ON,   /* the line is part of the trace */
+    TRACE_ENDS_HERE, /* a blank line after it: nothing more to ask */
+    TRACE_ENDED,     /* the line is not the trace's: ask the rest */
+};
+
+static enum trace_step
+trace_step(const struct span *l, const uint64_t *has, size_t n, size_t i)
+{
+    if (is_blank(l[i]))
+        return blank_in_trace(l, has, n, i) ? TRACE_GOES_ON : TRACE_ENDS_HERE;
+    return report_trace_cont(l[i], has[i]) ? TRACE_GOES_ON : TRACE_ENDED;
+}
+
+/* The indented block from l[i] on (indented lines, with blank lines
+ * between them) is code when it has at least two lines and at least half
+ * of them look like code, or when its lines are commands under a
+ * lead-in. Marks it in cls; returns where it ends. */
+static size_t
+indented_block(const struct span *l, const uint64_t *has, size_t n, size_t i, unsigned char *cls)
+{
+    size_t j = i, nonblank = 0, code = 0, commands = 0;
+
+    while (j < n) {
+        if (is_indented(l[j])) {
+            nonblank++;
+            if (is_codeish(l[j], has[j]) || report_trace_start(l[j], has[j]))
+                code++;
+            commands += is_command_shape(l[j]);
+            j++;
+            continue;
+        }
+        if (is_blank(l[j]) && j + 1 < n && is_indented(l[j + 1])) {
+            j++;
+            continue;
+        }
+        break;
+    }
+    /* Commands under a lead-in are code however few: a single indented
+     * "./poc" under "Reproduce:" is the reproducer. */
+    if ((nonblank >= 2 && code > 0 && code * 2 >= nonblank) ||
+        (commands == nonblank && after_lead_in(l, i)))
+        memset(cls + i, LINE_CODE, j - i);
+    return j;
 }
 
 /*
@@ -180,8 +275,7 @@ report_classify(const struct span *l, const uint64_t *has, size_t n, unsigned ch
         cls[i] = LINE_REPORT;
         if (in_fence) {
             cls[i] = LINE_CODE;
-            if (is_fence(s))
-                in_fence = false;
+            in_fence = !is_fence(s);
             continue;
         }
         if (is_fence(s)) {
@@ -191,60 +285,24 @@ report_classify(const struct span *l, const uint64_t *has, size_t n, unsigned ch
             continue;
         }
         if (in_trace) {
-            if (is_blank(s)) {
-                size_t j = i + 1;
+            enum trace_step t = trace_step(l, has, n, i);
 
-                while (j < n && is_blank(l[j]))
-                    j++;
-                if (j < n && (is_indented(l[j]) || report_trace_section(l[j]) ||
-                              report_trace_start(l[j], has[j]))) {
-                    cls[i] = LINE_CODE;
-                    continue;
-                }
-                in_trace = false;
-                continue;
-            }
-            if (report_trace_cont(s, has[i])) {
+            if (t == TRACE_GOES_ON) {
                 cls[i] = LINE_CODE;
                 continue;
             }
             in_trace = false;
+            if (t == TRACE_ENDS_HERE)
+                continue;
         }
         if (report_trace_start(s, has[i]) ||
             (report_trace_rule(s) && i + 1 < n && report_trace_start(l[i + 1], has[i + 1]))) {
             cls[i] = LINE_CODE;
             in_trace = true;
-            continue;
-        }
-        if (is_command_line(s, has[i])) {
+        } else if (is_command_line(s, has[i])) {
             cls[i] = LINE_CODE;
-            continue;
-        }
-        if (is_indented(s)) {
-            size_t j = i, nonblank = 0, code = 0, commands = 0;
-
-            /* The block: indented lines, with blank lines between them. */
-            while (j < n) {
-                if (is_indented(l[j])) {
-                    nonblank++;
-                    if (is_codeish(l[j], has[j]) || report_trace_start(l[j], has[j]))
-                        code++;
-                    commands += is_command_shape(l[j]);
-                    j++;
-                    continue;
-                }
-                if (is_blank(l[j]) && j + 1 < n && is_indented(l[j + 1])) {
-                    j++;
-                    continue;
-                }
-                break;
-            }
-            /* Commands under a lead-in are code however few: a single
-             * indented "./poc" under "Reproduce:" is the reproducer. */
-            if ((nonblank >= 2 && code > 0 && code * 2 >= nonblank) ||
-                (commands == nonblank && after_lead_in(l, i)))
-                memset(cls + i, LINE_CODE, j - i);
-            i = j - 1;
+        } else if (is_indented(s)) {
+            i = indented_block(l, has, n, i, cls) - 1;
         }
     }
 }

@@ -36,6 +36,32 @@ is_url_end(char c)
     }
 }
 
+/* Where the URL whose "://" is at s[k] starts: at "https" or "http"
+ * before it, not before from; SIZE_MAX when it has neither. */
+static size_t
+url_start(const char *s, size_t k, size_t from)
+{
+    if (k >= from + 5 && strncasecmp(s + k - 5, "https", 5) == 0)
+        return k - 5;
+    if (k >= from + 4 && strncasecmp(s + k - 4, "http", 4) == 0)
+        return k - 4;
+    return SIZE_MAX;
+}
+
+/* Where the URL starting at s[start] ends, without the punctuation of
+ * the sentence around it. */
+static size_t
+url_end(const char *s, size_t n, size_t start)
+{
+    size_t end = start;
+
+    while (end < n && !is_url_end(s[end]))
+        end++;
+    while (end > start && strchr(".,;:!?)]}'\"*", s[end - 1]))
+        end--;
+    return end;
+}
+
 /* s[n] must be a NUL. */
 static int
 extract_urls(struct message *m, char *s, size_t n)
@@ -55,19 +81,9 @@ extract_urls(struct message *m, char *s, size_t n)
             break;
         k = (size_t)(c - s);
         i = k + 1;
-        if (n - k < 3 || c[1] != '/' || c[2] != '/')
+        if (n - k < 3 || c[1] != '/' || c[2] != '/' || (start = url_start(s, k, from)) == SIZE_MAX)
             continue;
-        if (k >= from + 5 && strncasecmp(s + k - 5, "https", 5) == 0)
-            start = k - 5;
-        else if (k >= from + 4 && strncasecmp(s + k - 4, "http", 4) == 0)
-            start = k - 4;
-        else
-            continue;
-        end = start;
-        while (end < n && !is_url_end(s[end]))
-            end++;
-        while (end > start && strchr(".,;:!?)]}'\"*", s[end - 1]))
-            end--;
+        end = url_end(s, n, start);
         r = add_fact(&m->urls, s + start, end - start, REPORT_MAX_URLS);
         if (r >= 0)
             r = report_product_url(m, s + start, end - start);

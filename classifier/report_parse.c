@@ -46,70 +46,53 @@ report_parse(struct message *m, const char *text, size_t len,
     return report_parse_lines(m, text, len, NULL, limits);
 }
 
-int
-report_parse_lines(struct message *m, const char *text, size_t len, const struct text_lines *ix,
-                   const struct classifier_limits *limits)
+/* Line i of the index ix into text, without a '\r' before its '\n', cut
+ * to max bytes without splitting a UTF-8 sequence. */
+static struct span
+line_at(const char *text, const struct text_lines *ix, size_t i, size_t max)
 {
-    struct text_lines own = {0};
-    struct span *lines = NULL;
-    uint64_t *has = NULL;
-    unsigned char *cls = NULL;
-    char *out[2] = {NULL, NULL}, *scratch = NULL;
-    size_t size[2] = {0, 0}, n, i;
-    bool cut;
-    int r = 0;
+    struct span s = {text + ix->v[i].off, ix->v[i].len};
 
-    /* Without a text there is nothing an index could point into. */
-    if (text == NULL) {
-        text = "";
-        len = 0;
-        ix = NULL;
-    }
-    if (ix == NULL) {
-        /* A line past the cap shows that the cap was hit. */
-        r = text_lines_split(text, len, (size_t)limits->max_lines + 1, &own, &cut);
-        if (r < 0)
-            goto out;
-        ix = &own;
-    }
-    n = ix->n < limits->max_lines ? ix->n : limits->max_lines;
-    pthread_once(&report_tables_once, report_tables_init);
-    /* Each line, then each as report_classify() reads it (report_syslog_strip()). */
-    lines = malloc((n ? 2 * n : 1) * sizeof(*lines));
-    has = malloc((n ? 2 * n : 1) * sizeof(*has));
-    if (lines == NULL || has == NULL) {
-        r = -ENOMEM;
-        goto out;
-    }
-    for (i = 0; i < n; i++) {
-        struct span s = {text + ix->v[i].off, ix->v[i].len};
-
-        if (s.n > 0 && s.p[s.n - 1] == '\r')
+    if (s.n > 0 && s.p[s.n - 1] == '\r')
+        s.n--;
+    if (s.n > max) {
+        s.n = max;
+        while (s.n > 0 && ((unsigned char)s.p[s.n] & 0xc0) == 0x80)
             s.n--;
-        if (s.n > limits->max_line_bytes) {
-            s.n = limits->max_line_bytes;
-            while (s.n > 0 && ((unsigned char)s.p[s.n] & 0xc0) == 0x80)
-                s.n--;
-        }
+    }
+    return s;
+}
+
+/* The first n lines and their byte classes into lines[0..n) and
+ * has[0..n); the same lines as report_classify() reads them
+ * (report_syslog_strip()) into lines[n..2n) and has[n..2n). */
+static void
+index_lines(const char *text, const struct text_lines *ix, size_t n, size_t max, struct span *lines,
+            uint64_t *has)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct span s = line_at(text, ix, i, max);
+
         lines[i] = s;
         /* One pass per line, for every question asked of it below. */
         has[i] = bytes_in(s.p, s.n);
         lines[n + i] = report_syslog_strip(s);
         has[n + i] = lines[n + i].p == s.p ? has[i] : bytes_in(lines[n + i].p, lines[n + i].n);
     }
-    if (ix->n > n)
-        message_note_limit(m, "max_lines", limits->max_lines);
+}
 
-    cls = calloc(n ? n : 1, 1);
-    scratch = malloc(limits->max_line_bytes + 1);
-    if (cls == NULL || scratch == NULL) {
-        r = -ENOMEM;
-        goto out;
-    }
-    report_classify(lines + n, has + n, n, cls);
+/* The report and code regions of m from the lines[0..n) of each class
+ * cls[i], and the facts of every line. */
+static int
+write_regions(struct message *m, const struct span *lines, const uint64_t *has,
+              const unsigned char *cls, size_t n, char *scratch)
+{
+    char *out[2] = {NULL, NULL};
+    size_t size[2] = {0, 0};
+    int r = 0;
 
     /* Both texts are sized first, so each is one allocation. */
-    for (i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++)
         size[cls[i]] += lines[i].n + 1;
     for (int k = 0; k < 2; k++) {
         out[k] = malloc(size[k] + 1);
@@ -119,7 +102,7 @@ report_parse_lines(struct message *m, const char *text, size_t len, const struct
         }
         size[k] = 0;
     }
-    for (i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         unsigned char k = cls[i];
 
         memcpy(out[k] + size[k], lines[i].p, lines[i].n);
@@ -139,12 +122,63 @@ report_parse_lines(struct message *m, const char *text, size_t len, const struct
         out[k] = NULL;
     }
 out:
+    free(out[0]);
+    free(out[1]);
+    return r;
+}
+
+int
+report_parse_lines(struct message *m, const char *text, size_t len, const struct text_lines *ix,
+                   const struct classifier_limits *limits)
+{
+    struct text_lines own = {0};
+    struct span *lines = NULL;
+    uint64_t *has = NULL;
+    unsigned char *cls = NULL;
+    char *scratch = NULL;
+    size_t n;
+    bool cut;
+    int r = 0;
+
+    /* Without a text there is nothing an index could point into. */
+    if (text == NULL) {
+        text = "";
+        len = 0;
+        ix = NULL;
+    }
+    if (ix == NULL) {
+        /* A line past the cap shows that the cap was hit. */
+        r = text_lines_split(text, len, (size_t)limits->max_lines + 1, &own, &cut);
+        if (r < 0)
+            goto out;
+        ix = &own;
+    }
+    n = ix->n < limits->max_lines ? ix->n : limits->max_lines;
+    pthread_once(&report_tables_once, report_tables_init);
+    /* Each line, then each as report_classify() reads it. */
+    lines = malloc((n ? 2 * n : 1) * sizeof(*lines));
+    has = malloc((n ? 2 * n : 1) * sizeof(*has));
+    if (lines == NULL || has == NULL) {
+        r = -ENOMEM;
+        goto out;
+    }
+    index_lines(text, ix, n, limits->max_line_bytes, lines, has);
+    if (ix->n > n)
+        message_note_limit(m, "max_lines", limits->max_lines);
+
+    cls = calloc(n ? n : 1, 1);
+    scratch = malloc(limits->max_line_bytes + 1);
+    if (cls == NULL || scratch == NULL) {
+        r = -ENOMEM;
+        goto out;
+    }
+    report_classify(lines + n, has + n, n, cls);
+    r = write_regions(m, lines, has, cls, n, scratch);
+out:
     free(own.v);
     free(lines);
     free(has);
     free(cls);
     free(scratch);
-    free(out[0]);
-    free(out[1]);
     return r;
 }

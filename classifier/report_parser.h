@@ -302,6 +302,10 @@ bool report_word_after_cvss(const char *s, size_t i);
 int report_version_kernel(struct message *m, const char *s, size_t n, size_t first_digit,
                           uint64_t has, bool dotted);
 
+/* report_version.c: "commit <id>" for the hex id h[0..k), 7 to 40
+ * digits, into m->versions. 0 or -ENOMEM. */
+int report_version_commit(struct message *m, const char *h, size_t k);
+
 /* report_product.c: versions of any product in the line s[0..n) (s[n] a
  * NUL) into m->versions. 0 or -ENOMEM. */
 int report_product_versions(struct message *m, const char *s, size_t n, size_t first_digit,

@@ -194,17 +194,6 @@ after_commit_word(const char *s, size_t b)
     return report_word_in(prev, words, sizeof(words) / sizeof(words[0]));
 }
 
-static int
-add_commit_id(struct message *m, const char *h, size_t k)
-{
-    char tmp[48];
-
-    memcpy(tmp, "commit ", 7);
-    for (size_t j = 0; j < k; j++)
-        tmp[7 + j] = (char)(h[j] >= 'A' && h[j] <= 'F' ? h[j] - 'A' + 'a' : h[j]);
-    return add_fact(&m->versions, tmp, 7 + k, REPORT_MAX_VERSIONS);
-}
-
 /* A two-component version ends a range: "8.5 and earlier", "through". */
 static bool
 before_range_word(const char *s, size_t n, size_t e)
@@ -326,22 +315,138 @@ after_product_name(const char *s, size_t b, const char *prev)
            !report_word_in(prev, rating, sizeof(rating) / sizeof(rating[0]));
 }
 
+/* Tools that built or ran the test, and protocols, are not the product. */
+static const char *const not_products[] = {
+    "gcc",  "clang", "llvm", "qemu", "gdb",    "binutils", "rustc",  "cmake",   "python", "python3",
+    "perl", "node",  "java", "go",   "ubuntu", "debian",   "fedora", "rhel",    "centos", "tls",
+    "ssl",  "http",  "smb",  "nfs",  "cvss",   "ip",       "ipv4",   "address", "offset",
+};
+#define N_NOT_PRODUCTS (sizeof(not_products) / sizeof(not_products[0]))
+
+static bool
+is_alpha(char c)
+{
+    return (ascii_class[(unsigned char)c] & ASCII_ALPHA) != 0;
+}
+
+/* A hex token t[0..len) at s[b]: a commit id after a word that introduces
+ * one. */
+static int
+commit_token(struct message *m, const char *s, size_t b, const char *t, size_t len)
+{
+    if (len < 7 || len > 40 || strcspn(t, "0123456789") >= len || !after_commit_word(s, b))
+        return 0;
+    return report_version_commit(m, t, len);
+}
+
+/* "lodash@4.17.20", "@scope/pkg@1.2.3": a package at a version; and
+ * "org.apache.tomcat:tomcat-catalina:9.0.41", Maven's
+ * group:artifact:version. Sets the version's offset *vb and length *vn in
+ * t[0..len). */
+static bool
+package_version(const char *t, size_t len, size_t *vb, size_t *vn)
+{
+    const char *at = memchr(t + 1, '@', len - 1), *colon;
+
+    if (at != NULL && is_alpha(t[0]) && is_alnum(at[-1]) &&
+        version_shape(at + 1, (size_t)(t + len - at - 1)) > 0) {
+        *vb = (size_t)(at + 1 - t);
+        *vn = len - *vb;
+        return true;
+    }
+    colon = memchr(t, ':', len);
+    if (colon != NULL && colon > t && is_alpha(t[0])) {
+        const char *last = t + len;
+
+        while (last > colon && last[-1] != ':')
+            last--;
+        /* Two colons: a group and an artifact, not "Python:3.11.4". */
+        if (last - 1 > colon && version_shape(last, (size_t)(t + len - last)) > 0) {
+            *vb = (size_t)(last - t);
+            *vn = len - *vb;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A release named "name-1.2.3" as the token t[0..len) or, when it has a
+ * slash, as one of its path components (".../gems/rack-2.2.3/lib/rack/x.rb",
+ * ".../lib/jackson-databind-2.9.10.jar"). Sets *vb and *vn in t. */
+static bool
+release_version(const char *t, size_t len, const char *slash, size_t *vb, size_t *vn)
+{
+    const char *c = t, *end = t + len;
+
+    if (memchr(t, '-', len) == NULL)
+        return false;
+    if (slash == NULL)
+        return named_release(t, len, not_products, N_NOT_PRODUCTS, vb, vn);
+    while (c < end) {
+        const char *ce = memchr(c, '/', (size_t)(end - c));
+        size_t cn = ce != NULL ? (size_t)(ce - c) : (size_t)(end - c);
+
+        if (named_release(c, cn, not_products, N_NOT_PRODUCTS, vb, vn)) {
+            *vb += (size_t)(c - t);
+            return true;
+        }
+        c += cn + 1;
+    }
+    return false;
+}
+
+/* "curl/8.7.0-DEV", the token t[0..len) at s[b] with its first slash at
+ * slash: a name with a letter first, no path before it. */
+static int
+slash_version(struct message *m, const char *s, size_t b, const char *t, size_t len,
+              const char *slash)
+{
+    size_t nl = (size_t)(slash - t);
+    char prev[16];
+
+    if (nl < 2 || !is_alpha(t[0]) || memchr(slash + 1, '/', len - nl - 1) != NULL)
+        return 0;
+    for (size_t i = 0; i < nl; i++)
+        if (!is_ident(t[i]) && t[i] != '-' && t[i] != '+')
+            return 0;
+    if (version_shape(slash + 1, len - nl - 1) == 0)
+        return 0;
+    /* "HTTP/1.1" names a protocol's version, not the product's. */
+    report_word_before(s, b + nl, prev, sizeof(prev));
+    if (report_word_in(prev, not_products, N_NOT_PRODUCTS))
+        return 0;
+    return add_fact(&m->versions, slash + 1, len - nl - 1, REPORT_MAX_VERSIONS);
+}
+
+/* A number of two or three components, the token s[b..e) of the line
+ * s[0..n): three stand on their shape, two need a word around them. */
+static int
+bare_version(struct message *m, const char *s, size_t n, size_t b, size_t e)
+{
+    static const char *const version_words[] = {"version", "versions", "release", "releases",
+                                                "ver"};
+    const char *t = s + b;
+    size_t len = e - b;
+    unsigned comps = version_shape(t, len);
+    char prev[16];
+
+    if (comps == 0)
+        return 0;
+    report_word_before(s, b, prev, sizeof(prev));
+    if (report_word_in(prev, not_products, N_NOT_PRODUCTS) || report_word_numbering(prev))
+        return 0;
+    if (comps == 2 &&
+        !report_word_in(prev, version_words, sizeof(version_words) / sizeof(version_words[0])) &&
+        !before_range_word(s, n, e) && !after_comparison(s, b) && !after_product_name(s, b, prev))
+        return 0;
+    return add_fact(&m->versions, t, len, REPORT_MAX_VERSIONS);
+}
+
 /* One token s[b..e) of the line s[0..n) that holds a digit. */
 static int
 product_version_token(struct message *m, const char *s, size_t n, size_t b, size_t e, uint64_t has)
 {
-    /* Tools that built or ran the test, and protocols, are not the product. */
-    static const char *const not_products[] = {
-        "gcc",    "clang",   "llvm",   "qemu",    "gdb",    "binutils", "rustc",  "cmake",
-        "python", "python3", "perl",   "node",    "java",   "go",       "ubuntu", "debian",
-        "fedora", "rhel",    "centos", "tls",     "ssl",    "http",     "smb",    "nfs",
-        "cvss",   "ip",      "ipv4",   "address", "offset",
-    };
-    static const char *const version_words[] = {"version", "versions", "release", "releases",
-                                                "ver"};
-    const char *t, *slash, *at, *colon;
-    char prev[16];
-    unsigned comps;
+    const char *t, *slash;
     size_t len, vb, vn;
 
     while (b < e && is_token_lead(s[b]))
@@ -355,86 +460,22 @@ product_version_token(struct message *m, const char *s, size_t n, size_t b, size
     /* Both shapes have a '-' (most tokens, addresses and numbers, none). */
     if (memchr(t, '-', len) != NULL && (is_describe(t, len) || is_underscore_tag(t, len)))
         return add_fact(&m->versions, t, len, REPORT_MAX_VERSIONS);
-    if (hex_run(t, len) == len) {
-        if (len < 7 || len > 40 || strcspn(t, "0123456789") >= len || !after_commit_word(s, b))
-            return 0;
-        return add_commit_id(m, t, len);
-    }
+    if (hex_run(t, len) == len)
+        return commit_token(m, s, b, t, len);
     /* Every shape below has a dot between two digits (version_shape()):
      * most tokens with a digit (addresses, offsets, counts) have none. */
     if (memchr(t, '.', len) == NULL || (holds(has, need->cvss) && report_word_after_cvss(s, b)))
         return 0;
-    /* "lodash@4.17.20", "@scope/pkg@1.2.3": a package at a version. */
-    at = memchr(t + 1, '@', len - 1);
-    if (at != NULL && (ascii_class[(unsigned char)t[0]] & ASCII_ALPHA) != 0 && is_alnum(at[-1]) &&
-        version_shape(at + 1, (size_t)(t + len - at - 1)) > 0)
-        return add_fact(&m->versions, at + 1, (size_t)(t + len - at - 1), REPORT_MAX_VERSIONS);
-    /* "org.apache.tomcat:tomcat-catalina:9.0.41": Maven's group:artifact:version. */
-    colon = memchr(t, ':', len);
-    if (colon != NULL && colon > t && (ascii_class[(unsigned char)t[0]] & ASCII_ALPHA) != 0) {
-        const char *last = t + len;
-
-        while (last > colon && last[-1] != ':')
-            last--;
-        /* Two colons: a group and an artifact, not "Python:3.11.4". */
-        if (last - 1 > colon && version_shape(last, (size_t)(t + len - last)) > 0)
-            return add_fact(&m->versions, last, (size_t)(t + len - last), REPORT_MAX_VERSIONS);
-    }
     slash = memchr(t, '/', len);
-    /* A release named in a path: ".../gems/rack-2.2.3/lib/rack/x.rb",
-     * ".../lib/jackson-databind-2.9.10.jar". */
-    if (slash != NULL && memchr(t, '-', len) != NULL) {
-        const char *c = t, *end = t + len;
-
-        while (c < end) {
-            const char *ce = memchr(c, '/', (size_t)(end - c));
-            size_t cn = ce != NULL ? (size_t)(ce - c) : (size_t)(end - c);
-
-            if (named_release(c, cn, not_products, sizeof(not_products) / sizeof(not_products[0]),
-                              &vb, &vn))
-                return add_fact(&m->versions, c + vb, vn, REPORT_MAX_VERSIONS);
-            c += cn + 1;
-        }
-    }
-    if (slash == NULL && memchr(t, '-', len) != NULL &&
-        named_release(t, len, not_products, sizeof(not_products) / sizeof(not_products[0]), &vb,
-                      &vn))
+    if (package_version(t, len, &vb, &vn) || release_version(t, len, slash, &vb, &vn))
         return add_fact(&m->versions, t + vb, vn, REPORT_MAX_VERSIONS);
-    if (slash != NULL) {
-        size_t nl = (size_t)(slash - t);
-
-        /* "curl/8.7.0-DEV": a name with a letter first, no path before it. */
-        if (nl < 2 || !(ascii_class[(unsigned char)t[0]] & ASCII_ALPHA) ||
-            memchr(slash + 1, '/', len - nl - 1) != NULL)
-            return 0;
-        for (size_t i = 0; i < nl; i++)
-            if (!is_ident(t[i]) && t[i] != '-' && t[i] != '+')
-                return 0;
-        if (version_shape(slash + 1, len - nl - 1) == 0)
-            return 0;
-        /* "HTTP/1.1" names a protocol's version, not the product's. */
-        report_word_before(s, b + nl, prev, sizeof(prev));
-        if (report_word_in(prev, not_products, sizeof(not_products) / sizeof(not_products[0])))
-            return 0;
-        return add_fact(&m->versions, slash + 1, len - nl - 1, REPORT_MAX_VERSIONS);
-    }
-    if (t[0] == 'v' || t[0] == 'V') {
-        if (version_shape(t + 1, len - 1) == 0)
-            return 0;
-        return add_fact(&m->versions, t, len, REPORT_MAX_VERSIONS);
-    }
-    comps = version_shape(t, len);
-    if (comps == 0)
-        return 0;
-    report_word_before(s, b, prev, sizeof(prev));
-    if (report_word_in(prev, not_products, sizeof(not_products) / sizeof(not_products[0])) ||
-        report_word_numbering(prev))
-        return 0;
-    if (comps == 2 &&
-        !report_word_in(prev, version_words, sizeof(version_words) / sizeof(version_words[0])) &&
-        !before_range_word(s, n, e) && !after_comparison(s, b) && !after_product_name(s, b, prev))
-        return 0;
-    return add_fact(&m->versions, t, len, REPORT_MAX_VERSIONS);
+    if (slash != NULL)
+        return slash_version(m, s, b, t, len, slash);
+    if (t[0] == 'v' || t[0] == 'V')
+        return version_shape(t + 1, len - 1) == 0
+                   ? 0
+                   : add_fact(&m->versions, t, len, REPORT_MAX_VERSIONS);
+    return bare_version(m, s, n, b, e);
 }
 
 /*
@@ -466,7 +507,7 @@ report_product_url(struct message *m, const char *u, size_t n)
         if (len < 3 || len > REPORT_VERSION_TOKEN_MAX)
             continue;
         if (hex_run(p, len) == len && len >= 7 && len <= 40 && strcspn(p, "0123456789") < len)
-            return add_commit_id(m, p, len);
+            return report_version_commit(m, p, len);
         if (is_describe(p, len) || is_underscore_tag(p, len) || version_shape(p, len) > 0 ||
             ((p[0] == 'v' || p[0] == 'V') && version_shape(p + 1, len - 1) > 0))
             return add_fact(&m->versions, p, len, REPORT_MAX_VERSIONS);

@@ -120,6 +120,28 @@ is_frame_ext(const char *e, size_t n)
     return false;
 }
 
+/* A frame's file name ends at s.p[e], after its extension: whether a
+ * line number follows it where a frame puts one. */
+static bool
+line_after_file(struct span s, size_t e)
+{
+    size_t j;
+
+    if (s.p[e] == '"' && starts(s.p + e, s.n - e, "\", line ") && digits_end(s, e + 8) > e + 8)
+        return true;
+    if (s.p[e] == '(' && (j = digits_end(s, e + 1)) > e + 1 && j < s.n && s.p[j] == ')')
+        return true;
+    if (s.p[e] != ':' || (j = digits_end(s, e + 1)) == e + 1)
+        return false;
+    if (starts(s.p + j, s.n - j, ":in ") || starts(s.p + j, s.n - j, " +0x"))
+        return true;
+    if (j + 1 < s.n && s.p[j] == ':' && is_digit(s.p[j + 1]))
+        j = digits_end(s, j + 1);
+    while (j < s.n && (s.p[j] == ')' || s.p[j] == ' ' || s.p[j] == '\t'))
+        j++;
+    return j == s.n;
+}
+
 /*
  * Whether the line s, which starts a frame (after "at ", "from ", "#N"),
  * names a source file with a line number where a frame does: at the end
@@ -132,25 +154,13 @@ backtrace_frame_at(struct span s)
 {
     for (const char *d = memchr(s.p, '.', s.n); d != NULL;
          d = memchr(d + 1, '.', (size_t)(s.p + s.n - d - 1))) {
-        size_t i = (size_t)(d - s.p) + 1, e = i, j;
+        size_t i = (size_t)(d - s.p) + 1, e = i;
 
         while (e < s.n && e - i < 6 && s.p[e] >= 'a' && s.p[e] <= 'z')
             e++;
         if (e == i || e >= s.n || !is_frame_ext(s.p + i, e - i))
             continue;
-        if (s.p[e] == '"' && starts(s.p + e, s.n - e, "\", line ") && digits_end(s, e + 8) > e + 8)
-            return true;
-        if (s.p[e] == '(' && (j = digits_end(s, e + 1)) > e + 1 && j < s.n && s.p[j] == ')')
-            return true;
-        if (s.p[e] != ':' || (j = digits_end(s, e + 1)) == e + 1)
-            continue;
-        if (starts(s.p + j, s.n - j, ":in ") || starts(s.p + j, s.n - j, " +0x"))
-            return true;
-        if (j + 1 < s.n && s.p[j] == ':' && is_digit(s.p[j + 1]))
-            j = digits_end(s, j + 1);
-        while (j < s.n && (s.p[j] == ')' || s.p[j] == ' ' || s.p[j] == '\t'))
-            j++;
-        if (j == s.n)
+        if (line_after_file(s, e))
             return true;
     }
     return false;
