@@ -25,21 +25,94 @@ static struct {
 
 static struct config *be_cfg; /* -c: owns the strings be points into */
 
+/* -c CONFIG: the backend and the Redis settings of the daemon's file. */
 static int
-load_config(const char *path)
+opt_config(const char *path)
 {
     struct config_error err;
-    int r = config_load(path, NULL, &be_cfg, &err);
+    struct config *cfg = NULL;
+    int r = config_load(path, NULL, &cfg, &err);
 
     if (r < 0) {
         fprintf(stderr, "slopctl: %s\n", err.text);
         return EX_CONFIG;
     }
-    be.redis = be_cfg->state_backend == CONFIG_BACKEND_REDIS;
-    config_redis_options(be_cfg, &be.o);
-    be.password_file = be_cfg->redis_password_file;
+    be.redis = cfg->state_backend == CONFIG_BACKEND_REDIS;
+    config_redis_options(cfg, &be.o);
+    be.password_file = cfg->redis_password_file;
+    /* A second -c replaced every pointer into the first. */
+    config_free(be_cfg);
+    be_cfg = cfg;
     return 0;
 }
+
+static int
+opt_state_backend(const char *val)
+{
+    if (strcmp(val, "redis") != 0 && strcmp(val, "lmdb") != 0) {
+        fprintf(stderr, "slopctl: --state-backend: lmdb or redis, not '%s'\n", val);
+        return EX_USAGE;
+    }
+    be.redis = strcmp(val, "redis") == 0;
+    return 0;
+}
+
+static int
+opt_redis_server(const char *val)
+{
+    be.o.server = val;
+    return 0;
+}
+
+static int
+opt_redis_prefix(const char *val)
+{
+    be.o.prefix = val;
+    return 0;
+}
+
+static int
+opt_redis_user(const char *val)
+{
+    be.o.user = val;
+    return 0;
+}
+
+static int
+opt_redis_password_file(const char *val)
+{
+    be.password_file = val;
+    return 0;
+}
+
+static int
+opt_redis_timeout(const char *val)
+{
+    char *end;
+    unsigned long v = strtoul(val, &end, 10);
+
+    if (*val == '\0' || *end != '\0' || v < 10 || v > 60000) {
+        fprintf(stderr, "slopctl: --redis-timeout: 10 to 60000 ms\n");
+        return EX_USAGE;
+    }
+    be.o.timeout_ms = (unsigned)v;
+    return 0;
+}
+
+/* The options before the command, each with a value; the last one given
+ * wins, -c included. */
+static const struct {
+    const char *name;
+    int (*set)(const char *val); /* 0 or a sysexits code, with its message */
+} backend_options[] = {
+    {"-c", opt_config},
+    {"--state-backend", opt_state_backend},
+    {"--redis-server", opt_redis_server},
+    {"--redis-prefix", opt_redis_prefix},
+    {"--redis-user", opt_redis_user},
+    {"--redis-password-file", opt_redis_password_file},
+    {"--redis-timeout", opt_redis_timeout},
+};
 
 uint32_t
 backend_learn_minimum(void)
@@ -50,49 +123,20 @@ backend_learn_minimum(void)
 int
 backend_parse(int *argc, char ***argv)
 {
-    static const char *const with_value[] = {
-        "-c",           "--state-backend",       "--redis-server", "--redis-prefix",
-        "--redis-user", "--redis-password-file", "--redis-timeout"};
+    size_t n = sizeof(backend_options) / sizeof(backend_options[0]);
     int i = 1;
 
     while (i + 1 < *argc) {
-        const char *opt = (*argv)[i], *val = (*argv)[i + 1];
-        size_t k;
+        size_t k = 0;
+        int r;
 
-        for (k = 0; k < sizeof(with_value) / sizeof(with_value[0]); k++)
-            if (strcmp(opt, with_value[k]) == 0)
-                break;
-        if (k == sizeof(with_value) / sizeof(with_value[0]))
+        while (k < n && strcmp((*argv)[i], backend_options[k].name) != 0)
+            k++;
+        if (k == n)
             break;
-        if (k == 0) {
-            int r = load_config(val);
-
-            if (r != 0)
-                return r;
-        } else if (k == 1) {
-            if (strcmp(val, "redis") != 0 && strcmp(val, "lmdb") != 0) {
-                fprintf(stderr, "slopctl: --state-backend: lmdb or redis, not '%s'\n", val);
-                return EX_USAGE;
-            }
-            be.redis = strcmp(val, "redis") == 0;
-        } else if (k == 2) {
-            be.o.server = val;
-        } else if (k == 3) {
-            be.o.prefix = val;
-        } else if (k == 4) {
-            be.o.user = val;
-        } else if (k == 5) {
-            be.password_file = val;
-        } else {
-            char *end;
-            unsigned long v = strtoul(val, &end, 10);
-
-            if (*val == '\0' || *end != '\0' || v < 10 || v > 60000) {
-                fprintf(stderr, "slopctl: --redis-timeout: 10 to 60000 ms\n");
-                return EX_USAGE;
-            }
-            be.o.timeout_ms = (unsigned)v;
-        }
+        r = backend_options[k].set((*argv)[i + 1]);
+        if (r != 0)
+            return r;
         i += 2;
     }
     /* Shift the command and its arguments down to argv[1]. */
