@@ -435,6 +435,62 @@ ev_pair(struct evidence *e, const struct region *rr, size_t r_line, const struct
     e->set = true;
 }
 
+/* The added lines af..af+an that match pat[1], each with its capture
+ * when the captures are compared, into ev->pairs (reserved for an);
+ * returns their count. */
+static size_t
+pair_added(struct eval *ev, const struct rule_cond *c, const struct region *ra, size_t af,
+           size_t an, bool compare)
+{
+    size_t n_added = 0;
+
+    for (size_t k = 0; k < an; k++) {
+        struct pair_line *p = &ev->pairs[n_added];
+        size_t off, len, cs, ce;
+
+        if (!line_text(ra, af + k, &off, &len) || !run(ev, &c->pat[1], ra->text + off, len, 0))
+            continue;
+        p->line = af + k;
+        p->cap_off = p->cap_len = 0;
+        if (compare) {
+            ovector_span(ev, 1, &cs, &ce);
+            p->cap_off = off + cs;
+            p->cap_len = ce - cs;
+            trim(ra->text, &p->cap_off, &p->cap_len);
+        }
+        n_added++;
+    }
+    return n_added;
+}
+
+enum pair_outcome {
+    PAIR_NONE,  /* no added line pairs with this removed line */
+    PAIR_FOUND, /* one does: the condition holds */
+    PAIR_SPENT, /* the budget of comparisons ran out first */
+};
+
+/* The removed line rl, its capture at rr->text[cap_off..+cap_len), held
+ * against the n_added lines pair_added() found. */
+static enum pair_outcome
+pair_match(struct eval *ev, const struct region *ra, const struct region *rr, size_t rl,
+           size_t cap_off, size_t cap_len, size_t n_added, bool compare, size_t *budget,
+           struct evidence *e)
+{
+    for (size_t j = 0; j < n_added; j++) {
+        const struct pair_line *p = &ev->pairs[j];
+
+        if ((*budget)-- == 0)
+            return PAIR_SPENT;
+        if (compare && (p->cap_len != cap_len ||
+                        memcmp(ra->text + p->cap_off, rr->text + cap_off, cap_len) != 0))
+            continue;
+        if (!e->set)
+            ev_pair(e, rr, rl, ra, p->line);
+        return PAIR_FOUND;
+    }
+    return PAIR_NONE;
+}
+
 /* Returns 1 when a removed line matching pat[0] and an added line matching
  * pat[1] share a hunk (and capture 1 when both patterns have one), 0 when
  * not, -ENOMEM. Each line is matched once; only captures are compared
@@ -449,33 +505,17 @@ eval_pair(struct eval *ev, const struct rule_cond *c, struct evidence *e)
 
     for (size_t h = 0; h < m->n_hunks; h++) {
         const struct patch_hunk *hk = &m->hunks[h];
-        size_t af, an, rf, rn, n_added = 0;
+        size_t af, an, rf, rn, n_added;
 
         if (!hunk_lines(ra, hk->added_first, hk->added_count, &af, &an) ||
             !hunk_lines(rr, hk->removed_first, hk->removed_count, &rf, &rn))
             continue;
         if (pairs_reserve(ev, an) < 0)
             return -ENOMEM;
-        for (size_t k = 0; k < an; k++) {
-            struct pair_line *p = &ev->pairs[n_added];
-            size_t off, len, cs, ce;
-
-            if (!line_text(ra, af + k, &off, &len) || !run(ev, &c->pat[1], ra->text + off, len, 0))
-                continue;
-            p->line = af + k;
-            p->cap_off = p->cap_len = 0;
-            if (compare) {
-                ovector_span(ev, 1, &cs, &ce);
-                p->cap_off = off + cs;
-                p->cap_len = ce - cs;
-                trim(ra->text, &p->cap_off, &p->cap_len);
-            }
-            n_added++;
-        }
-        if (n_added == 0)
-            continue;
-        for (size_t k = 0; k < rn; k++) {
+        n_added = pair_added(ev, c, ra, af, an, compare);
+        for (size_t k = 0; n_added > 0 && k < rn; k++) {
             size_t off, len, cs = 0, ce = 0, cap_off, cap_len;
+            enum pair_outcome o;
 
             if (!line_text(rr, rf + k, &off, &len) || !run(ev, &c->pat[0], rr->text + off, len, 0))
                 continue;
@@ -484,18 +524,9 @@ eval_pair(struct eval *ev, const struct rule_cond *c, struct evidence *e)
             cap_off = off + cs;
             cap_len = ce - cs;
             trim(rr->text, &cap_off, &cap_len);
-            for (size_t j = 0; j < n_added; j++) {
-                const struct pair_line *p = &ev->pairs[j];
-
-                if (budget-- == 0)
-                    return 0;
-                if (compare && (p->cap_len != cap_len ||
-                                memcmp(ra->text + p->cap_off, rr->text + cap_off, cap_len) != 0))
-                    continue;
-                if (!e->set)
-                    ev_pair(e, rr, rf + k, ra, p->line);
-                return 1;
-            }
+            o = pair_match(ev, ra, rr, rf + k, cap_off, cap_len, n_added, compare, &budget, e);
+            if (o != PAIR_NONE)
+                return o == PAIR_FOUND;
         }
     }
     return 0;
@@ -554,13 +585,44 @@ rule_held(struct eval *ev, size_t j, size_t self)
     return holds;
 }
 
+/* Whether combination c (not none-of) holds with n of its rules held. */
+static bool
+combination_holds(const struct rule_cond *c, size_t n)
+{
+    switch (c->type) {
+    case RULE_COND_ALL_OF:
+        return n == c->n_names;
+    case RULE_COND_ANY_OF:
+        return n >= 1;
+    case RULE_COND_AT_LEAST:
+        return n >= c->at_least;
+    default:
+        return false;
+    }
+}
+
+/* The evidence of a combination that holds: the rules of c that held. */
+static void
+ev_held_names(const struct eval *ev, const struct rule_cond *c, struct evidence *e)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < c->n_names; i++) {
+        if (ev->held[c->refs[i]] != HELD_YES)
+            continue;
+        if (n++ > 0)
+            ev_str(e, ", ");
+        ev_rule_name(e, ev->set->rules[c->refs[i]].name);
+    }
+    e->set = true;
+}
+
 /* 1 when c holds, 0 when not, -ENOMEM. Stops reading names once the
  * outcome and the evidence are settled, so the helpers after them are not
  * evaluated. */
 static int
 eval_combination(struct eval *ev, const struct rule_cond *c, size_t self, struct evidence *e)
 {
-    const struct rule *rules = ev->set->rules;
     size_t n = 0;
     bool holds;
 
@@ -582,33 +644,12 @@ eval_combination(struct eval *ev, const struct rule_cond *c, size_t self, struct
                        (c->type == RULE_COND_AT_LEAST && n >= c->at_least)))
             return 1;
     }
-    switch (c->type) {
-    case RULE_COND_ALL_OF:
-        holds = n == c->n_names;
-        break;
-    case RULE_COND_ANY_OF:
-        holds = n >= 1;
-        break;
-    case RULE_COND_AT_LEAST:
-        holds = n >= c->at_least;
-        break;
-    case RULE_COND_NONE_OF:
+    if (c->type == RULE_COND_NONE_OF)
         return n == 0;
-    default:
-        return false;
-    }
-    if (!holds || e->set)
-        return holds;
-    n = 0;
-    for (size_t i = 0; i < c->n_names; i++) {
-        if (ev->held[c->refs[i]] != HELD_YES)
-            continue;
-        if (n++ > 0)
-            ev_str(e, ", ");
-        ev_rule_name(e, rules[c->refs[i]].name);
-    }
-    e->set = true;
-    return true;
+    holds = combination_holds(c, n);
+    if (holds && !e->set)
+        ev_held_names(ev, c, e);
+    return holds;
 }
 
 /* 1 when c of rule self holds, 0 when not, -ENOMEM. */

@@ -375,76 +375,114 @@ parse_names(struct parser *ps, char **p, struct rule_cond *c, const char *key)
     return r;
 }
 
+/* "measure NAME OP NUMBER" after the keyword. */
+static int
+parse_measure_cond(struct parser *ps, char **p, struct rule_cond *c)
+{
+    const char *w = next_word(p);
+    int r;
+
+    if (*w == '\0') {
+        DIAG(ps, "measure needs a name, an operator and a number");
+        return -EINVAL;
+    }
+    if (measure_parse(w, &c->measure) < 0) {
+        DIAG(ps, "unknown measure '%.40s'", w);
+        return -EINVAL;
+    }
+    r = parse_op(ps, p, &c->op);
+    if (r == 0)
+        r = parse_number_word(ps, p, &c->number);
+    return r;
+}
+
+/* "pair /removed/ /added/" after the keyword. */
+static int
+parse_pair_cond(struct parser *ps, char **p, struct rule_cond *c)
+{
+    int r = 0;
+
+    for (size_t i = 0; i < 2 && r == 0; i++) {
+        *p = skip_blanks(*p);
+        if (**p != '/') {
+            DIAG(ps, "pair needs two patterns: /removed/ /added/");
+            r = -EINVAL;
+        } else {
+            r = parse_pattern(ps, p, &c->pat[i]);
+        }
+    }
+    return r;
+}
+
+/* "at_least N NAME..." after the keyword. */
+static int
+parse_at_least_cond(struct parser *ps, char **p, struct rule_cond *c, const char *key)
+{
+    double n;
+    int r;
+
+    r = parse_number_word(ps, p, &n);
+    if (r == 0 && (n < 1 || n > RULE_MAX_REFS || n != (double)(unsigned)n)) {
+        DIAG(ps, "at_least needs a whole number from 1 to %u", RULE_MAX_REFS);
+        r = -EINVAL;
+    }
+    if (r == 0) {
+        c->at_least = (unsigned)n;
+        r = parse_names(ps, p, c, key);
+    }
+    if (r == 0 && c->at_least > c->n_names) {
+        DIAG(ps, "at_least %u names only %zu rules", c->at_least, c->n_names);
+        r = -EINVAL;
+    }
+    return r;
+}
+
+/* What follows a condition's keyword, by its type, into *c. */
+static int
+parse_cond_body(struct parser *ps, char **p, struct rule_cond *c, const char *key)
+{
+    int r = -EINVAL;
+
+    switch (c->type) {
+    case RULE_COND_MATCH:
+    case RULE_COND_NOMATCH:
+        r = parse_region_pattern(ps, p, c, key);
+        break;
+    case RULE_COND_COUNT:
+        r = parse_region_pattern(ps, p, c, key);
+        if (r == 0)
+            r = parse_op(ps, p, &c->op);
+        if (r == 0)
+            r = parse_number_word(ps, p, &c->number);
+        break;
+    case RULE_COND_MEASURE:
+        r = parse_measure_cond(ps, p, c);
+        break;
+    case RULE_COND_PAIR:
+        r = parse_pair_cond(ps, p, c);
+        break;
+    case RULE_COND_AT_LEAST:
+        r = parse_at_least_cond(ps, p, c, key);
+        break;
+    case RULE_COND_ALL_OF:
+    case RULE_COND_ANY_OF:
+    case RULE_COND_NONE_OF:
+        r = parse_names(ps, p, c, key);
+        break;
+    }
+    return r;
+}
+
 static int
 parse_condition(struct parser *ps, enum rule_cond_type type, const char *key, char *p)
 {
     struct rule *rule = ps->cur;
     struct rule_cond c = {.type = type, .line = ps->line};
     struct rule_cond *v;
-    const char *w;
-    double n;
-    int r = -EINVAL;
+    int r;
 
     ps->seen_cond = true;
-    switch (type) {
-    case RULE_COND_MATCH:
-    case RULE_COND_NOMATCH:
-        r = parse_region_pattern(ps, &p, &c, key);
-        break;
-    case RULE_COND_COUNT:
-        r = parse_region_pattern(ps, &p, &c, key);
-        if (r == 0)
-            r = parse_op(ps, &p, &c.op);
-        if (r == 0)
-            r = parse_number_word(ps, &p, &c.number);
-        break;
-    case RULE_COND_MEASURE:
-        w = next_word(&p);
-        if (*w == '\0') {
-            DIAG(ps, "measure needs a name, an operator and a number");
-            r = -EINVAL;
-        } else if (measure_parse(w, &c.measure) < 0) {
-            DIAG(ps, "unknown measure '%.40s'", w);
-            r = -EINVAL;
-        } else {
-            r = parse_op(ps, &p, &c.op);
-            if (r == 0)
-                r = parse_number_word(ps, &p, &c.number);
-        }
-        break;
-    case RULE_COND_PAIR:
-        r = 0;
-        for (size_t i = 0; i < 2 && r == 0; i++) {
-            p = skip_blanks(p);
-            if (*p != '/') {
-                DIAG(ps, "pair needs two patterns: /removed/ /added/");
-                r = -EINVAL;
-            } else {
-                r = parse_pattern(ps, &p, &c.pat[i]);
-            }
-        }
-        break;
-    case RULE_COND_AT_LEAST:
-        r = parse_number_word(ps, &p, &n);
-        if (r == 0 && (n < 1 || n > RULE_MAX_REFS || n != (double)(unsigned)n)) {
-            DIAG(ps, "at_least needs a whole number from 1 to %u", RULE_MAX_REFS);
-            r = -EINVAL;
-        }
-        if (r == 0) {
-            c.at_least = (unsigned)n;
-            r = parse_names(ps, &p, &c, key);
-        }
-        if (r == 0 && c.at_least > c.n_names) {
-            DIAG(ps, "at_least %u names only %zu rules", c.at_least, c.n_names);
-            r = -EINVAL;
-        }
-        break;
-    case RULE_COND_ALL_OF:
-    case RULE_COND_ANY_OF:
-    case RULE_COND_NONE_OF:
-        r = parse_names(ps, &p, &c, key);
-        break;
-    }
+    r = parse_cond_body(ps, &p, &c, key);
     if (r == 0 && !at_end(p)) {
         DIAG(ps, "unexpected '%.40s' after %s", skip_blanks(p), key);
         r = -EINVAL;

@@ -410,13 +410,42 @@ rule_set_load(const char *dir, const struct classifier_limits *limits, classifie
     return rule_set_load_scored(dir, NULL, NULL, limits, diag_fn, diag_ctx, ret_problems, ret);
 }
 
+/* Adds every file of dir ending in suffix, in name order. */
+static int
+add_dir_files(struct rule_set *set, const char *dir, const char *suffix, bool scores,
+              struct rule_diag *d)
+{
+    struct strv names = {0};
+    int r;
+
+    r = list_dir(dir, suffix, &names, d);
+    for (size_t i = 0; r >= 0 && i < names.n; i++)
+        r = rule_set_add_file(set, dir, names.v[i], scores, d);
+    strv_release(&names);
+    return r < 0 ? r : 0;
+}
+
+/* The match context with the PCRE2 limits of limits (may be NULL). */
+static int
+set_match_limits(struct rule_set *set, const struct classifier_limits *limits)
+{
+    set->mctx = pcre2_match_context_create(NULL);
+    if (set->mctx == NULL)
+        return -ENOMEM;
+    /* Zero would fail every match; it means "PCRE2's default" here. */
+    if (limits != NULL && limits->match_limit > 0)
+        pcre2_set_match_limit(set->mctx, limits->match_limit);
+    if (limits != NULL && limits->depth_limit > 0)
+        pcre2_set_depth_limit(set->mctx, limits->depth_limit);
+    return 0;
+}
+
 int
 rule_set_load_scored(const char *dir, const char *profile, const char *extra_scores,
                      const struct classifier_limits *limits, classifier_diag_fn *diag_fn,
                      void *diag_ctx, unsigned *ret_problems, struct rule_set **ret)
 {
     struct rule_diag d = {0};
-    struct strv names = {0};
     struct rule_set *set;
     int r;
 
@@ -431,53 +460,27 @@ rule_set_load_scored(const char *dir, const char *profile, const char *extra_sco
         goto out;
     }
 
-    r = list_dir(dir, ".rules", &names, &d);
-    if (r < 0)
-        goto out;
-    for (size_t i = 0; i < names.n; i++) {
-        r = rule_set_add_file(set, dir, names.v[i], false, &d);
-        if (r < 0)
-            goto out;
-    }
-    r = check_names(set, &d);
-    if (r < 0)
-        goto out;
+    r = add_dir_files(set, dir, ".rules", false, &d);
+    if (r == 0)
+        r = check_names(set, &d);
     /* Scores files come after every rule file, so they may name any rule,
      * and in name order, so a later one wins. */
-    strv_release(&names);
-    r = list_dir(dir, ".scores", &names, &d);
-    if (r < 0)
-        goto out;
-    for (size_t i = 0; i < names.n; i++) {
-        r = rule_set_add_file(set, dir, names.v[i], true, &d);
-        if (r < 0)
-            goto out;
-    }
-    if (extra_scores != NULL) {
+    if (r == 0)
+        r = add_dir_files(set, dir, ".scores", true, &d);
+    if (r == 0 && extra_scores != NULL)
         r = rule_set_add_file(set, NULL, extra_scores, true, &d);
-        if (r < 0)
-            goto out;
-    }
-    r = compute_ref_depth(set);
+    if (r == 0)
+        r = compute_ref_depth(set);
     if (r < 0)
         goto out;
     compile_patterns(set, &d);
     r = rule_prefilter_build(set);
     if (r == 0)
         r = finish_patterns(set);
+    if (r == 0)
+        r = set_match_limits(set, limits);
     if (r < 0)
         goto out;
-
-    set->mctx = pcre2_match_context_create(NULL);
-    if (set->mctx == NULL) {
-        r = -ENOMEM;
-        goto out;
-    }
-    /* Zero would fail every match; it means "PCRE2's default" here. */
-    if (limits != NULL && limits->match_limit > 0)
-        pcre2_set_match_limit(set->mctx, limits->match_limit);
-    if (limits != NULL && limits->depth_limit > 0)
-        pcre2_set_depth_limit(set->mctx, limits->depth_limit);
 
     emit_diags(set, dir, &d, diag_fn, diag_ctx);
     if (d.nomem) {
@@ -494,7 +497,6 @@ out:
     if (ret_problems != NULL)
         *ret_problems = d.problems;
     free(d.v);
-    strv_release(&names);
     rule_set_free(set);
     return r;
 }
