@@ -308,65 +308,92 @@ indent_width(const char *p, size_t len, size_t *ret_skip)
     return w;
 }
 
-/* C comment state machine over one line of the new file. Returns true
- * when the whole line is comment and sets the comment text (markers
- * removed). */
+/* A " * text" line: the continuation of a block comment. */
 static bool
-comment_c(struct comment_state *cs, const char *p, size_t len, const char **ret_t, size_t *ret_tlen)
+is_block_continuation(const char *t, size_t tl)
 {
-    const char *t = p, *close;
-    size_t tl = len;
+    return tl > 0 && t[0] == '*' && (tl == 1 || t[1] == ' ' || t[1] == '\t' || t[1] == '/');
+}
 
-    ascii_trim(&t, &tl);
-    if (cs->c_block ||
-        (tl > 0 && t[0] == '*' && (tl == 1 || t[1] == ' ' || t[1] == '\t' || t[1] == '/'))) {
-        /* inside a block, or a " * text" continuation whose opener lies
-         * before the hunk */
+/* Inside a block comment, or a " * text" continuation whose opener lies
+ * before the hunk: *t narrowed to the text, up to the block's end when
+ * the line ends it. */
+static void
+block_rest(struct comment_state *cs, const char **t, size_t *tl)
+{
+    const char *close;
+
+    cs->c_block = true;
+    if (*tl > 0 && (*t)[0] == '*' && !(*tl > 1 && (*t)[1] == '/')) {
+        (*t)++;
+        (*tl)--;
+    }
+    close = ascii_find_pair(*t, *tl, '*', '/');
+    if (close != NULL) {
+        cs->c_block = false;
+        *tl = (size_t)(close - *t);
+    }
+}
+
+/* A line that opens a block comment ("/" "*"): *t narrowed to its text,
+ * up to the block's end when the line ends it too. */
+static void
+block_open(struct comment_state *cs, const char **t, size_t *tl)
+{
+    const char *close;
+
+    *t += 2;
+    *tl -= 2;
+    while (*tl > 0 && (*t)[0] == '*' && !(*tl > 1 && (*t)[1] == '/')) {
+        (*t)++;
+        (*tl)--;
+    }
+    close = ascii_find_pair(*t, *tl, '*', '/');
+    if (close != NULL)
+        *tl = (size_t)(close - *t);
+    else
         cs->c_block = true;
-        if (tl > 0 && t[0] == '*' && !(tl > 1 && t[1] == '/')) {
-            t++;
-            tl--;
-        }
-        close = ascii_find_pair(t, tl, '*', '/');
-        if (close != NULL) {
-            cs->c_block = false;
-            tl = (size_t)(close - t);
-        }
-        goto comment;
-    }
-    if (tl >= 2 && t[0] == '/' && t[1] == '/') {
-        while (tl > 0 && t[0] == '/') {
-            t++;
-            tl--;
-        }
-        goto comment;
-    }
-    if (tl >= 2 && t[0] == '/' && t[1] == '*') {
-        t += 2;
-        tl -= 2;
-        while (tl > 0 && t[0] == '*' && !(tl > 1 && t[1] == '/')) {
-            t++;
-            tl--;
-        }
-        close = ascii_find_pair(t, tl, '*', '/');
-        if (close != NULL)
-            tl = (size_t)(close - t);
-        else
-            cs->c_block = true;
-        goto comment;
-    }
-    /* code, possibly opening a block comment at its end */
+}
+
+/* A line of code, which may open a block comment it does not close. */
+static void
+code_line(struct comment_state *cs, const char *p, size_t len)
+{
     for (const char *o = ascii_find_pair(p, len, '/', '*'); o != NULL;
          o = ascii_find_pair(o + 2, len - (size_t)(o + 2 - p), '/', '*')) {
-        close = ascii_find_pair(o + 2, len - (size_t)(o + 2 - p), '*', '/');
+        const char *close = ascii_find_pair(o + 2, len - (size_t)(o + 2 - p), '*', '/');
+
         if (close == NULL) {
             cs->c_block = true;
             break;
         }
         o = close;
     }
-    return false;
-comment:
+}
+
+/* C comment state machine over one line of the new file. Returns true
+ * when the whole line is comment and sets the comment text (markers
+ * removed). */
+static bool
+comment_c(struct comment_state *cs, const char *p, size_t len, const char **ret_t, size_t *ret_tlen)
+{
+    const char *t = p;
+    size_t tl = len;
+
+    ascii_trim(&t, &tl);
+    if (cs->c_block || is_block_continuation(t, tl)) {
+        block_rest(cs, &t, &tl);
+    } else if (tl >= 2 && t[0] == '/' && t[1] == '/') {
+        while (tl > 0 && t[0] == '/') {
+            t++;
+            tl--;
+        }
+    } else if (tl >= 2 && t[0] == '/' && t[1] == '*') {
+        block_open(cs, &t, &tl);
+    } else {
+        code_line(cs, p, len);
+        return false;
+    }
     ascii_trim(&t, &tl);
     *ret_t = t;
     *ret_tlen = tl;
@@ -500,6 +527,37 @@ end:
     return 1;
 }
 
+/* A line of a file's extended header (new, deleted, renamed, copied,
+ * binary) before its first hunk. 0 or -ENOMEM. */
+static int
+file_meta_line(struct patch_file *f, const struct span *s)
+{
+    bool isnull;
+
+    if (span_starts(s, "new file mode")) {
+        set_path(&f->old_path, NULL);
+    } else if (span_starts(s, "deleted file mode")) {
+        set_path(&f->new_path, NULL);
+    } else if (span_starts(s, "rename from ") || span_starts(s, "copy from ")) {
+        const char *p = (const char *)memchr(s->p, ' ', s->len) + 6;
+
+        set_path(&f->old_path, diff_path(p, s->len - (size_t)(p - s->p), false, &isnull));
+        return f->old_path ? 0 : -ENOMEM;
+    } else if (span_starts(s, "rename to ") || span_starts(s, "copy to ")) {
+        const char *p = (const char *)memchr(s->p, ' ', s->len) + 4;
+
+        set_path(&f->new_path, diff_path(p, s->len - (size_t)(p - s->p), false, &isnull));
+        return f->new_path ? 0 : -ENOMEM;
+    } else if (span_starts(s, "Binary files ") || span_starts(s, "GIT binary patch")) {
+        f->binary = true;
+        if (span_starts(s, "Binary files /dev/null "))
+            set_path(&f->old_path, NULL);
+        else if (s->len > 17 && memcmp(s->p + s->len - 17, " /dev/null differ", 17) == 0)
+            set_path(&f->new_path, NULL);
+    }
+    return 0;
+}
+
 int
 patch_diff_parse(struct parser *ps, size_t from)
 {
@@ -509,8 +567,6 @@ patch_diff_parse(struct parser *ps, size_t from)
 
     for (size_t i = from; i < ps->n && r >= 0; i++) {
         const struct span *s = &ps->lines[i];
-        struct patch_file *f;
-        bool isnull;
 
         if (ds.hunk >= 0) {
             r = hunk_line(ps, &ds, s);
@@ -518,7 +574,6 @@ patch_diff_parse(struct parser *ps, size_t from)
                 continue;
             r = 0;
         }
-        f = ds.file >= 0 ? &m->files[ds.file] : NULL;
         if (span_starts(s, "diff --git ")) {
             r = file_open_git(ps, &ds, s);
         } else if (span_starts(s, "--- ") && i + 1 < ps->n &&
@@ -527,28 +582,8 @@ patch_diff_parse(struct parser *ps, size_t from)
             i++;
         } else if (span_starts(s, "@@ -")) {
             r = hunk_open(ps, &ds, s);
-        } else if (f == NULL || ds.file_has_hunk) {
-            r = 0;
-        } else if (span_starts(s, "new file mode")) {
-            set_path(&f->old_path, NULL);
-        } else if (span_starts(s, "deleted file mode")) {
-            set_path(&f->new_path, NULL);
-        } else if (span_starts(s, "rename from ") || span_starts(s, "copy from ")) {
-            const char *p = (const char *)memchr(s->p, ' ', s->len) + 6;
-
-            set_path(&f->old_path, diff_path(p, s->len - (size_t)(p - s->p), false, &isnull));
-            r = f->old_path ? 0 : -ENOMEM;
-        } else if (span_starts(s, "rename to ") || span_starts(s, "copy to ")) {
-            const char *p = (const char *)memchr(s->p, ' ', s->len) + 4;
-
-            set_path(&f->new_path, diff_path(p, s->len - (size_t)(p - s->p), false, &isnull));
-            r = f->new_path ? 0 : -ENOMEM;
-        } else if (span_starts(s, "Binary files ") || span_starts(s, "GIT binary patch")) {
-            f->binary = true;
-            if (span_starts(s, "Binary files /dev/null "))
-                set_path(&f->old_path, NULL);
-            else if (s->len > 17 && memcmp(s->p + s->len - 17, " /dev/null differ", 17) == 0)
-                set_path(&f->new_path, NULL);
+        } else if (ds.file >= 0 && !ds.file_has_hunk) {
+            r = file_meta_line(&m->files[ds.file], s);
         }
         if (r > 0)
             break; /* a cap was reached */

@@ -12,6 +12,40 @@
  */
 #include "patch_parser.h"
 
+/* " path/to/file.c | 12 ++--" or " path | Bin 0 -> 12 bytes": a file's
+ * line of a diffstat, p[0] a space. */
+static bool
+is_stat_file(const char *p, size_t len)
+{
+    const char *bar = memchr(p, '|', len);
+    size_t i;
+
+    if (p[1] == ' ' || bar == NULL)
+        return false;
+    i = (size_t)(bar - p) + 1;
+    while (i < len && p[i] == ' ')
+        i++;
+    if (span_starts_ci(p + i, len - i, "Bin "))
+        return true;
+    if (i >= len || !isdigit((unsigned char)p[i]))
+        return false;
+    while (i < len && isdigit((unsigned char)p[i]))
+        i++;
+    return i == len || p[i] == ' ';
+}
+
+/* " 3 files changed, ...", p[1] a digit. */
+static bool
+is_stat_total(const char *p, size_t len)
+{
+    size_t i = 1;
+
+    while (i < len && isdigit((unsigned char)p[i]))
+        i++;
+    return span_starts_ci(p + i, len - i, " file changed") ||
+           span_starts_ci(p + i, len - i, " files changed");
+}
+
 /* " path/to/file.c | 12 ++--" and " 3 files changed, ..." set *ret_stat;
  * the create/delete/rename/mode summary lines git prints below them are
  * diffstat too. */
@@ -20,41 +54,18 @@ is_diffstat(const struct span *s, bool *ret_stat)
 {
     static const char *const summary[] = {"create mode ", "delete mode ", "mode change ",
                                           "rename ",      "copy ",        "rewrite "};
-    const char *p = s->p, *bar;
-    size_t len = s->len, i;
+    const char *p = s->p;
+    size_t len = s->len;
 
     *ret_stat = false;
     if (len < 2 || p[0] != ' ')
         return false;
-    bar = memchr(p, '|', len);
-    if (p[1] != ' ' && bar != NULL) {
-        i = (size_t)(bar - p) + 1;
-        while (i < len && p[i] == ' ')
-            i++;
-        if (span_starts_ci(p + i, len - i, "Bin ")) {
-            *ret_stat = true;
-            return true;
-        }
-        if (i < len && isdigit((unsigned char)p[i])) {
-            while (i < len && isdigit((unsigned char)p[i]))
-                i++;
-            if (i == len || p[i] == ' ') {
-                *ret_stat = true;
-                return true;
-            }
-        }
+    if (is_stat_file(p, len) || (isdigit((unsigned char)p[1]) && is_stat_total(p, len))) {
+        *ret_stat = true;
+        return true;
     }
-    i = 1;
-    if (isdigit((unsigned char)p[i])) {
-        while (i < len && isdigit((unsigned char)p[i]))
-            i++;
-        if (span_starts_ci(p + i, len - i, " file changed") ||
-            span_starts_ci(p + i, len - i, " files changed")) {
-            *ret_stat = true;
-            return true;
-        }
+    if (isdigit((unsigned char)p[1]))
         return false;
-    }
     for (size_t k = 0; k < sizeof(summary) / sizeof(summary[0]); k++)
         if (span_starts(s, " ") && span_starts_ci(p + 1, len - 1, summary[k]))
             return k < 3 || p[len - 1] == ')';
@@ -150,6 +161,53 @@ add_trailer(struct parser *ps, const struct span *s, size_t taglen)
     return 0;
 }
 
+/* Lines [start, end) hold a trailer. */
+static bool
+has_trailer(const struct parser *ps, size_t start, size_t end)
+{
+    size_t taglen;
+
+    for (size_t k = start; k < end; k++)
+        if (is_trailer(&ps->lines[k], &taglen))
+            return true;
+    return false;
+}
+
+/* The last paragraph with trailers, [start, end): its trailing run of
+ * trailers (fillers allowed inside the run), plus Fixes:/Link:/Closes:/
+ * Cc: anywhere in it. Returns whether the run leaves lines of the
+ * paragraph above it: then no paragraph above holds trailers. */
+static bool
+mark_last_paragraph(const struct parser *ps, size_t start, size_t end, bool *is_tr)
+{
+    size_t run = end, taglen;
+
+    while (run > start &&
+           (is_trailer(&ps->lines[run - 1], &taglen) || is_trailer_filler(&ps->lines[run - 1])))
+        run--;
+    for (size_t k = run; k < end; k++)
+        is_tr[k] = is_trailer(&ps->lines[k], &taglen);
+    for (size_t k = start; k < run; k++)
+        if (is_bare_anywhere_tag(&ps->lines[k]))
+            is_tr[k] = true;
+    return run > start;
+}
+
+/* A paragraph [start, end) above the last one is trailers only when all
+ * of it is trailers and fillers; marks it then. */
+static bool
+mark_trailer_paragraph(const struct parser *ps, size_t start, size_t end, bool *is_tr)
+{
+    size_t taglen;
+
+    for (size_t k = start; k < end; k++)
+        if (!is_trailer(&ps->lines[k], &taglen) && !is_trailer_filler(&ps->lines[k]))
+            return false;
+    for (size_t k = start; k < end; k++)
+        is_tr[k] = is_trailer(&ps->lines[k], &taglen);
+    return true;
+}
+
 /*
  * Mark the trailer lines of log lines [from, to). The trailers are in the
  * last paragraph that has any: its trailing run of "Tag: value" lines
@@ -164,8 +222,7 @@ mark_trailers(const struct parser *ps, size_t from, size_t to, bool *is_tr)
     bool first = true;
 
     while (end > from) {
-        size_t start, k, taglen, run;
-        bool any = false;
+        size_t start;
 
         while (end > from && span_blank(&ps->lines[end - 1]))
             end--;
@@ -174,47 +231,55 @@ mark_trailers(const struct parser *ps, size_t from, size_t to, bool *is_tr)
         start = end;
         while (start > from && !span_blank(&ps->lines[start - 1]))
             start--;
-
-        for (k = start; k < end; k++)
-            if (is_trailer(&ps->lines[k], &taglen))
-                any = true;
-        if (!any) {
-            if (first) {
-                end = start;
-                continue;
-            }
-            break;
-        }
-
-        if (first) {
-            run = end;
-            while (run > start && (is_trailer(&ps->lines[run - 1], &taglen) ||
-                                   is_trailer_filler(&ps->lines[run - 1])))
-                run--;
-            for (k = run; k < end; k++)
-                is_tr[k] = is_trailer(&ps->lines[k], &taglen);
-            for (k = start; k < run; k++)
-                if (is_bare_anywhere_tag(&ps->lines[k]))
-                    is_tr[k] = true;
-            first = false;
-            if (run > start)
+        if (!has_trailer(ps, start, end)) {
+            if (!first)
                 break;
-        } else {
-            for (k = start; k < end; k++)
-                if (!is_trailer(&ps->lines[k], &taglen) && !is_trailer_filler(&ps->lines[k]))
-                    return;
-            for (k = start; k < end; k++)
-                is_tr[k] = is_trailer(&ps->lines[k], &taglen);
+            end = start;
+            continue;
+        }
+        if (first) {
+            first = false;
+            if (mark_last_paragraph(ps, start, end, is_tr))
+                break;
+        } else if (!mark_trailer_paragraph(ps, start, end, is_tr)) {
+            break;
         }
         end = start;
     }
+}
+
+/* Lines [*ret_first, *ret_last) of [from, to) hold the changelog's text:
+ * neither trailers, nor blank lines at either end, nor a diffstat (which
+ * is marked in is_tr, to be skipped as neither log nor trailer). */
+static void
+find_log_text(struct parser *ps, size_t from, size_t to, bool *is_tr, size_t *ret_first,
+              size_t *ret_last)
+{
+    size_t first = to, last = from;
+
+    for (size_t i = from; i < to; i++) {
+        bool stat;
+
+        if (is_tr[i - from] || span_blank(&ps->lines[i]))
+            continue;
+        if (is_diffstat(&ps->lines[i], &stat)) {
+            ps->m->has_diffstat |= stat;
+            is_tr[i - from] = true;
+            continue;
+        }
+        if (first == to)
+            first = i;
+        last = i + 1;
+    }
+    *ret_first = first;
+    *ret_last = last;
 }
 
 int
 patch_log_parse(struct parser *ps, size_t from, size_t to)
 {
     bool *is_tr = NULL, prev_blank = false;
-    size_t first = to, last = from;
+    size_t first, last;
     int r = 0;
 
     if (to <= from)
@@ -223,23 +288,9 @@ patch_log_parse(struct parser *ps, size_t from, size_t to)
     if (is_tr == NULL)
         return -ENOMEM;
     mark_trailers(ps, from, to, is_tr - from);
-
     /* The changelog keeps its inner blank lines but not the outer ones. */
-    for (size_t i = from; i < to; i++) {
-        bool stat;
-
-        if (is_tr[i - from] || span_blank(&ps->lines[i]))
-            continue;
-        if (is_diffstat(&ps->lines[i], &stat)) {
-            ps->m->has_diffstat |= stat;
-            is_tr[i - from] = true; /* neither log nor trailer: skip below */
-            continue;
-        }
-        if (first == to)
-            first = i;
-        last = i + 1;
-    }
-    for (size_t i = from; i < to; i++) {
+    find_log_text(ps, from, to, is_tr, &first, &last);
+    for (size_t i = from; i < to && r >= 0; i++) {
         const struct span *s = &ps->lines[i];
         size_t taglen;
 
@@ -256,8 +307,6 @@ patch_log_parse(struct parser *ps, size_t from, size_t to)
             prev_blank = span_blank(s);
             r = patch_rbuf_add(&ps->rb[REGION_CHANGELOG], s->p, s->len, NULL, 0);
         }
-        if (r < 0)
-            break;
     }
     free(is_tr);
     return r;
