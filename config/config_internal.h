@@ -87,29 +87,31 @@ int config_default_compute(struct config *cfg, const struct key *k,
 extern const struct key config_keys[];
 extern const size_t config_n_keys;
 /* What the sample file shows for a key whose default is computed. */
-const char *sample_value(const struct key *k);
+const char *config_keys_sample_value(const struct key *k);
 /* "a, b or c" into buf. */
-void words_join(const char *const *words, char *buf, size_t size);
-void fmt_limit(double v, char *buf, size_t size);
-void fmt_duration(double v, char *buf, size_t size);
-void fmt_size(double v, char *buf, size_t size);
-const char *enum_word(const char *const *words, const int *values, int v);
+void config_keys_words_join(const char *const *words, char *buf, size_t size);
+void config_keys_fmt_limit(double v, char *buf, size_t size);
+void config_keys_fmt_duration(double v, char *buf, size_t size);
+void config_keys_fmt_size(double v, char *buf, size_t size);
+const char *config_keys_enum_word(const char *const *words, const int *values, int v);
 
 /* config_value.c */
 /* An unsigned decimal up to *ret_end, rejecting signs, blanks and overflow. */
-int parse_u64(const char *s, const char **ret_end, uint64_t *ret);
-bool hostport_valid(const char *s);
-bool user_valid(const char *s);
-int split_items(const char *s, int (*fn)(void *ctx, const char *item, size_t len), void *ctx);
-struct list_ctx {
+int config_value_u64(const char *s, const char **ret_end, uint64_t *ret);
+bool config_value_hostport_valid(const char *s);
+bool config_value_user_valid(const char *s);
+int config_value_split(const char *s, int (*fn)(void *ctx, const char *item, size_t len),
+                       void *ctx);
+struct config_value_list_ctx {
     struct config_list *list;
     const char *bad; /* first bad item, for the message */
     size_t bad_len;
 };
-/* split_items() callback: one address or "@domain" into ctx's list. */
-int list_add(void *ctx, const char *item, size_t len);
-int hosts_parse(const char *value, struct config_hosts *hosts, char *why, size_t why_size);
-void list_release(struct config_list *l);
-void hosts_release(struct config_hosts *h);
+/* config_value_split() callback: one address or "@domain" into ctx's list. */
+int config_value_list_add(void *ctx, const char *item, size_t len);
+int config_value_hosts_parse(const char *value, struct config_hosts *hosts, char *why,
+                             size_t why_size);
+void config_value_list_release(struct config_list *l);
+void config_value_hosts_release(struct config_hosts *h);
 
 #endif

@@ -376,7 +376,7 @@ static const struct {
 };
 
 const char *
-sample_value(const struct key *k)
+config_keys_sample_value(const struct key *k)
 {
     for (size_t i = 0; i < sizeof(sample_values) / sizeof(sample_values[0]); i++)
         if (sample_values[i].offset == k->offset)
@@ -385,7 +385,7 @@ sample_value(const struct key *k)
 }
 
 void
-words_join(const char *const *words, char *buf, size_t size)
+config_keys_words_join(const char *const *words, char *buf, size_t size)
 {
     size_t n = 0, used = 0;
 
@@ -404,14 +404,14 @@ words_join(const char *const *words, char *buf, size_t size)
 
 /* Format a limit without trailing zeros: 1000, 0.5, 65536. */
 void
-fmt_limit(double v, char *buf, size_t size)
+config_keys_fmt_limit(double v, char *buf, size_t size)
 {
     snprintf(buf, size, "%.10g", v);
 }
 
 /* A duration limit in its largest whole unit: 1m, 366d. */
 void
-fmt_duration(double v, char *buf, size_t size)
+config_keys_fmt_duration(double v, char *buf, size_t size)
 {
     unsigned long s = (unsigned long)v;
 
@@ -427,7 +427,7 @@ fmt_duration(double v, char *buf, size_t size)
 
 /* A size limit in its largest whole power-of-1024 unit: 64K, 1G. */
 void
-fmt_size(double v, char *buf, size_t size)
+config_keys_fmt_size(double v, char *buf, size_t size)
 {
     unsigned long long b = (unsigned long long)v;
 
@@ -442,7 +442,7 @@ fmt_size(double v, char *buf, size_t size)
 }
 
 const char *
-enum_word(const char *const *words, const int *values, int v)
+config_keys_enum_word(const char *const *words, const int *values, int v)
 {
     for (size_t i = 0; words[i]; i++)
         if (values[i] == v)
@@ -453,11 +453,11 @@ enum_word(const char *const *words, const int *values, int v)
 const char *
 config_failure_name(int failure)
 {
-    return enum_word(oversize_words, oversize_values, failure);
+    return config_keys_enum_word(oversize_words, oversize_values, failure);
 }
 
 const char *
 config_mode_name(int mode)
 {
-    return enum_word(mode_words, mode_values, mode);
+    return config_keys_enum_word(mode_words, mode_values, mode);
 }

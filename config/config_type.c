@@ -76,7 +76,7 @@ set_socket(const struct key *k, void *field, const char *value, char *why, size_
 static int
 set_hostport(const struct key *k, void *field, const char *value, char *why, size_t why_size)
 {
-    if (!hostport_valid(value)) {
+    if (!config_value_hostport_valid(value)) {
         snprintf(why, why_size, "%s: bad address '%s' (use host:port or [IPv6]:port)", k->name,
                  value);
         return -EINVAL;
@@ -87,7 +87,7 @@ set_hostport(const struct key *k, void *field, const char *value, char *why, siz
 static int
 set_user(const struct key *k, void *field, const char *value, char *why, size_t why_size)
 {
-    if (*value != '\0' && !user_valid(value)) {
+    if (*value != '\0' && !config_value_user_valid(value)) {
         snprintf(why, why_size, "%s: bad user '%s' (use user or user:group)", k->name, value);
         return -EINVAL;
     }
@@ -115,7 +115,7 @@ set_bool(const struct key *k, void *field, const char *value, char *why, size_t 
 }
 
 /* "Key: VALUE is out of range (LO to HI)", the row's limits written by fmt
- * (fmt_limit, fmt_size or fmt_duration). */
+ * (config_keys_fmt_limit, config_keys_fmt_size or config_keys_fmt_duration). */
 static int
 out_of_range(const struct key *k, const char *value, void (*fmt)(double, char *, size_t), char *why,
              size_t why_size)
@@ -134,12 +134,12 @@ set_uint(const struct key *k, void *field, const char *value, char *why, size_t 
     const char *end;
     uint64_t v;
 
-    if (parse_u64(value, &end, &v) < 0 || *end != '\0') {
+    if (config_value_u64(value, &end, &v) < 0 || *end != '\0') {
         snprintf(why, why_size, "%s: bad number '%s'", k->name, value);
         return -EINVAL;
     }
     if ((double)v < k->min || (double)v > k->max)
-        return out_of_range(k, value, fmt_limit, why, why_size);
+        return out_of_range(k, value, config_keys_fmt_limit, why, why_size);
     *(unsigned *)field = (unsigned)v;
     return 0;
 }
@@ -177,7 +177,7 @@ set_number(const struct key *k, void *field, const char *value, char *why, size_
         return -EINVAL;
     }
     if (v < k->min || v > k->max)
-        return out_of_range(k, value, fmt_limit, why, why_size);
+        return out_of_range(k, value, config_keys_fmt_limit, why, why_size);
     *(double *)field = v;
     return 0;
 }
@@ -194,7 +194,7 @@ set_size(const struct key *k, void *field, const char *value, char *why, size_t 
         return -EINVAL;
     }
     if ((double)v < k->min || (double)v > k->max)
-        return out_of_range(k, value, fmt_size, why, why_size);
+        return out_of_range(k, value, config_keys_fmt_size, why, why_size);
     *(uint64_t *)field = v;
     return 0;
 }
@@ -211,7 +211,7 @@ set_duration(const struct key *k, void *field, const char *value, char *why, siz
         return -EINVAL;
     }
     if ((double)v < k->min || (double)v > k->max)
-        return out_of_range(k, value, fmt_duration, why, why_size);
+        return out_of_range(k, value, config_keys_fmt_duration, why, why_size);
     *(uint32_t *)field = v;
     return 0;
 }
@@ -223,7 +223,7 @@ bad_word(const struct key *k, const char *value, int len, char *why, size_t why_
 {
     char words[128];
 
-    words_join(k->words, words, sizeof(words));
+    config_keys_words_join(k->words, words, sizeof(words));
     snprintf(why, why_size, "%s: bad value '%.*s' (use %s)", k->name, len, value, words);
     return -EINVAL;
 }
@@ -285,8 +285,8 @@ static int
 set_addrs(const struct key *k, void *field, const char *value, char *why, size_t why_size)
 {
     struct config_list fresh = {0};
-    struct list_ctx lc = {.list = &fresh};
-    int r = split_items(value, list_add, &lc);
+    struct config_value_list_ctx lc = {.list = &fresh};
+    int r = config_value_split(value, config_value_list_add, &lc);
 
     if (r < 0) {
         if (r == -EINVAL)
@@ -294,10 +294,10 @@ set_addrs(const struct key *k, void *field, const char *value, char *why, size_t
                      (int)(lc.bad_len > 200 ? 200 : lc.bad_len), lc.bad);
         else if (r == -E2BIG)
             snprintf(why, why_size, "%s: more than %d entries", k->name, CONFIG_LIST_MAX);
-        list_release(&fresh);
+        config_value_list_release(&fresh);
         return r == -E2BIG ? -EINVAL : r;
     }
-    list_release(field);
+    config_value_list_release(field);
     *(struct config_list *)field = fresh;
     return 0;
 }
@@ -307,16 +307,16 @@ set_hosts(const struct key *k, void *field, const char *value, char *why, size_t
 {
     struct config_hosts fresh = {0};
     char reason[512] = "";
-    int r = hosts_parse(value, &fresh, reason, sizeof(reason));
+    int r = config_value_hosts_parse(value, &fresh, reason, sizeof(reason));
 
     if (r < 0) {
-        hosts_release(&fresh);
+        config_value_hosts_release(&fresh);
         if (r == -ENOMEM)
             return r;
         snprintf(why, why_size, "%s: %s", k->name, reason);
         return -EINVAL;
     }
-    hosts_release(field);
+    config_value_hosts_release(field);
     *(struct config_hosts *)field = fresh;
     return 0;
 }
@@ -378,7 +378,7 @@ write_duration(const struct key *k, const void *field, FILE *f)
 static void
 write_enum(const struct key *k, const void *field, FILE *f)
 {
-    fputs(enum_word(k->words, k->values, *(const int *)field), f);
+    fputs(config_keys_enum_word(k->words, k->values, *(const int *)field), f);
 }
 
 static void
@@ -429,13 +429,13 @@ release_string(void *field)
 static void
 release_addrs(void *field)
 {
-    list_release(field);
+    config_value_list_release(field);
 }
 
 static void
 release_hosts(void *field)
 {
-    hosts_release(field);
+    config_value_hosts_release(field);
 }
 
 #define STRING_LIKE .write = write_string, .release = release_string

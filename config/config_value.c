@@ -26,7 +26,7 @@ errstr(int e, char *buf, size_t size)
 }
 
 void
-list_release(struct config_list *l)
+config_value_list_release(struct config_list *l)
 {
     for (size_t i = 0; i < l->n; i++)
         free(l->items[i]);
@@ -36,7 +36,7 @@ list_release(struct config_list *l)
 }
 
 void
-hosts_release(struct config_hosts *h)
+config_value_hosts_release(struct config_hosts *h)
 {
     for (size_t i = 0; i < h->n_names; i++)
         free(h->names[i]);
@@ -47,7 +47,7 @@ hosts_release(struct config_hosts *h)
 
 /* Parse an unsigned decimal, rejecting signs, blanks and overflow. */
 int
-parse_u64(const char *s, const char **ret_end, uint64_t *ret)
+config_value_u64(const char *s, const char **ret_end, uint64_t *ret)
 {
     uint64_t v = 0;
     const char *p = s;
@@ -79,7 +79,7 @@ parse_scaled(const char *s, const struct unit *units, uint64_t max, uint64_t *re
     const char *end;
     uint64_t v, mult = 1;
 
-    if (parse_u64(s, &end, &v) < 0)
+    if (config_value_u64(s, &end, &v) < 0)
         return -EINVAL;
     if (*end != '\0') {
         const struct unit *u = units;
@@ -197,7 +197,7 @@ config_socket_valid(const char *s)
 }
 
 bool
-hostport_valid(const char *s)
+config_value_hostport_valid(const char *s)
 {
     const char *colon;
 
@@ -232,7 +232,7 @@ hostport_valid(const char *s)
 }
 
 bool
-user_valid(const char *s)
+config_value_user_valid(const char *s)
 {
     size_t colons = 0;
 
@@ -263,7 +263,7 @@ lower_dup(const char *s, size_t len)
 
 /* Split s on commas and blanks; calls fn for each non-empty item. */
 int
-split_items(const char *s, int (*fn)(void *ctx, const char *item, size_t len), void *ctx)
+config_value_split(const char *s, int (*fn)(void *ctx, const char *item, size_t len), void *ctx)
 {
     const char *p = s;
 
@@ -285,9 +285,9 @@ split_items(const char *s, int (*fn)(void *ctx, const char *item, size_t len), v
 }
 
 int
-list_add(void *ctx, const char *item, size_t len)
+config_value_list_add(void *ctx, const char *item, size_t len)
 {
-    struct list_ctx *lc = ctx;
+    struct config_value_list_ctx *lc = ctx;
     struct config_list *l = lc->list;
     const char *at = memchr(item, '@', len);
     char **items;
@@ -337,7 +337,7 @@ net_parse(const char *s, struct config_net *ret)
         const char *end;
         uint64_t v;
 
-        if (parse_u64(slash + 1, &end, &v) < 0 || *end != '\0' || v > max)
+        if (config_value_u64(slash + 1, &end, &v) < 0 || *end != '\0' || v > max)
             return -EINVAL;
         ret->prefix = (unsigned)v;
     }
@@ -395,7 +395,7 @@ hosts_add(void *ctx, const char *item, size_t len)
 
 /* A host list is inline, or the absolute path of a file of entries. */
 int
-hosts_parse(const char *value, struct config_hosts *hosts, char *why, size_t why_size)
+config_value_hosts_parse(const char *value, struct config_hosts *hosts, char *why, size_t why_size)
 {
     struct hosts_ctx hc = {.hosts = hosts};
     char line[CONFIG_LINE_MAX];
@@ -404,7 +404,7 @@ hosts_parse(const char *value, struct config_hosts *hosts, char *why, size_t why
     int r = 0;
 
     if (value[0] != '/') {
-        r = split_items(value, hosts_add, &hc);
+        r = config_value_split(value, hosts_add, &hc);
         if (r == -EINVAL)
             snprintf(why, why_size, "bad host or network '%s'", hc.bad);
         else if (r == -E2BIG)
@@ -427,7 +427,7 @@ hosts_parse(const char *value, struct config_hosts *hosts, char *why, size_t why
         if (hash)
             *hash = '\0';
         line[strcspn(line, "\r\n")] = '\0';
-        r = split_items(line, hosts_add, &hc);
+        r = config_value_split(line, hosts_add, &hc);
         if (r < 0) {
             if (r == -EINVAL)
                 snprintf(why, why_size, "%s:%u: bad host or network '%s'", value, lineno, hc.bad);

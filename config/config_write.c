@@ -29,16 +29,16 @@ key_value_doc(const struct key *k, char *buf, size_t size)
 {
     char lo[32], hi[32];
 
-    fmt_limit(k->min, lo, sizeof(lo));
-    fmt_limit(k->max, hi, sizeof(hi));
+    config_keys_fmt_limit(k->min, lo, sizeof(lo));
+    config_keys_fmt_limit(k->max, hi, sizeof(hi));
     switch (k->type) {
     case T_ENUM:
-        words_join(k->words, buf, size);
+        config_keys_words_join(k->words, buf, size);
         break;
     case T_WORDS: {
         char w[128];
 
-        words_join(k->words, w, sizeof(w));
+        config_keys_words_join(k->words, w, sizeof(w));
         snprintf(buf, size, "one or more of %s", w);
         break;
     }
@@ -50,13 +50,13 @@ key_value_doc(const struct key *k, char *buf, size_t size)
         snprintf(buf, size, "octal, 0 to 0%o", (unsigned)k->max);
         break;
     case T_SIZE:
-        fmt_size(k->min, lo, sizeof(lo));
-        fmt_size(k->max, hi, sizeof(hi));
+        config_keys_fmt_size(k->min, lo, sizeof(lo));
+        config_keys_fmt_size(k->max, hi, sizeof(hi));
         snprintf(buf, size, "size, %s to %s", lo, hi);
         break;
     case T_DURATION:
-        fmt_duration(k->min, lo, sizeof(lo));
-        fmt_duration(k->max, hi, sizeof(hi));
+        config_keys_fmt_duration(k->min, lo, sizeof(lo));
+        config_keys_fmt_duration(k->max, hi, sizeof(hi));
         snprintf(buf, size, "duration, %s to %s", lo, hi);
         break;
     default:
@@ -136,7 +136,7 @@ config_write_sample(FILE *f)
 
             snprintf(line, sizeof(line), "Default: %s.", k->def_doc);
             sample_comment(f, line);
-            fprintf(f, "#%s %s\n", k->name, sample_value(k));
+            fprintf(f, "#%s %s\n", k->name, config_keys_sample_value(k));
         } else if (k->def[0] == '\0')
             fprintf(f, "#%s \"\"\n", k->name);
         else
