@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "buildtree.h"
+#include "file_read.h"
 
 #define BUILDTREE_CACHE_MAX (1u << 20)
 
@@ -52,7 +53,6 @@ buildtree_look(void)
     char exe[PATH_MAX], cache[PATH_MAX + 32], name[64], *text = NULL, *slash;
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     size_t len;
-    FILE *f;
 
     if (n <= 0)
         return;
@@ -65,14 +65,8 @@ buildtree_look(void)
         *slash = '\0';
     }
     snprintf(cache, sizeof(cache), "%s/CMakeCache.txt", exe);
-    f = fopen(cache, "re");
-    if (f == NULL)
+    if (file_read(cache, BUILDTREE_CACHE_MAX, FILE_READ_CUT, &text, &len) < 0)
         return;
-    text = malloc(BUILDTREE_CACHE_MAX + 1);
-    if (text == NULL)
-        goto out;
-    len = fread(text, 1, BUILDTREE_CACHE_MAX, f);
-    text[len] = '\0';
     if (cache_value(text, "CMAKE_PROJECT_NAME:STATIC=", name, sizeof(name)) < 0 ||
         strcmp(name, "slop-milter") != 0 ||
         cache_value(text, "slop-milter_SOURCE_DIR:STATIC=", buildtree_src, sizeof(buildtree_src)) <
@@ -83,7 +77,6 @@ buildtree_look(void)
     snprintf(buildtree_build, sizeof(buildtree_build), "%s", exe);
 out:
     free(text);
-    fclose(f);
 }
 
 const char *

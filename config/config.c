@@ -9,12 +9,15 @@
  * struct config is never modified, so threads share it without locks.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "config_internal.h"
+#include "file_read.h"
 
 #define CONFIG_FILE_MAX (1u << 20) /* a configuration file larger than this is refused */
 
@@ -310,40 +313,32 @@ config_load(const char *path, const struct config_paths *paths, struct config **
 {
     char *text = NULL;
     size_t len = 0;
-    FILE *f = NULL;
-    int r;
+    int fd, r;
 
     if (path == NULL)
         return config_parse("(built-in)", "", 0, paths, ret, err);
 
-    f = fopen(path, "re");
-    if (f == NULL) {
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
         char eb[128];
 
         r = -errno;
         err_set(err, "%s: cannot open: %s", path, errstr(-r, eb, sizeof(eb)));
         return r;
     }
-    text = malloc(CONFIG_FILE_MAX + 1);
-    if (text == NULL) {
-        r = -ENOMEM;
-        goto out;
-    }
-    len = fread(text, 1, CONFIG_FILE_MAX + 1, f);
-    if (ferror(f)) {
-        err_set(err, "%s: read error", path);
-        r = -EIO;
-        goto out;
-    }
-    if (len > CONFIG_FILE_MAX) {
+    r = file_read_fd(fd, CONFIG_FILE_MAX, 0, &text, &len);
+    close(fd);
+    if (r == -EFBIG) {
         err_set(err, "%s: file larger than %u bytes", path, CONFIG_FILE_MAX);
-        r = -EFBIG;
-        goto out;
+        return r;
+    }
+    if (r == -ENOMEM)
+        return r;
+    if (r < 0) {
+        err_set(err, "%s: read error", path);
+        return -EIO;
     }
     r = config_parse(path, text, len, paths, ret, err);
-out:
     free(text);
-    if (f)
-        fclose(f);
     return r;
 }

@@ -7,10 +7,13 @@
  * No state kept: thread-safe.
  */
 #include <errno.h>
-#include <stdio.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
+#include "file_read.h"
 #include "state_redis.h"
 
 void
@@ -25,22 +28,29 @@ config_redis_options(const struct config *cfg, struct state_redis_options *ret)
 int
 config_redis_password(const char *path, char *buf, size_t size)
 {
-    FILE *f;
-    size_t n;
-    int r = 0;
+    char *text = NULL, *nl;
+    size_t len, line, n;
+    int fd, r;
 
     buf[0] = '\0';
     if (path == NULL || *path == '\0')
         return 0;
-    f = fopen(path, "re");
-    if (f == NULL)
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
         return -errno;
-    if (fgets(buf, (int)size, f) == NULL)
-        r = ferror(f) ? -EIO : 0;
-    fclose(f);
-    n = strlen(buf);
-    if (n + 1 >= size && buf[n - 1] != '\n')
+    /* The first line, as fgets() into size bytes would read it. */
+    r = file_read_fd(fd, size - 1, FILE_READ_CUT, &text, &len);
+    close(fd);
+    if (r < 0)
+        return r == -ENOMEM ? r : -EIO;
+    nl = memchr(text, '\n', len);
+    line = nl != NULL ? (size_t)(nl - text) + 1 : len;
+    n = strnlen(text, line);
+    if (n + 1 >= size && text[n - 1] != '\n')
         r = -E2BIG;
+    memcpy(buf, text, n);
+    buf[n] = '\0';
     buf[strcspn(buf, "\r\n")] = '\0';
+    free(text);
     return r;
 }

@@ -38,6 +38,7 @@
 #include "classifier.h"
 #include "config.h"
 #include "conn.h"
+#include "file_read.h"
 #include "gate.h"
 #include "log.h"
 #include "membudget.h"
@@ -154,33 +155,6 @@ choose_rules_dir(void)
 
 /* ---- offline mode (-t) ------------------------------------------------- */
 
-static int
-read_file(const char *path, size_t max, char **ret, size_t *ret_len)
-{
-    FILE *f = fopen(path, "re");
-    char *buf;
-    size_t len = 0;
-
-    if (f == NULL)
-        return -errno;
-    buf = malloc(max + 1);
-    if (buf == NULL) {
-        fclose(f);
-        return -ENOMEM;
-    }
-    len = fread(buf, 1, max, f);
-    if (ferror(f)) {
-        free(buf);
-        fclose(f);
-        return -EIO;
-    }
-    fclose(f);
-    buf[len] = '\0';
-    *ret = buf;
-    *ret_len = len;
-    return 0;
-}
-
 /* Without --from, the reply preview goes to the From: header's address. */
 static void
 sender_from_header(struct msg *m)
@@ -223,7 +197,8 @@ offline_one(struct snapshot *snap, const char *path)
     int r;
 
     printf("file: %s\n", path);
-    r = read_file(path, (size_t)cfg->max_message_size + OFFLINE_READ_SLACK, &raw, &len);
+    r = file_read(path, (size_t)cfg->max_message_size + OFFLINE_READ_SLACK, FILE_READ_CUT, &raw,
+                  &len);
     if (r < 0) {
         char eb[128];
 

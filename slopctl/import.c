@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "file_read.h"
 #include "import.h"
 #include "import_fixes.h"
 #include "import_tree.h"
@@ -258,23 +259,22 @@ import_maintainers(const char *state_dir, const char *file)
     struct state *st = NULL;
     char *text = NULL, buf[128];
     size_t len = 0;
-    FILE *f;
-    int ret, r;
+    int fd, ret, r;
 
-    f = strcmp(file, "-") == 0 ? stdin : fopen(file, "r");
-    if (f == NULL) {
+    fd = strcmp(file, "-") == 0 ? STDIN_FILENO : open(file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
         cli_error("cannot read '%s': %s", file, strerror_r(errno, buf, sizeof(buf)));
         return EX_NOINPUT;
     }
-    text = malloc(IMPORT_MAX_MAINTAINERS_BYTES);
-    if (text == NULL) {
-        if (f != stdin)
-            fclose(f);
+    r = file_read_fd(fd, IMPORT_MAX_MAINTAINERS_BYTES, FILE_READ_CUT, &text, &len);
+    if (fd != STDIN_FILENO)
+        close(fd);
+    if (r == -ENOMEM)
         return EX_OSERR;
+    if (r < 0) {
+        cli_error("cannot read '%s': %s", file, strerror_r(-r, buf, sizeof(buf)));
+        return EX_NOINPUT;
     }
-    len = fread(text, 1, IMPORT_MAX_MAINTAINERS_BYTES, f);
-    if (f != stdin)
-        fclose(f);
     ret = statedir_open(state_dir, 0, &st);
     if (ret != 0)
         goto out;

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file_read.h"
 #include "mailbox.h"
 
 struct walker {
@@ -188,53 +189,6 @@ walk_mbox(struct walker *w, const char *file, const char *buf, size_t len)
     return r;
 }
 
-/* Read a stream that cannot be mapped; fails with -EFBIG past the cap. */
-static int
-read_all(int fd, char **ret_buf, size_t *ret_len)
-{
-    char *buf = NULL, *nbuf;
-    size_t len = 0, cap = 0;
-    ssize_t n;
-    int r;
-
-    for (;;) {
-        if (len == cap) {
-            if (cap > MAILBOX_MAX_FILE_BYTES) {
-                r = -EFBIG;
-                goto out;
-            }
-            cap = cap != 0 ? cap * 2 : 65536;
-            nbuf = realloc(buf, cap + 1);
-            if (nbuf == NULL) {
-                r = -ENOMEM;
-                goto out;
-            }
-            buf = nbuf;
-        }
-        n = read(fd, buf + len, cap - len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            r = -errno;
-            goto out;
-        }
-        if (n == 0)
-            break;
-        len += (size_t)n;
-    }
-    if (len > MAILBOX_MAX_FILE_BYTES) {
-        r = -EFBIG;
-        goto out;
-    }
-    *ret_buf = buf;
-    *ret_len = len;
-    buf = NULL;
-    r = 0;
-out:
-    free(buf);
-    return r;
-}
-
 /* nofollow: path must not be a symbolic link (checked by the open
  * itself, so a link swapped in after a look is refused too). */
 static int
@@ -284,7 +238,7 @@ walk_file(struct walker *w, const char *path, bool nofollow)
     /* Pipes, character devices, and files the kernel will not map (some
      * /proc and FUSE files report size 0) are read instead. */
     if (map == NULL) {
-        e = read_all(fd, &heap, &len);
+        e = file_read_fd(fd, MAILBOX_MAX_FILE_BYTES, 0, &heap, &len);
         if (e < 0) {
             walker_error(w, path, 0, -e);
             goto out;

@@ -785,6 +785,55 @@ test_dump_parses_back(void **state)
     }
 }
 
+/* The Redis password file: its first line without CR or LF, cut by
+ * nothing but refused with -E2BIG when it does not fit the buffer (one
+ * byte of 8 goes to the NUL); a file that cannot be read is an error. */
+static void
+test_redis_password(void **state)
+{
+    static const struct {
+        const char *text;
+        size_t len;
+        const char *want;
+        int r;
+    } cases[] = {
+        {"", 0, "", 0},
+        {"secret", 6, "secret", 0},
+        {"secret\n", 7, "secret", 0},
+        {"pass\r\nsecond line", 18, "pass", 0},
+        {"six\nlonger second line", 23, "six", 0},
+        {"123456\n", 7, "123456", 0}, /* the line and its LF fill the buffer */
+        {"1234567", 7, "1234567", -E2BIG},
+        {"1234567\n", 8, "1234567", -E2BIG},
+        {"12345678901", 11, "1234567", -E2BIG},
+        {"ab\0cdefgh", 10, "ab", 0}, /* a NUL ends the line */
+    };
+    char dir[] = "/tmp/test_config.XXXXXX", path[256], buf[8];
+    FILE *f;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/password", dir);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        f = fopen(path, "w");
+        assert_non_null(f);
+        assert_int_equal(fwrite(cases[i].text, 1, cases[i].len, f), cases[i].len);
+        fclose(f);
+        memset(buf, 'x', sizeof(buf));
+        if (config_redis_password(path, buf, sizeof(buf)) != cases[i].r)
+            fail_msg("case %zu: %d", i, config_redis_password(path, buf, sizeof(buf)));
+        assert_string_equal(buf, cases[i].want);
+    }
+    assert_int_equal(config_redis_password(NULL, buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "");
+    assert_int_equal(config_redis_password("", buf, sizeof(buf)), 0);
+    assert_int_equal(config_redis_password(dir, buf, sizeof(buf)), -EIO);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(config_redis_password(path, buf, sizeof(buf)), -ENOENT);
+    assert_string_equal(buf, "");
+    assert_int_equal(rmdir(dir), 0);
+}
+
 int
 main(void)
 {
@@ -804,6 +853,7 @@ main(void)
         cmocka_unit_test(test_dump_parses_back),
         cmocka_unit_test(test_sample_parses),
         cmocka_unit_test(test_check_paths),
+        cmocka_unit_test(test_redis_password),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,6 +32,7 @@
 
 #include <cmocka.h>
 
+#include "file_read.h"
 #include "reply.h"
 
 #ifndef SLOP_SOURCE_DIR
@@ -83,18 +84,10 @@ write_file(const char *path, const char *text, mode_t mode)
 static char *
 read_file(const char *path)
 {
-    FILE *f = fopen(path, "r");
     char *buf;
-    size_t n;
+    size_t len;
 
-    if (f == NULL)
-        return NULL;
-    buf = calloc(1, 1 << 20);
-    assert_non_null(buf);
-    n = fread(buf, 1, (1 << 20) - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
+    return file_read(path, (1 << 20) - 1, FILE_READ_CUT, &buf, &len) == 0 ? buf : NULL;
 }
 
 /* The header block of msg (up to the blank line), as a new string. */

@@ -7,10 +7,13 @@
 #include <string.h>
 
 #include "classifier.h"
+#include "file_read.h"
 #include "message.h"
 #include "message_build.h"
 #include "mime_view.h"
 #include "testutil.h"
+
+#define TESTUTIL_FILE_MAX (64u << 20) /* larger than any fixture or source file */
 
 #ifndef SLOP_FIXTURES
 #define SLOP_FIXTURES "tests/fixtures"
@@ -19,26 +22,13 @@
 char *
 testutil_read_file(const char *path, size_t *ret_len)
 {
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t len = 0, cap = 0, n;
+    char *buf;
+    size_t len;
 
-    if (f == NULL) {
-        fprintf(stderr, "testutil: cannot open '%s'\n", path);
+    if (file_read(path, TESTUTIL_FILE_MAX, 0, &buf, &len) < 0) {
+        fprintf(stderr, "testutil: cannot read '%s'\n", path);
         abort();
     }
-    do {
-        if (cap - len < 4096) {
-            cap = cap ? cap * 2 : 8192;
-            buf = realloc(buf, cap + 1);
-            if (buf == NULL)
-                abort();
-        }
-        n = fread(buf + len, 1, cap - len, f);
-        len += n;
-    } while (n > 0);
-    fclose(f);
-    buf[len] = '\0';
     if (ret_len)
         *ret_len = len;
     return buf;
