@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "textbuf.h"
 #include "verdict.h"
 
 #define VERDICT_VERSION CLASSIFIER_VERSION
@@ -66,68 +67,9 @@ verdict_plan_release(struct verdict_plan *plan)
     verdict_plan_init(plan);
 }
 
-/* A growable string; a failed append sets oom and keeps what it had. */
-struct sbuf {
-    char *s;
-    size_t len, cap;
-    bool oom;
-};
-
-static void
-sb_add(struct sbuf *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 128;
-        char *p;
-
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        p = realloc(b->s, cap);
-        if (p == NULL) {
-            b->oom = true;
-            return;
-        }
-        b->s = p;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = '\0';
-}
-
-static void __attribute__((format(printf, 2, 3))) sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-    char tmp[512];
-    va_list ap;
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    sb_add(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
-}
-
-/* Returns the string (owned by the caller) or NULL when out of memory. */
-static char *
-sb_take(struct sbuf *b)
-{
-    if (b->oom || b->s == NULL) {
-        bool empty_ok = !b->oom;
-
-        free(b->s);
-        b->s = NULL;
-        return empty_ok ? strdup("") : NULL;
-    }
-    return b->s;
-}
-
 /* Free text from rules or mail, made safe for a header or SMTP line. */
 static void
-sb_add_clean(struct sbuf *b, const char *s, size_t max)
+add_clean(struct textbuf *b, const char *s, size_t max)
 {
     size_t n = 0;
 
@@ -139,7 +81,7 @@ sb_add_clean(struct sbuf *b, const char *s, size_t max)
             out = ' ';
         else if (c >= 0x80)
             out = '?';
-        sb_add(b, &out, 1);
+        textbuf_add(b, &out, 1);
     }
 }
 
@@ -180,7 +122,7 @@ verdict_fold(size_t name_len, const char *value)
 {
     /* A word is cut so that indent + word always fits in one line. */
     const size_t word_max = VERDICT_HEADER_LINE_MAX - 20;
-    struct sbuf b = {0};
+    struct textbuf b = {0};
     size_t col = name_len + 2;
     const char *p = value;
     bool line_empty = true;
@@ -191,7 +133,7 @@ verdict_fold(size_t name_len, const char *value)
 
         if (*p == '\n') {
             /* A forced break starts a new item line. */
-            sb_add(&b, "\n\t", 2);
+            textbuf_add(&b, "\n\t", 2);
             col = 8;
             line_empty = true;
             p++;
@@ -211,12 +153,12 @@ verdict_fold(size_t name_len, const char *value)
         if (wl > word_max)
             wl = word_max;
         if (!line_empty && col + strlen(sep) + wl > VERDICT_FOLD_AT) {
-            sb_add(&b, "\n\t  ", 4);
+            textbuf_add(&b, "\n\t  ", 4);
             col = 10;
             sep = "";
         }
-        sb_add(&b, sep, strlen(sep));
-        sb_add(&b, p, wl);
+        textbuf_add(&b, sep, strlen(sep));
+        textbuf_add(&b, p, wl);
         col += strlen(sep) + wl;
         line_empty = false;
         p += wl;
@@ -224,7 +166,7 @@ verdict_fold(size_t name_len, const char *value)
         while (*p && *p != ' ' && *p != '\n' && wl == word_max)
             p++;
     }
-    return sb_take(&b);
+    return textbuf_steal(&b, NULL);
 }
 
 static int
@@ -266,19 +208,19 @@ plan_removals(struct verdict_plan *plan, const struct verdict_input *in)
 static int
 add_smtp_line(struct verdict_plan *plan, const char *text)
 {
-    struct sbuf b = {0};
+    struct textbuf b = {0};
 
     if (plan->n_smtp_lines >= VERDICT_MAX_SMTP_LINES)
         return -ENOSPC;
-    sb_add_clean(&b, text, VERDICT_SMTP_LINE_MAX);
-    if (b.oom) {
-        free(b.s);
+    add_clean(&b, text, VERDICT_SMTP_LINE_MAX);
+    if (b.err < 0) {
+        textbuf_release(&b);
         return -ENOMEM;
     }
     /* Trim until the escaped form fits. */
-    while (b.s != NULL && escaped_len(b.s) > VERDICT_SMTP_LINE_MAX - 1)
-        b.s[--b.len] = '\0';
-    plan->smtp_lines[plan->n_smtp_lines] = sb_take(&b);
+    while (b.p != NULL && escaped_len(b.p) > VERDICT_SMTP_LINE_MAX - 1)
+        b.p[--b.len] = '\0';
+    plan->smtp_lines[plan->n_smtp_lines] = textbuf_steal(&b, NULL);
     if (plan->smtp_lines[plan->n_smtp_lines] == NULL)
         return -ENOMEM;
     plan->n_smtp_lines++;
@@ -286,31 +228,31 @@ add_smtp_line(struct verdict_plan *plan, const char *text)
 }
 
 static void
-tests_list(struct sbuf *b, const struct classifier_result *res)
+tests_list(struct textbuf *b, const struct classifier_result *res)
 {
     if (res == NULL || res->n_hits == 0) {
-        sb_add(b, "none", 4);
+        textbuf_add(b, "none", 4);
         return;
     }
     for (size_t i = 0; i < res->n_hits; i++) {
         if (i)
-            sb_add(b, ",", 1);
-        sb_add_clean(b, res->hits[i].rule, VERDICT_NAME_MAX);
+            textbuf_add(b, ",", 1);
+        add_clean(b, res->hits[i].rule, VERDICT_NAME_MAX);
     }
 }
 
 static int
 scan_headers(struct verdict_plan *plan, const struct classifier_result *res, bool tagged)
 {
-    struct sbuf b = {0};
+    struct textbuf b = {0};
     char *v;
     int r;
 
-    sb_printf(&b, "%s, score=%.1f required=%.1f tests=", tagged ? "Yes" : "No", res->score,
-              res->required);
+    textbuf_printf(&b, "%s, score=%.1f required=%.1f tests=", tagged ? "Yes" : "No", res->score,
+                   res->required);
     tests_list(&b, res);
-    sb_printf(&b, " version=%s", VERDICT_VERSION);
-    v = sb_take(&b);
+    textbuf_printf(&b, " version=%s", VERDICT_VERSION);
+    v = textbuf_steal(&b, NULL);
     if (v == NULL)
         return -ENOMEM;
     r = add_header(plan, "X-Slop-Status", v);
@@ -318,9 +260,8 @@ scan_headers(struct verdict_plan *plan, const struct classifier_result *res, boo
     if (r < 0)
         return r;
 
-    b = (struct sbuf){0};
-    sb_printf(&b, "%.1f", res->score);
-    v = sb_take(&b);
+    textbuf_printf(&b, "%.1f", res->score);
+    v = textbuf_steal(&b, NULL);
     if (v == NULL)
         return -ENOMEM;
     r = add_header(plan, "X-Slop-Score", v);
@@ -328,20 +269,19 @@ scan_headers(struct verdict_plan *plan, const struct classifier_result *res, boo
     if (r < 0 || res->n_hits == 0)
         return r;
 
-    b = (struct sbuf){0};
     for (size_t i = 0; i < res->n_hits; i++) {
         const struct classifier_hit *h = &res->hits[i];
 
         if (i)
-            sb_add(&b, "\n", 1);
-        sb_printf(&b, "%.1f ", h->score);
-        sb_add_clean(&b, h->rule, VERDICT_NAME_MAX);
+            textbuf_add(&b, "\n", 1);
+        textbuf_printf(&b, "%.1f ", h->score);
+        add_clean(&b, h->rule, VERDICT_NAME_MAX);
         if (h->description && *h->description) {
-            sb_add(&b, " ", 1);
-            sb_add_clean(&b, h->description, VERDICT_HIT_TEXT_MAX);
+            textbuf_add(&b, " ", 1);
+            add_clean(&b, h->description, VERDICT_HIT_TEXT_MAX);
         }
     }
-    v = sb_take(&b);
+    v = textbuf_steal(&b, NULL);
     if (v == NULL)
         return -ENOMEM;
     r = add_header(plan, "X-Slop-Report", v);
@@ -361,7 +301,7 @@ subject_change(struct verdict_plan *plan, const struct config *cfg, const struct
     const char *old = in ? in->subject : NULL;
     const char *tag = cfg->subject_tag;
     size_t tl = strlen(tag);
-    struct sbuf b = {0};
+    struct textbuf b = {0};
 
     if (tl == 0)
         return 0;
@@ -379,10 +319,10 @@ subject_change(struct verdict_plan *plan, const struct config *cfg, const struct
         if (strncasecmp(o, tag, tl) == 0)
             return 0;
     }
-    sb_add(&b, tag, tl);
-    sb_add(&b, " ", 1);
-    sb_add(&b, old, strlen(old));
-    plan->subject = sb_take(&b);
+    textbuf_add(&b, tag, tl);
+    textbuf_add(&b, " ", 1);
+    textbuf_add(&b, old, strlen(old));
+    plan->subject = textbuf_steal(&b, NULL);
     return plan->subject ? 0 : -ENOMEM;
 }
 
@@ -408,22 +348,22 @@ reject_lines(struct verdict_plan *plan, const struct config *cfg,
         room--;
     for (size_t i = 0; i < res->n_hits && i < room; i++) {
         const struct classifier_hit *h = &res->hits[i];
-        struct sbuf b = {0};
+        struct textbuf b = {0};
 
-        sb_add_clean(&b, h->rule, VERDICT_NAME_MAX);
-        sb_add(&b, ": ", 2);
-        sb_add_clean(&b, h->description ? h->description : "", VERDICT_HIT_TEXT_MAX);
+        add_clean(&b, h->rule, VERDICT_NAME_MAX);
+        textbuf_add(&b, ": ", 2);
+        add_clean(&b, h->description ? h->description : "", VERDICT_HIT_TEXT_MAX);
         if (h->doc) {
-            sb_add(&b, " <", 2);
-            sb_add_clean(&b, h->doc, 400);
-            sb_add(&b, ">", 1);
+            textbuf_add(&b, " <", 2);
+            add_clean(&b, h->doc, 400);
+            textbuf_add(&b, ">", 1);
         }
-        if (b.oom) {
-            free(b.s);
+        if (b.err < 0) {
+            textbuf_release(&b);
             return -ENOMEM;
         }
-        r = add_smtp_line(plan, b.s ? b.s : "");
-        free(b.s);
+        r = add_smtp_line(plan, textbuf_str(&b));
+        textbuf_release(&b);
         if (r < 0)
             return r;
     }
@@ -446,13 +386,13 @@ reject_lines(struct verdict_plan *plan, const struct config *cfg,
 static int
 quarantine_reason(struct verdict_plan *plan, const struct classifier_result *res)
 {
-    struct sbuf b = {0};
+    struct textbuf b;
 
-    sb_printf(&b, "slop-milter: score %.1f tests=", res->score);
+    /* A long list of tests is cut at VERDICT_REASON_MAX bytes. */
+    textbuf_init(&b, VERDICT_REASON_MAX);
+    textbuf_printf(&b, "slop-milter: score %.1f tests=", res->score);
     tests_list(&b, res);
-    if (!b.oom && b.len > VERDICT_REASON_MAX)
-        b.s[b.len = VERDICT_REASON_MAX] = '\0';
-    plan->quarantine = sb_take(&b);
+    plan->quarantine = textbuf_steal(&b, NULL);
     return plan->quarantine ? 0 : -ENOMEM;
 }
 
