@@ -32,18 +32,12 @@
 #include "mime_html.h"
 #include "mime_text.h"
 #include "mime_view.h"
+#include "mime_walk.h"
 #include "textbuf.h"
 
 /* Bytes kept of one decoded header value: room for a To: line naming a
  * thousand recipients; the message size bounds the total. */
 #define MIME_VIEW_MAX_HEADER_BYTES 65536
-
-struct walker {
-    struct mime_view *v;
-    const struct classifier_limits *limits;
-    size_t parts_cap;
-    unsigned visited;
-};
 
 /*
  * One parser per thread, re-initialised for each message: a new parser
@@ -138,261 +132,6 @@ is_msgid_field(const char *name, size_t nlen)
     default:
         return false;
     }
-}
-
-/* "type/subtype" in lower case, as g_mime_content_type_get_mime_type()
- * spells it but without its printf. */
-static char *
-content_type_dup(GMimeContentType *ct)
-{
-    const char *type = ct ? g_mime_content_type_get_media_type(ct) : NULL;
-    const char *sub = ct ? g_mime_content_type_get_media_subtype(ct) : NULL;
-    size_t tl, sl;
-    char *d;
-
-    if (type == NULL)
-        type = "text";
-    if (sub == NULL)
-        sub = "plain";
-    tl = strlen(type);
-    sl = strlen(sub);
-    d = malloc(tl + 1 + sl + 1);
-    if (d == NULL)
-        return NULL;
-    memcpy(d, type, tl);
-    d[tl] = '/';
-    memcpy(d + tl + 1, sub, sl + 1);
-    for (char *p = d; *p; p++)
-        if (*p >= 'A' && *p <= 'Z')
-            *p = (char)(*p - 'A' + 'a');
-    return d;
-}
-
-static int
-view_add_part(struct walker *w, struct mime_part *p)
-{
-    struct mime_view *v = w->v;
-
-    if (v->n_parts == w->parts_cap) {
-        size_t cap = w->parts_cap ? w->parts_cap * 2 : 8;
-        struct mime_part *np = realloc(v->parts, cap * sizeof(*np));
-
-        if (np == NULL)
-            return -ENOMEM;
-        v->parts = np;
-        w->parts_cap = cap;
-    }
-    v->parts[v->n_parts++] = *p;
-    return 0;
-}
-
-static void
-part_release(struct mime_part *p)
-{
-    free(p->content_type);
-    free(p->filename);
-    free(p->text);
-    memset(p, 0, sizeof(*p));
-}
-
-/* Set p's text from the decoded content raw[0..n) in charset cs (NULL:
- * none given), as UTF-8, and from HTML when p is. */
-static int
-part_set_text(struct walker *w, struct mime_part *p, const char *raw, size_t n, const char *cs)
-{
-    struct textbuf out = {0};
-    int r;
-
-    if (p->is_html) {
-        struct textbuf utf = {0};
-
-        r = mime_text_convert(raw, n, cs, w->limits->max_part_bytes, &utf);
-        if (r >= 0) {
-            p->truncated = r == 1;
-            r = mime_html_to_text(utf.p ? utf.p : "", utf.len, &out);
-        }
-        free(utf.p);
-    } else {
-        r = mime_text_convert(raw, n, cs, w->limits->max_part_bytes, &out);
-        if (r == 1)
-            p->truncated = true;
-    }
-    if (r < 0) {
-        free(out.p);
-        return r;
-    }
-    p->text = textbuf_steal(&out, &p->len);
-    if (p->text == NULL)
-        return -ENOMEM;
-    if (p->truncated)
-        w->v->truncated = true;
-    return 0;
-}
-
-static int
-walk_leaf(struct walker *w, GMimePart *gp)
-{
-    GMimeObject *obj = GMIME_OBJECT(gp);
-    GMimeContentType *ct = g_mime_object_get_content_type(obj);
-    GMimeContentDisposition *disp = g_mime_object_get_content_disposition(obj);
-    struct mime_part p = {0};
-    const char *fname = g_mime_part_get_filename(gp);
-    bool is_text, attachment;
-    int r = 0;
-
-    p.content_type = content_type_dup(ct);
-    if (p.content_type == NULL)
-        return -ENOMEM;
-    if (fname != NULL) {
-        p.filename = mime_text_dup(fname, strlen(fname), 1024, NULL);
-        if (p.filename == NULL) {
-            r = -ENOMEM;
-            goto out;
-        }
-    }
-    /* Signatures carry no content a reader wrote. */
-    if (strcmp(p.content_type, "application/pgp-signature") == 0 ||
-        strcmp(p.content_type, "application/pkcs7-signature") == 0 ||
-        strcmp(p.content_type, "application/x-pkcs7-signature") == 0)
-        goto out;
-
-    is_text = strncmp(p.content_type, "text/", 5) == 0;
-    attachment = disp != NULL && g_mime_content_disposition_is_attachment(disp);
-    if (strcmp(p.content_type, "text/x-patch") == 0 || strcmp(p.content_type, "text/x-diff") == 0 ||
-        strcmp(p.content_type, "text/diff") == 0 ||
-        strcmp(p.content_type, "application/x-patch") == 0 ||
-        (p.filename != NULL && (mime_text_ends_with_ci(p.filename, ".patch") ||
-                                mime_text_ends_with_ci(p.filename, ".diff")))) {
-        p.role = MIME_PART_PATCH;
-        is_text = true;
-    } else if (attachment || !is_text) {
-        p.role = MIME_PART_ATTACHMENT;
-    } else {
-        p.role = MIME_PART_BODY;
-        p.is_html = strcmp(p.content_type, "text/html") == 0;
-    }
-
-    if (is_text) {
-        GByteArray *arr = NULL;
-        char *decoded = NULL;
-        const char *cs = ct ? g_mime_content_type_get_parameter(ct, "charset") : NULL;
-        const char *raw;
-        size_t n;
-
-        if (!mime_decode_in_place(gp, &raw, &n)) {
-            r = mime_decode_direct(gp, &decoded, &n);
-            if (r < 0)
-                goto out;
-            if (r == 1) {
-                raw = decoded;
-            } else {
-                arr = mime_decode_part(gp);
-                raw = (const char *)arr->data;
-                n = arr->len;
-            }
-        }
-        r = part_set_text(w, &p, raw, n, cs);
-        if (arr != NULL)
-            g_byte_array_free(arr, TRUE);
-        free(decoded);
-        if (r < 0)
-            goto out;
-    } else {
-        p.len = mime_decode_size(gp);
-    }
-    r = view_add_part(w, &p);
-    if (r == 0)
-        memset(&p, 0, sizeof(p));
-out:
-    part_release(&p);
-    return r;
-}
-
-static bool
-object_is_type(GMimeObject *o, const char *type, const char *subtype)
-{
-    GMimeContentType *ct = g_mime_object_get_content_type(o);
-
-    return ct != NULL && g_mime_content_type_is_type(ct, type, subtype);
-}
-
-static int walk(struct walker *w, GMimeObject *o, unsigned depth);
-
-/* multipart/alternative: text/plain when there is one, else the richest (last). */
-static int
-walk_alternative(struct walker *w, GMimeMultipart *mp, unsigned depth)
-{
-    int n = g_mime_multipart_get_count(mp);
-    GMimeObject *pick = NULL;
-
-    for (int i = 0; i < n; i++) {
-        GMimeObject *c = g_mime_multipart_get_part(mp, i);
-
-        if (c != NULL && GMIME_IS_PART(c) && object_is_type(c, "text", "plain")) {
-            pick = c;
-            break;
-        }
-    }
-    if (pick == NULL) {
-        for (int i = n - 1; i >= 0 && pick == NULL; i--)
-            pick = g_mime_multipart_get_part(mp, i);
-    }
-    if (pick == NULL)
-        return 0;
-    return walk(w, pick, depth + 1);
-}
-
-/* Remember the first limit that cut the view, for the finding's evidence. */
-static void
-view_note_limit(struct mime_view *v, const char *name, size_t value)
-{
-    v->truncated = true;
-    if (v->limit == NULL) {
-        v->limit = name;
-        v->limit_value = value;
-    }
-}
-
-static int
-walk(struct walker *w, GMimeObject *o, unsigned depth)
-{
-    int r;
-
-    if (o == NULL)
-        return 0;
-    if (depth > w->limits->max_mime_depth || w->visited >= w->limits->max_mime_parts) {
-        if (depth > w->limits->max_mime_depth)
-            view_note_limit(w->v, "max_mime_depth", w->limits->max_mime_depth);
-        else
-            view_note_limit(w->v, "max_mime_parts", w->limits->max_mime_parts);
-        return 0;
-    }
-    w->visited++;
-
-    if (GMIME_IS_MULTIPART(o)) {
-        GMimeMultipart *mp = GMIME_MULTIPART(o);
-        int n;
-
-        if (object_is_type(o, "multipart", "alternative"))
-            return walk_alternative(w, mp, depth);
-        n = g_mime_multipart_get_count(mp);
-        for (int i = 0; i < n; i++) {
-            r = walk(w, g_mime_multipart_get_part(mp, i), depth + 1);
-            if (r < 0)
-                return r;
-        }
-        return 0;
-    }
-    if (GMIME_IS_MESSAGE_PART(o)) {
-        GMimeMessage *inner = g_mime_message_part_get_message(GMIME_MESSAGE_PART(o));
-
-        if (inner == NULL)
-            return 0;
-        return walk(w, g_mime_message_get_mime_part(inner), depth + 1);
-    }
-    if (GMIME_IS_PART(o))
-        return walk_leaf(w, GMIME_PART(o));
-    return 0;
 }
 
 /* One header field while the view's fields are gathered. */
@@ -741,6 +480,106 @@ own_name_is(const struct own_fields *of, const struct header_field *hf, const ch
     return hf->nlen == n && g_ascii_strncasecmp(of->msg + hf->start, name, n) == 0;
 }
 
+/* The content fields of of: at most one Content-Type and one
+ * Content-Transfer-Encoding, and no other; false when there are others. */
+static bool
+own_content_fields(const struct own_fields *of, const struct header_field **ret_type,
+                   const struct header_field **ret_cte)
+{
+    const struct header_field *type = NULL, *cte = NULL;
+
+    for (size_t i = 0; i < of->n; i++) {
+        const struct header_field *hf = &of->f[i];
+
+        if (!header_block_is_content(of->msg + hf->start, hf->nlen))
+            continue;
+        if (type == NULL && own_name_is(of, hf, "Content-Type"))
+            type = hf;
+        else if (cte == NULL && own_name_is(of, hf, "Content-Transfer-Encoding"))
+            cte = hf;
+        else
+            return false;
+    }
+    *ret_type = type;
+    *ret_cte = cte;
+    return true;
+}
+
+/* The transfer encoding the field cte names (the default without one);
+ * false when it is one only GMime's part decodes. */
+static bool
+own_encoding(const struct own_fields *of, const struct header_field *cte,
+             GMimeContentEncoding *ret_enc)
+{
+    const char *raw;
+    size_t rlen;
+    char *value;
+
+    *ret_enc = GMIME_CONTENT_ENCODING_DEFAULT;
+    if (cte == NULL)
+        return true;
+    raw = own_value(of, cte, &rlen);
+    value = field_decode_own(raw, rlen);
+    *ret_enc = g_mime_content_encoding_from_string(value != NULL ? value : "");
+    g_free(value);
+    return mime_decode_is_identity(*ret_enc) || *ret_enc == GMIME_CONTENT_ENCODING_BASE64 ||
+           *ret_enc == GMIME_CONTENT_ENCODING_QUOTEDPRINTABLE;
+}
+
+/* GMime's reading of a Content-Type value raw[0..rlen) that
+ * mime_ctype_plain() leaves to it: text/plain without a name, its
+ * charset copied into *ret_charset. */
+static bool
+gmime_type_plain(const char *raw, size_t rlen, char **ret_charset)
+{
+    GMimeContentType *ct;
+    const char *cs;
+    char *value = field_decode_own(raw, rlen);
+    bool plain;
+
+    ct = value != NULL ? g_mime_content_type_parse(NULL, value) : NULL;
+    g_free(value);
+    if (ct == NULL)
+        return false;
+    plain = g_mime_content_type_is_type(ct, "text", "plain") &&
+            g_mime_content_type_get_parameter(ct, "name") == NULL;
+    cs = plain ? g_mime_content_type_get_parameter(ct, "charset") : NULL;
+    *ret_charset = cs != NULL ? strdup(cs) : NULL;
+    /* Without memory for the copy, GMime's parse takes over. */
+    if (cs != NULL && *ret_charset == NULL)
+        plain = false;
+    g_object_unref(ct);
+    return plain;
+}
+
+/* The Content-Type field type is text/plain without a name: its charset
+ * (or NULL) into *ret_charset. */
+static bool
+own_type_plain(const struct own_fields *of, const struct header_field *type, char **ret_charset)
+{
+    const char *raw;
+    size_t rlen;
+    char *charset = NULL;
+    bool plain;
+    int r;
+
+    /* GMime's parser picks a leaf or a multipart from the raw value,
+     * the part takes its type from the decoded one: the same text
+     * only without encoded words and 8-bit bytes. */
+    raw = own_value(of, type, &rlen);
+    if (ascii_find_at(raw, rlen, "=?", 1) != NULL || ascii_prefix(raw, rlen) < rlen)
+        return false;
+    r = mime_ctype_plain(raw, rlen, &plain, &charset);
+    if (r < 0)
+        return false;
+    if (r == 0)
+        plain = gmime_type_plain(raw, rlen, &charset);
+    if (!plain)
+        return false;
+    *ret_charset = charset;
+    return true;
+}
+
 /*
  * Whether the Content-* fields of of leave the message one text/plain
  * part whose content is its body as it stands: one Content-Type at most,
@@ -757,66 +596,13 @@ own_name_is(const struct own_fields *of, const struct header_field *hf, const ch
 static bool
 plain_body(const struct own_fields *of, char **ret_charset, GMimeContentEncoding *ret_enc)
 {
-    const struct header_field *type = NULL, *cte = NULL;
-    GMimeContentType *ct;
-    const char *raw;
-    size_t rlen;
-    char *value, *charset = NULL;
-    bool plain;
-    int r;
+    const struct header_field *type, *cte;
+    char *charset = NULL;
 
-    for (size_t i = 0; i < of->n; i++) {
-        const struct header_field *hf = &of->f[i];
-
-        if (!header_block_is_content(of->msg + hf->start, hf->nlen))
-            continue;
-        if (type == NULL && own_name_is(of, hf, "Content-Type"))
-            type = hf;
-        else if (cte == NULL && own_name_is(of, hf, "Content-Transfer-Encoding"))
-            cte = hf;
-        else
-            return false;
-    }
-    *ret_enc = GMIME_CONTENT_ENCODING_DEFAULT;
-    if (cte != NULL) {
-        raw = own_value(of, cte, &rlen);
-        value = field_decode_own(raw, rlen);
-        *ret_enc = g_mime_content_encoding_from_string(value != NULL ? value : "");
-        g_free(value);
-        if (!mime_decode_is_identity(*ret_enc) && *ret_enc != GMIME_CONTENT_ENCODING_BASE64 &&
-            *ret_enc != GMIME_CONTENT_ENCODING_QUOTEDPRINTABLE)
-            return false;
-    }
-    if (type != NULL) {
-        /* GMime's parser picks a leaf or a multipart from the raw value,
-         * the part takes its type from the decoded one: the same text
-         * only without encoded words and 8-bit bytes. */
-        raw = own_value(of, type, &rlen);
-        if (ascii_find_at(raw, rlen, "=?", 1) != NULL || ascii_prefix(raw, rlen) < rlen)
-            return false;
-        r = mime_ctype_plain(raw, rlen, &plain, &charset);
-        if (r < 0)
-            return false;
-        if (r == 0) {
-            const char *cs;
-
-            value = field_decode_own(raw, rlen);
-            ct = value != NULL ? g_mime_content_type_parse(NULL, value) : NULL;
-            g_free(value);
-            if (ct == NULL)
-                return false;
-            plain = g_mime_content_type_is_type(ct, "text", "plain") &&
-                    g_mime_content_type_get_parameter(ct, "name") == NULL;
-            cs = plain ? g_mime_content_type_get_parameter(ct, "charset") : NULL;
-            charset = cs != NULL ? strdup(cs) : NULL;
-            /* Without memory for the copy, GMime's parse takes over. */
-            if (cs != NULL && charset == NULL)
-                plain = false;
-            g_object_unref(ct);
-        }
-        if (!plain)
-            return false;
-    }
+    if (!own_content_fields(of, &type, &cte) || !own_encoding(of, cte, ret_enc))
+        return false;
+    if (type != NULL && !own_type_plain(of, type, &charset))
+        return false;
     *ret_charset = charset;
     return true;
 }
@@ -840,13 +626,13 @@ view_add_plain(struct walker *w, const char *body, size_t n, const char *charset
     /* As walk_leaf() takes GMime's part: in place, or decoded directly. */
     r = mime_decode_is_identity(enc) ? 0 : mime_decode_raw(enc, body, n, &decoded, &n);
     if (r >= 0)
-        r = part_set_text(w, &p, decoded != NULL ? decoded : body, n, charset);
+        r = mime_walk_set_text(w, &p, decoded != NULL ? decoded : body, n, charset);
     free(decoded);
     if (r == 0)
-        r = view_add_part(w, &p);
+        r = mime_walk_add_part(w, &p);
     if (r == 0)
         memset(&p, 0, sizeof(p));
-    part_release(&p);
+    mime_walk_part_release(&p);
     return r;
 }
 
@@ -992,11 +778,11 @@ view_add_raw(struct walker *w, const char *msg, size_t len)
         r = -ENOMEM;
         goto out;
     }
-    r = view_add_part(w, &p);
+    r = mime_walk_add_part(w, &p);
     if (r == 0)
         memset(&p, 0, sizeof(p));
 out:
-    part_release(&p);
+    mime_walk_part_release(&p);
     return r;
 }
 
@@ -1035,19 +821,99 @@ mime_view_parse(const char *msg, size_t len, const struct classifier_limits *lim
     return mime_view_parse_fields(msg, len, limits, NULL, ret);
 }
 
+/* msg[0..len) cut to max_message_bytes (noted on v) and to what GMime
+ * can take, from where its header starts (mime_view_header_start()). */
+static void
+clamp_message(struct mime_view *v, const struct classifier_limits *limits, const char **msg,
+              size_t *len)
+{
+    if (*msg == NULL)
+        *len = 0;
+    if (*len > limits->max_message_bytes || *len > G_MAXUINT) {
+        *len = limits->max_message_bytes < G_MAXUINT ? limits->max_message_bytes : G_MAXUINT;
+        view_note_limit(v, "max_message_bytes", *len);
+    }
+    if (*msg != NULL) {
+        size_t skip = mime_view_header_start(*msg, *len);
+
+        *msg += skip;
+        *len -= skip;
+    }
+}
+
+/* One message's parse: by GMime, or its fields and plain body here. */
+struct parse_state {
+    struct parse_ctx *ctx;
+    struct parsed ps;
+    char *plain_charset;
+    GMimeContentEncoding plain_enc;
+    char *split_buf;
+    bool own;   /* of holds the fields, read here */
+    bool plain; /* plain_body(): the body is read here too */
+};
+
+/* Parse msg[0..len), len > 0: its fields into of when they can be read
+ * here, its body here when it is plain (plain_body()), else by GMime. */
+static int
+parse_state_run(struct parse_state *st, struct own_fields *of, const char *msg, size_t len)
+{
+    st->ctx = parse_ctx_get();
+    if (st->ctx == NULL)
+        return -ENOMEM;
+    /* Else wrap the caller's bytes without copying; the stream only
+     * reads them. Setting the array rewinds the stream; re-initialising
+     * the parser drops all its per-message state (buffers, headers,
+     * boundaries, offsets) but keeps the format, so set that too. */
+    st->own = header_block_split(msg, len, of->f, MIME_VIEW_OWN_FIELDS, &of->n, &of->blank) == 0;
+    of->msg = msg;
+    if (st->own && plain_body(of, &st->plain_charset, &st->plain_enc)) {
+        st->plain = true;
+    } else if (!st->own || !parse_split(st->ctx, msg, len, of, &st->split_buf, &st->ps)) {
+        st->own = false;
+        st->ctx->arr->data = (guint8 *)(uintptr_t)msg;
+        st->ctx->arr->len = (guint)len;
+        parse_top(st->ctx, &st->ps);
+    }
+    return 0;
+}
+
+static void
+parse_state_release(struct parse_state *st)
+{
+    parsed_release(&st->ps);
+    free(st->plain_charset);
+    free(st->split_buf);
+    if (st->ctx != NULL) {
+        st->ctx->arr->data = NULL;
+        st->ctx->arr->len = 0;
+    }
+}
+
+/* Every body part of v is HTML, and there is one. */
+static bool
+html_only(const struct mime_view *v)
+{
+    bool text = false, html = false;
+
+    for (size_t i = 0; i < v->n_parts; i++) {
+        if (v->parts[i].role != MIME_PART_BODY)
+            continue;
+        if (v->parts[i].is_html)
+            html = true;
+        else
+            text = true;
+    }
+    return html && !text;
+}
+
 int
 mime_view_parse_fields(const char *msg, size_t len, const struct classifier_limits *limits,
                        mime_view_field_fn *want, struct mime_view **ret)
 {
     struct mime_view *v;
     struct walker w = {0};
-    struct parse_ctx *ctx = NULL;
-    struct parsed ps = {0};
+    struct parse_state st = {.plain_enc = GMIME_CONTENT_ENCODING_DEFAULT};
     struct own_fields of;
-    char *plain_charset = NULL;
-    GMimeContentEncoding plain_enc = GMIME_CONTENT_ENCODING_DEFAULT;
-    char *split_buf = NULL;
-    bool own = false, plain = false; /* plain_body() */
     int r = 0;
 
     mime_view_global_init();
@@ -1056,80 +922,30 @@ mime_view_parse_fields(const char *msg, size_t len, const struct classifier_limi
         return -ENOMEM;
     w.v = v;
     w.limits = limits;
-    if (msg == NULL)
-        len = 0;
-    if (len > limits->max_message_bytes || len > G_MAXUINT) {
-        len = limits->max_message_bytes < G_MAXUINT ? limits->max_message_bytes : G_MAXUINT;
-        view_note_limit(v, "max_message_bytes", len);
-    }
-    if (msg != NULL) {
-        size_t skip = mime_view_header_start(msg, len);
-
-        msg += skip;
-        len -= skip;
-    }
-
-    if (len > 0) {
-        ctx = parse_ctx_get();
-        if (ctx == NULL) {
-            r = -ENOMEM;
-            goto out;
-        }
-        /* Else wrap the caller's bytes without copying; the stream only
-         * reads them. Setting the array rewinds the stream; re-initialising
-         * the parser drops all its per-message state (buffers, headers,
-         * boundaries, offsets) but keeps the format, so set that too. */
-        own = header_block_split(msg, len, of.f, MIME_VIEW_OWN_FIELDS, &of.n, &of.blank) == 0;
-        of.msg = msg;
-        if (own && plain_body(&of, &plain_charset, &plain_enc)) {
-            plain = true;
-        } else if (!own || !parse_split(ctx, msg, len, &of, &split_buf, &ps)) {
-            own = false;
-            ctx->arr->data = (guint8 *)(uintptr_t)msg;
-            ctx->arr->len = (guint)len;
-            parse_top(ctx, &ps);
-        }
-    }
-
-    if (!plain && ps.top == NULL && ps.message == NULL) {
+    clamp_message(v, limits, &msg, &len);
+    if (len > 0)
+        r = parse_state_run(&st, &of, msg, len);
+    if (r < 0)
+        goto out;
+    if (!st.plain && st.ps.top == NULL && st.ps.message == NULL) {
         v->malformed = len > 0;
         r = view_add_raw(&w, msg ? msg : "", len);
         goto out;
     }
-    r = view_add_headers(v, &ps, own ? &of : NULL, limits, want);
+    r = view_add_headers(v, &st.ps, st.own ? &of : NULL, limits, want);
     if (r < 0)
         goto out;
-    if (plain) {
+    if (st.plain) {
         size_t body = of.blank + (msg[of.blank] == '\r' ? 2 : 1);
 
-        r = view_add_plain(&w, msg + body, len - body, plain_charset, plain_enc);
+        r = view_add_plain(&w, msg + body, len - body, st.plain_charset, st.plain_enc);
     } else {
-        r = walk(&w, ps.top, 0);
+        r = mime_walk(&w, st.ps.top, 0);
     }
-    if (r < 0)
-        goto out;
-
-    {
-        bool text = false, html = false;
-
-        for (size_t i = 0; i < v->n_parts; i++) {
-            if (v->parts[i].role != MIME_PART_BODY)
-                continue;
-            if (v->parts[i].is_html)
-                html = true;
-            else
-                text = true;
-        }
-        v->has_html_only = html && !text;
-    }
+    if (r >= 0)
+        v->has_html_only = html_only(v);
 out:
-    parsed_release(&ps);
-    free(plain_charset);
-    free(split_buf);
-    if (ctx != NULL) {
-        ctx->arr->data = NULL;
-        ctx->arr->len = 0;
-    }
+    parse_state_release(&st);
     if (r < 0) {
         mime_view_free(v);
         return r;
@@ -1148,7 +964,7 @@ mime_view_free(struct mime_view *v)
         free(v->headers[0].name);
     free(v->headers);
     for (size_t i = 0; i < v->n_parts; i++)
-        part_release(&v->parts[i]);
+        mime_walk_part_release(&v->parts[i]);
     free(v->parts);
     free(v);
     return NULL;
