@@ -300,6 +300,47 @@ keys_collapse(struct strv *keys, size_t *key_len)
     return 0;
 }
 
+/* The keys of a literal set: cores with their tests, each once ("found "
+ * and "found\t" are one entry); the first byte of a key is its PF_*
+ * tests, key_len[] each key's length. Returns 0, 1 when a literal is too
+ * short for the set to filter anything, or -ENOMEM. */
+static int
+set_keys(const struct strv *lits, struct strv *keys, size_t *key_len)
+{
+    for (size_t i = 0; i < lits->n; i++) {
+        char buf[PF_LIT_MAX + 2];
+        unsigned flags;
+        size_t n = rule_prefilter_lit_core(lits->v[i], buf + 1, &flags);
+        int r;
+
+        if (n < PF_LIT_MIN)
+            return 1;
+        buf[0] = (char)('@' + flags);
+        if (rule_prefilter_lit_has(keys, keys->n, key_len, buf, n + 1))
+            continue;
+        r = strv_add(keys, buf, n + 1, PF_REQ_MAX);
+        if (r < 0)
+            return r;
+        key_len[keys->n - 1] = n + 1;
+    }
+    return 0;
+}
+
+/* Room for one more pattern's needles: doubled at each power of two. */
+static int
+needles_grow(struct rule_prefilter *pf)
+{
+    struct pf_needles *nd;
+
+    if ((pf->n_patterns & (pf->n_patterns - 1)) != 0)
+        return 0;
+    nd = realloc(pf->needles, (pf->n_patterns ? 2 * pf->n_patterns : 1) * sizeof(*nd));
+    if (nd == NULL)
+        return -ENOMEM;
+    pf->needles = nd;
+    return 0;
+}
+
 /* Register one literal set of a pattern in the tables rgs[0..n_rg) under
  * a new id. */
 static int
@@ -313,28 +354,13 @@ add_set(struct rule_prefilter *pf, struct pf_region *const *rgs, size_t n_rg,
     uint32_t id;
     int r;
 
-    /* Cores with their tests, each once: "found " and "found\t" are one
-     * entry. The first byte of a key is its PF_* tests. */
-    for (size_t i = 0; i < lits->n; i++) {
-        char buf[PF_LIT_MAX + 2];
-        unsigned flags;
-        size_t n = rule_prefilter_lit_core(lits->v[i], buf + 1, &flags);
-
-        if (n < PF_LIT_MIN) {
-            r = 0;
-            goto out;
-        }
-        buf[0] = (char)('@' + flags);
-        if (rule_prefilter_lit_has(&keys, keys.n, key_len, buf, n + 1))
-            continue;
-        r = strv_add(&keys, buf, n + 1, PF_REQ_MAX);
-        if (r < 0)
-            goto out;
-        key_len[keys.n - 1] = n + 1;
-    }
-    r = keys_collapse(&keys, key_len);
-    if (r < 0)
+    r = set_keys(lits, &keys, key_len);
+    if (r == 0)
+        r = keys_collapse(&keys, key_len);
+    if (r != 0) {
+        r = r < 0 ? r : 0;
         goto out;
+    }
     first = pf->lits.n;
     for (size_t i = 0; i < keys.n; i++) {
         r = strv_add(&pf->lits, keys.v[i] + 1, strlen(keys.v[i] + 1), SIZE_MAX);
@@ -344,17 +370,9 @@ add_set(struct rule_prefilter *pf, struct pf_region *const *rgs, size_t n_rg,
     r = 0;
     if (pf->n_patterns >= PF_PATTERN_MAX)
         goto out;
-    if ((pf->n_patterns & (pf->n_patterns - 1)) == 0) {
-        /* Doubled at each power of two. */
-        struct pf_needles *nd =
-            realloc(pf->needles, (pf->n_patterns ? 2 * pf->n_patterns : 1) * sizeof(*nd));
-
-        if (nd == NULL) {
-            r = -ENOMEM;
-            goto out;
-        }
-        pf->needles = nd;
-    }
+    r = needles_grow(pf);
+    if (r < 0)
+        goto out;
     for (size_t i = 0; i < keys.n; i++)
         tests[i] = (uint8_t)((unsigned)(keys.v[i][0] - '@') & 15u);
     needles_build(&pf->needles[pf->n_patterns], pf->lits.v + first, tests, keys.n);
@@ -427,6 +445,27 @@ add_check(struct rule_prefilter *pf, struct rule_pattern *pat, const struct strv
     return 0;
 }
 
+/* The tables of region for each group in groups, made where missing,
+ * into rgs[], their count in *n_rg. */
+static int
+region_tables(struct rule_prefilter *pf, enum region_id region, unsigned groups,
+              struct pf_region **rgs, size_t *n_rg)
+{
+    for (unsigned g = 0; g < PF_GROUPS; g++) {
+        struct pf_region **slot = &pf->regions[region * PF_GROUPS + g];
+
+        if ((groups & (1u << g)) == 0)
+            continue;
+        if (*slot == NULL) {
+            *slot = calloc(1, sizeof(**slot));
+            if (*slot == NULL)
+                return -ENOMEM;
+        }
+        rgs[(*n_rg)++] = *slot;
+    }
+    return 0;
+}
+
 /* Add pat's literal sets to region's tables of the groups in groups (bit
  * per group: an enum classifier_kind, or PF_ON_DEMAND). */
 static int
@@ -452,20 +491,7 @@ add_pattern(struct rule_prefilter *pf, struct rule_pattern *pat, enum region_id 
         return r;
     if (!rule_prefilter_lit_usable(&sets[0]))
         goto out;
-    for (unsigned g = 0; g < PF_GROUPS; g++) {
-        struct pf_region **slot = &pf->regions[region * PF_GROUPS + g];
-
-        if ((groups & (1u << g)) == 0)
-            continue;
-        if (*slot == NULL) {
-            *slot = calloc(1, sizeof(**slot));
-            if (*slot == NULL) {
-                r = -ENOMEM;
-                goto out;
-            }
-        }
-        rgs[n_rg++] = *slot;
-    }
+    r = region_tables(pf, region, groups, rgs, &n_rg);
     for (size_t k = 0, a = 0; k < n_sets && r == 0; k++) {
         if (k > 0 && !rule_prefilter_lit_usable(&sets[k]))
             continue;
@@ -772,6 +798,53 @@ groups_of(const struct rule *rule, bool asked)
     return groups;
 }
 
+/* The patterns of one condition into the tables of groups. */
+static int
+add_cond(struct rule_prefilter *pf, struct rule_cond *cond, unsigned groups)
+{
+    int r = 0;
+
+    switch (cond->type) {
+    case RULE_COND_MATCH:
+    case RULE_COND_NOMATCH:
+        r = add_pattern(pf, &cond->pat[0], cond->region, groups);
+        if (r == 0)
+            r = add_split(pf, &cond->pat[0], cond->region, groups);
+        break;
+    case RULE_COND_COUNT:
+        r = add_pattern(pf, &cond->pat[0], cond->region, groups);
+        break;
+    case RULE_COND_PAIR:
+        r = add_pattern(pf, &cond->pat[0], REGION_REMOVED, groups);
+        if (r == 0)
+            r = add_pattern(pf, &cond->pat[1], REGION_ADDED, groups);
+        break;
+    default:
+        break;
+    }
+    return r;
+}
+
+/* Once every pattern is in: the pair and trio tables, then each table
+ * made ready for the scan. */
+static int
+tables_finish(struct rule_prefilter *pf)
+{
+    int r = 0;
+
+    for (size_t k = 0; k < PF_PAIRS * PF_GROUPS && r == 0; k++)
+        r = pair_build(pf, k / PF_GROUPS, (unsigned)(k % PF_GROUPS));
+    for (unsigned g = 0; g < PF_KINDS && r == 0; g++)
+        r = trio_build(pf, g);
+    for (size_t k = 0; k < PF_TABLES && r == 0; k++)
+        r = region_finish(pf->regions[k]);
+    for (size_t k = 0; k < PF_PAIRS * PF_GROUPS && r == 0; k++)
+        r = region_finish(pf->pairs[k]);
+    for (unsigned g = 0; g < PF_KINDS && r == 0; g++)
+        r = region_finish(pf->trios[g]);
+    return r;
+}
+
 int
 rule_prefilter_build(struct rule_set *set)
 {
@@ -788,39 +861,11 @@ rule_prefilter_build(struct rule_set *set)
         struct rule *rule = &set->rules[i];
         unsigned groups = groups_of(rule, asked[i]);
 
-        for (size_t c = 0; c < rule->n_conds && r == 0; c++) {
-            struct rule_cond *cond = &rule->conds[c];
-
-            switch (cond->type) {
-            case RULE_COND_MATCH:
-            case RULE_COND_NOMATCH:
-                r = add_pattern(pf, &cond->pat[0], cond->region, groups);
-                if (r == 0)
-                    r = add_split(pf, &cond->pat[0], cond->region, groups);
-                break;
-            case RULE_COND_COUNT:
-                r = add_pattern(pf, &cond->pat[0], cond->region, groups);
-                break;
-            case RULE_COND_PAIR:
-                r = add_pattern(pf, &cond->pat[0], REGION_REMOVED, groups);
-                if (r == 0)
-                    r = add_pattern(pf, &cond->pat[1], REGION_ADDED, groups);
-                break;
-            default:
-                break;
-            }
-        }
+        for (size_t c = 0; c < rule->n_conds && r == 0; c++)
+            r = add_cond(pf, &rule->conds[c], groups);
     }
-    for (size_t k = 0; k < PF_PAIRS * PF_GROUPS && r == 0; k++)
-        r = pair_build(pf, k / PF_GROUPS, (unsigned)(k % PF_GROUPS));
-    for (unsigned g = 0; g < PF_KINDS && r == 0; g++)
-        r = trio_build(pf, g);
-    for (size_t k = 0; k < PF_TABLES && r == 0; k++)
-        r = region_finish(pf->regions[k]);
-    for (size_t k = 0; k < PF_PAIRS * PF_GROUPS && r == 0; k++)
-        r = region_finish(pf->pairs[k]);
-    for (unsigned g = 0; g < PF_KINDS && r == 0; g++)
-        r = region_finish(pf->trios[g]);
+    if (r == 0)
+        r = tables_finish(pf);
     free(asked);
     set->pf = pf;
     if (r < 0)

@@ -238,6 +238,16 @@ invisible(const char *p, const char *end)
     return skip_comment(p, end) != NULL || (option_setting(p, end, &n, &x) && p[n] == ')');
 }
 
+/* "(?=", "(?!", "(?<=" or "(?<!" at p. */
+static bool
+is_lookaround(const char *p, const char *end)
+{
+    if (end - p < 3 || p[0] != '(' || p[1] != '?')
+        return false;
+    return p[2] == '=' || p[2] == '!' ||
+           (p[2] == '<' && end - p >= 4 && (p[3] == '=' || p[3] == '!'));
+}
+
 /* Past the zero-width items at rd->p. */
 static void
 skip_zero_width(struct reader *rd)
@@ -256,9 +266,7 @@ skip_zero_width(struct reader *rd)
             rd->fail = rd->p == NULL || (rd->p < end && is_quantifier(*rd->p));
             if (rd->p == NULL)
                 rd->p = end;
-        } else if (end - p >= 3 && p[0] == '(' && p[1] == '?' &&
-                   (p[2] == '=' || p[2] == '!' ||
-                    (p[2] == '<' && end - p >= 4 && (p[3] == '=' || p[3] == '!')))) {
+        } else if (is_lookaround(p, end)) {
             skip_group(rd);
             if (rd->p < rd->end && is_quantifier(*rd->p))
                 rd->fail = true;
