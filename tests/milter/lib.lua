@@ -24,6 +24,21 @@ function lib.check(name, ok, detail)
     end
 end
 
+-- A reload (SIGUSR1) takes effect when the daemon has read the new file
+-- and built its rules, which on a loaded machine can take longer than any
+-- fixed sleep. lib.eventually(fn) calls fn() once a second until it
+-- returns true, at most `tries` times (default 30), and returns whether
+-- it ever did: the check then fails only when the reload never shows.
+function lib.eventually(fn, tries)
+    for _ = 1, tries or 30 do
+        if fn() then
+            return true
+        end
+        mt.sleep(1)
+    end
+    return false
+end
+
 function lib.finish()
     mt.echo(string.format("%d passed, %d failed", lib.passed, lib.failed))
     if lib.failed > 0 then

@@ -23,18 +23,23 @@ lib.check("before reload: tagged [OLD]", mt.eom_check(c1, MT_HDRCHANGE, "Subject
 lib.write_conf(conf .. ".new", conf_with({ "SubjectTag [NEW]" }))
 os.rename(conf .. ".new", conf)
 mt.signal(SIGUSR1)
-mt.sleep(1)
 
+local n = 2
+lib.check("new connection sees the reload: [NEW]", lib.eventually(function()
+    n = n + 1
+    local c2 = lib.connect()
+    rc = lib.send(c2, MSGS .. "/lock-swap.eml", { qid = "REL" .. n })
+    local seen = mt.eom_check(c2, MT_HDRCHANGE, "Subject", "[NEW] " .. subj)
+    mt.disconnect(c2)
+    return seen
+end))
+
+-- The connection opened before the reload, now surely done, still has
+-- the configuration it started with.
 rc = lib.send(c1, MSGS .. "/lock-swap.eml", { qid = "REL2" })
 lib.check("open connection after reload: accepted", rc == SMFIR_ACCEPT or rc == SMFIR_CONTINUE, rc)
 lib.check("open connection keeps its snapshot: [OLD]",
     mt.eom_check(c1, MT_HDRCHANGE, "Subject", "[OLD] " .. subj))
-
-local c2 = lib.connect()
-rc = lib.send(c2, MSGS .. "/lock-swap.eml", { qid = "REL3" })
-lib.check("new connection sees the reload: [NEW]",
-    mt.eom_check(c2, MT_HDRCHANGE, "Subject", "[NEW] " .. subj))
-mt.disconnect(c2)
 mt.disconnect(c1)
 
 -- A bad file: the reload is refused, the daemon keeps running with [NEW].
@@ -43,7 +48,7 @@ os.rename(conf .. ".new", conf)
 mt.signal(SIGUSR1)
 mt.sleep(1)
 local c3 = lib.connect()
-rc = lib.send(c3, MSGS .. "/lock-swap.eml", { qid = "REL4" })
+rc = lib.send(c3, MSGS .. "/lock-swap.eml", { qid = "BAD1" })
 lib.check("after a bad reload: still running", rc == SMFIR_ACCEPT or rc == SMFIR_CONTINUE, rc)
 lib.check("after a bad reload: old configuration kept ([NEW])",
     mt.eom_check(c3, MT_HDRCHANGE, "Subject", "[NEW] " .. subj))
