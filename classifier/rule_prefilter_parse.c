@@ -328,6 +328,38 @@ parse_hex(struct pf_parser *ps)
     return v;
 }
 
+/* Past the name of a Unicode property after \p or \P: "{Name}" or one
+ * letter. */
+static void
+skip_property(struct pf_parser *ps)
+{
+    if (ps->p < ps->end && *ps->p == '{') {
+        const char *e = memchr(ps->p, '}', (size_t)(ps->end - ps->p));
+
+        if (e == NULL)
+            ps->fail = true;
+        else
+            ps->p = e + 1;
+    } else if (ps->p < ps->end) {
+        ps->p++;
+    }
+}
+
+/* \x after the 'x', as parse_escape() returns it: an ASCII byte is a
+ * literal, anything else a class. */
+static int
+parse_hex_escape(struct pf_parser *ps, char *lit)
+{
+    long v = parse_hex(ps);
+
+    if (v < 0)
+        ps->fail = true;
+    if (v <= 0 || v >= 0x80)
+        return 2;
+    *lit = (char)v;
+    return 1;
+}
+
 /* One escape after '\'. Sets *lit to the literal byte and returns 1, or
  * returns 0 for a zero-width assertion, 3 for \b, 4 for \s, 2 for another
  * class of characters (any as far as literals go); fails on what it does
@@ -381,16 +413,7 @@ parse_escape(struct pf_parser *ps, char *lit, bool in_class)
         return 2;
     case 'p':
     case 'P':
-        if (ps->p < ps->end && *ps->p == '{') {
-            const char *e = memchr(ps->p, '}', (size_t)(ps->end - ps->p));
-
-            if (e == NULL)
-                ps->fail = true;
-            else
-                ps->p = e + 1;
-        } else if (ps->p < ps->end) {
-            ps->p++;
-        }
+        skip_property(ps);
         return 2;
     case 'n':
         *lit = '\n';
@@ -410,16 +433,8 @@ parse_escape(struct pf_parser *ps, char *lit, bool in_class)
     case 'a':
         *lit = 0x07;
         return 1;
-    case 'x': {
-        long v = parse_hex(ps);
-
-        if (v < 0)
-            ps->fail = true;
-        if (v <= 0 || v >= 0x80)
-            return 2;
-        *lit = (char)v;
-        return 1;
-    }
+    case 'x':
+        return parse_hex_escape(ps, lit);
     default:
         ps->fail = true;
         return 2;
@@ -600,6 +615,42 @@ parse_group(struct pf_parser *ps, struct pf_info *x)
     }
 }
 
+/* The digits at *q as a count; past 100000 it grows no more. */
+static unsigned
+quant_number(const char **q, const char *end)
+{
+    unsigned v = 0;
+
+    while (*q < end && pf_is_digit(**q) && v < 100000)
+        v = v * 10 + (unsigned)(*(*q)++ - '0');
+    return v;
+}
+
+/* "a}", "a,}" or "a,b}" at q, after a '{': sets *min and *max and returns
+ * the end of the quantifier, or NULL when it is none (then '{' is a
+ * literal to PCRE2). */
+static const char *
+parse_braces(const char *q, const char *end, unsigned *min, unsigned *max)
+{
+    unsigned a, b;
+
+    if (q >= end || !pf_is_digit(*q))
+        return NULL;
+    a = quant_number(&q, end);
+    b = a;
+    if (q < end && *q == ',') {
+        q++;
+        b = ~0u;
+        if (q < end && pf_is_digit(*q))
+            b = quant_number(&q, end);
+    }
+    if (q >= end || *q != '}')
+        return NULL;
+    *min = a;
+    *max = b;
+    return q + 1;
+}
+
 /* A quantifier at ps->p, if any: sets *min and *max (UINT_MAX: no bound). */
 static bool
 parse_quant(struct pf_parser *ps, unsigned *min, unsigned *max)
@@ -624,31 +675,11 @@ parse_quant(struct pf_parser *ps, unsigned *min, unsigned *max)
         *max = ~0u;
         q++;
         break;
-    case '{': {
-        unsigned a = 0, b;
-
-        q++;
-        if (q >= ps->end || !pf_is_digit(*q))
+    case '{':
+        q = parse_braces(q + 1, ps->end, min, max);
+        if (q == NULL)
             return false;
-        while (q < ps->end && pf_is_digit(*q) && a < 100000)
-            a = a * 10 + (unsigned)(*q++ - '0');
-        b = a;
-        if (q < ps->end && *q == ',') {
-            q++;
-            b = ~0u;
-            if (q < ps->end && pf_is_digit(*q)) {
-                b = 0;
-                while (q < ps->end && pf_is_digit(*q) && b < 100000)
-                    b = b * 10 + (unsigned)(*q++ - '0');
-            }
-        }
-        if (q >= ps->end || *q != '}')
-            return false;
-        q++;
-        *min = a;
-        *max = b;
         break;
-    }
     default:
         return false;
     }
