@@ -69,50 +69,75 @@ ct_param(const char *raw, size_t n, size_t *i, size_t *a, size_t *alen, size_t *
     return *vlen > 0;
 }
 
-int
-mime_ctype_plain(const char *raw, size_t n, bool *plain, char **charset)
+/* "text/plain" at raw[*ip]: *ip moved past it and the white space after. */
+static bool
+ct_text_plain(const char *raw, size_t n, size_t *ip)
 {
-    size_t i = ct_skip(raw, 0, n), cs = 0, csn = 0;
-    bool named = false, has_cs = false;
+    size_t i = *ip;
 
-    *plain = false;
-    *charset = NULL;
     if (n - i < 4 || g_ascii_strncasecmp(raw + i, "text", 4) != 0)
-        return 0;
+        return false;
     i = ct_skip(raw, i + 4, n);
     if (i >= n || raw[i] != '/')
-        return 0;
+        return false;
     i = ct_skip(raw, i + 1, n);
     if (n - i < 5 || g_ascii_strncasecmp(raw + i, "plain", 5) != 0)
-        return 0;
-    i = ct_skip(raw, i + 5, n);
+        return false;
+    *ip = ct_skip(raw, i + 5, n);
+    return true;
+}
+
+/* The name and charset parameters of a Content-Type. */
+struct ct_params {
+    bool named, has_cs;
+    size_t cs, csn; /* the charset's value, raw[cs .. cs + csn) */
+};
+
+/* The parameters from raw[i] on into pp; false when GMime's reading must
+ * decide (a shape not read here, a second name or charset). */
+static bool
+ct_params_read(const char *raw, size_t n, size_t i, struct ct_params *pp)
+{
     while (i < n) {
         size_t a, alen, v, vlen;
 
         if (raw[i] != ';')
-            return 0;
+            return false;
         i = ct_skip(raw, i + 1, n);
         if (i >= n || raw[i] == ';')
             continue;
         if (!ct_param(raw, n, &i, &a, &alen, &v, &vlen))
-            return 0;
+            return false;
         /* A second name or charset: GMime's choice is its own. */
         if (alen == 4 && g_ascii_strncasecmp(raw + a, "name", 4) == 0) {
-            if (named)
-                return 0;
-            named = true;
+            if (pp->named)
+                return false;
+            pp->named = true;
         } else if (alen == 7 && g_ascii_strncasecmp(raw + a, "charset", 7) == 0) {
-            if (has_cs)
-                return 0;
-            has_cs = true;
-            cs = v;
-            csn = vlen;
+            if (pp->has_cs)
+                return false;
+            pp->has_cs = true;
+            pp->cs = v;
+            pp->csn = vlen;
         }
     }
-    if (named)
+    return true;
+}
+
+int
+mime_ctype_plain(const char *raw, size_t n, bool *plain, char **charset)
+{
+    size_t i = ct_skip(raw, 0, n);
+    struct ct_params pp = {0};
+
+    *plain = false;
+    *charset = NULL;
+    if (!ct_text_plain(raw, n, &i) || !ct_params_read(raw, n, i, &pp))
+        return 0;
+    if (pp.named)
         return 1;
-    if (has_cs) {
-        *charset = strndup(raw + cs, csn);
+    if (pp.has_cs) {
+        *charset = strndup(raw + pp.cs, pp.csn);
         if (*charset == NULL)
             return -ENOMEM;
     }

@@ -62,6 +62,51 @@ text_run(const unsigned char *u, size_t i, size_t n)
     }
 }
 
+/* The run s[i..j) as it stands, cut on a character's start at max bytes
+ * of b: 0, 1 when it was cut, or -ENOMEM. */
+static int
+add_run(struct textbuf *b, const char *s, size_t i, size_t j, size_t max)
+{
+    size_t room = b->len < max ? max - b->len : 0;
+    int r;
+
+    if (j - i > room) {
+        room = utf8_cut(s + i, j - i, room);
+        r = textbuf_add(b, s + i, room);
+        return r < 0 ? r : 1;
+    }
+    return textbuf_add(b, s + i, j - i);
+}
+
+/* The character at u[i] as UTF-8 into tmp (*tlen bytes): a valid
+ * sequence as it is, an invalid byte as U+FFFD or, with inv
+ * MIME_TEXT_INVALID_LATIN1, as its Latin-1 character. Returns the input
+ * bytes it takes. */
+static size_t
+char_at(const unsigned char *u, size_t i, size_t n, enum mime_text_invalid inv, char tmp[4],
+        size_t *tlen)
+{
+    static const char repl[] = "\xef\xbf\xbd";
+    size_t k;
+
+    /* A NUL becomes U+FFFD like an invalid byte, but must be caught
+     * before utf8_seq_len(), which takes it as ASCII. */
+    if (u[i] != '\0' && (k = utf8_seq_len(u + i, n - i)) > 0) {
+        memcpy(tmp, u + i, k);
+        *tlen = k;
+        return k;
+    }
+    if (u[i] != '\0' && inv == MIME_TEXT_INVALID_LATIN1) {
+        tmp[0] = (char)(0xc0 | (u[i] >> 6));
+        tmp[1] = (char)(0x80 | (u[i] & 0x3f));
+        *tlen = 2;
+        return 1;
+    }
+    memcpy(tmp, repl, 3);
+    *tlen = 3;
+    return 1;
+}
+
 /*
  * Append s[0..n) to b as valid UTF-8 without CRs before LF and without NUL
  * bytes (a NUL would end the C string early). Invalid bytes are written
@@ -71,9 +116,8 @@ text_run(const unsigned char *u, size_t i, size_t n)
 int
 mime_text_add(struct textbuf *b, const char *s, size_t n, enum mime_text_invalid inv, size_t max)
 {
-    static const char repl[] = "\xef\xbf\xbd";
     const unsigned char *u = (const unsigned char *)s;
-    size_t i = 0, k;
+    size_t i = 0;
     int r;
 
     r = textbuf_reserve(b, n < max ? n : max);
@@ -81,21 +125,14 @@ mime_text_add(struct textbuf *b, const char *s, size_t n, enum mime_text_invalid
         return r;
     while (i < n) {
         char tmp[4];
-        size_t tlen, j;
+        size_t tlen, j, k;
 
         /* Runs of text that stays as it is are copied whole: this is
          * most text. A cut backs off to the start of the character. */
         j = text_run(u, i, n);
         if (j > i) {
-            size_t room = b->len < max ? max - b->len : 0;
-
-            if (j - i > room) {
-                room = utf8_cut(s + i, j - i, room);
-                r = textbuf_add(b, s + i, room);
-                return r < 0 ? r : 1;
-            }
-            r = textbuf_add(b, s + i, j - i);
-            if (r < 0)
+            r = add_run(b, s, i, j, max);
+            if (r != 0)
                 return r;
             i = j;
             continue;
@@ -104,26 +141,7 @@ mime_text_add(struct textbuf *b, const char *s, size_t n, enum mime_text_invalid
             i++;
             continue;
         }
-        /* A NUL becomes U+FFFD like an invalid byte, but must be caught
-         * before utf8_seq_len(), which takes it as ASCII. */
-        // NOLINTNEXTLINE(bugprone-branch-clone)
-        if (u[i] == '\0') {
-            memcpy(tmp, repl, 3);
-            tlen = 3;
-            k = 1;
-        } else if ((k = utf8_seq_len(u + i, n - i)) > 0) {
-            memcpy(tmp, s + i, k);
-            tlen = k;
-        } else if (inv == MIME_TEXT_INVALID_LATIN1) {
-            tmp[0] = (char)(0xc0 | (u[i] >> 6));
-            tmp[1] = (char)(0x80 | (u[i] & 0x3f));
-            tlen = 2;
-            k = 1;
-        } else {
-            memcpy(tmp, repl, 3);
-            tlen = 3;
-            k = 1;
-        }
+        k = char_at(u, i, n, inv, tmp, &tlen);
         if (b->len + tlen > max)
             return 1;
         r = textbuf_add(b, tmp, tlen);
@@ -263,6 +281,48 @@ charset_keeps_ascii(const char *cs)
     return false;
 }
 
+/* raw[0..n) through cd into conv until it holds max bytes; a byte iconv
+ * cannot read becomes U+FFFD. *ret_left: the input bytes left unread;
+ * *ret_failed: iconv stopped for another reason. 0 or -ENOMEM. */
+static int
+run_iconv(iconv_t cd, const char *raw, size_t n, size_t max, struct textbuf *conv, size_t *ret_left,
+          bool *ret_failed)
+{
+    /* iconv() takes char ** but does not write through it. */
+    char *in = (char *)(uintptr_t)raw;
+    size_t inleft = n;
+    int r;
+
+    *ret_failed = false;
+    r = textbuf_reserve(conv, n + n / 2 + 16);
+    while (r >= 0 && inleft > 0 && conv->len < max) {
+        char *o;
+        size_t oleft, rc;
+
+        r = textbuf_reserve(conv, inleft + 16);
+        if (r < 0)
+            break;
+        o = conv->p + conv->len;
+        oleft = conv->cap - conv->len - 1;
+        rc = iconv(cd, &in, &inleft, &o, &oleft);
+        conv->len = (size_t)(o - conv->p);
+        if (rc != (size_t)-1)
+            break;
+        if (errno == E2BIG)
+            continue;
+        if (errno != EILSEQ && errno != EINVAL) {
+            *ret_failed = true;
+            break;
+        }
+        /* Skip the bad byte and mark it; EINVAL is a cut sequence. */
+        r = textbuf_add(conv, "\xef\xbf\xbd", 3);
+        in++;
+        inleft--;
+    }
+    *ret_left = inleft;
+    return r < 0 ? r : 0;
+}
+
 /*
  * Convert raw bytes in charset cs to UTF-8 into out, capped at max bytes.
  * Returns 1 when the cap cut it. A charset iconv does not know, or a
@@ -283,41 +343,12 @@ mime_text_convert(const char *raw, size_t n, const char *cs, size_t max, struct 
         cd = g_mime_iconv_open("UTF-8", cs);
     }
     if (cd != (iconv_t)-1) {
-        /* iconv() takes char ** but does not write through it. */
-        char *in = (char *)(uintptr_t)raw;
-        size_t inleft = n;
-        bool failed = false;
+        size_t inleft;
+        bool failed;
 
-        r = textbuf_reserve(&conv, n + n / 2 + 16);
+        r = run_iconv(cd, raw, n, max, &conv, &inleft, &failed);
         if (r < 0)
             goto out;
-        while (inleft > 0 && conv.len < max) {
-            char *o;
-            size_t oleft, rc;
-
-            r = textbuf_reserve(&conv, inleft + 16);
-            if (r < 0)
-                goto out;
-            o = conv.p + conv.len;
-            oleft = conv.cap - conv.len - 1;
-            rc = iconv(cd, &in, &inleft, &o, &oleft);
-            conv.len = (size_t)(o - conv.p);
-            if (rc != (size_t)-1)
-                break;
-            if (errno == E2BIG)
-                continue;
-            if (errno == EILSEQ || errno == EINVAL) {
-                /* Skip the bad byte and mark it; EINVAL is a cut sequence. */
-                r = textbuf_add(&conv, "\xef\xbf\xbd", 3);
-                if (r < 0)
-                    goto out;
-                in++;
-                inleft--;
-                continue;
-            }
-            failed = true;
-            break;
-        }
         if (!failed) {
             r = mime_text_add(out, conv.p ? conv.p : "", conv.len, MIME_TEXT_INVALID_REPLACE, max);
             if (r == 0 && inleft > 0)

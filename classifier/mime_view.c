@@ -630,8 +630,6 @@ view_add_plain(struct walker *w, const char *body, size_t n, const char *charset
     free(decoded);
     if (r == 0)
         r = mime_walk_add_part(w, &p);
-    if (r == 0)
-        memset(&p, 0, sizeof(p));
     mime_walk_part_release(&p);
     return r;
 }
@@ -779,8 +777,6 @@ view_add_raw(struct walker *w, const char *msg, size_t len)
         goto out;
     }
     r = mime_walk_add_part(w, &p);
-    if (r == 0)
-        memset(&p, 0, sizeof(p));
 out:
     mime_walk_part_release(&p);
     return r;

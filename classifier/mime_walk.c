@@ -64,6 +64,7 @@ mime_walk_add_part(struct walker *w, struct mime_part *p)
         w->parts_cap = cap;
     }
     v->parts[v->n_parts++] = *p;
+    memset(p, 0, sizeof(*p));
     return 0;
 }
 
@@ -211,8 +212,6 @@ walk_leaf(struct walker *w, GMimePart *gp)
     if (r < 0)
         goto out;
     r = mime_walk_add_part(w, &p);
-    if (r == 0)
-        memset(&p, 0, sizeof(p));
 out:
     mime_walk_part_release(&p);
     return r;

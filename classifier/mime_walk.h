@@ -35,8 +35,8 @@ view_note_limit(struct mime_view *v, const char *name, size_t value)
  * or -ENOMEM; a limit stops the walk and is noted. */
 int mime_walk(struct walker *w, GMimeObject *o, unsigned depth);
 
-/* Append p to w's view, which takes over its strings. 0 or -ENOMEM (p is
- * still the caller's). */
+/* Append p to w's view, which takes over its strings and leaves p
+ * empty. 0 or -ENOMEM (p is still the caller's). */
 int mime_walk_add_part(struct walker *w, struct mime_part *p);
 
 /* Set p's text from the decoded content raw[0..n) in charset cs (NULL:
