@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,8 +140,72 @@ learn_report(const struct learn_run *lr)
            (unsigned long long)lr->outcomes[STATE_LEARN_UNCHANGED]);
 }
 
-int
-learn_cmd(int argc, char **argv, bool forget, const char *(*rules_resolve)(const char *opt))
+struct learn_options {
+    const char *state_dir, *rules;
+    int cls; /* enum state_learn_class, or -1 */
+    bool stats;
+    uint32_t minimum;
+};
+
+/* --learn-minimum N; false when N is no count from 1 to the maximum. */
+static bool
+minimum_parse(const char *arg, uint32_t *ret)
+{
+    unsigned long v;
+    char *end;
+
+    errno = 0;
+    v = strtoul(arg, &end, 10);
+    if (*arg < '0' || *arg > '9' || *end != '\0' || errno != 0 || v == 0 ||
+        v > STATE_LEARN_MINIMUM_MAX)
+        return false;
+    *ret = (uint32_t)v;
+    return true;
+}
+
+/* One option: -1 to go on, else the exit code. */
+static int
+learn_option(struct learn_options *o, int opt, bool forget)
+{
+    switch (opt) {
+    case 's':
+    case 'g':
+        if (forget || o->cls >= 0) {
+            fprintf(stderr, "slopctl: give --slop or --genuine once, to learn only\n");
+            return EX_USAGE;
+        }
+        o->cls = opt == 's' ? STATE_LEARN_SLOP : STATE_LEARN_GENUINE;
+        return -1;
+    case 'S':
+        o->stats = true;
+        return -1;
+    case 'd':
+        o->state_dir = optarg;
+        return -1;
+    case 'r':
+        o->rules = optarg;
+        return -1;
+    case 'M':
+        if (!minimum_parse(optarg, &o->minimum)) {
+            fprintf(stderr, "slopctl: bad --learn-minimum '%s', expected 1 to %u\n", optarg,
+                    STATE_LEARN_MINIMUM_MAX);
+            return EX_USAGE;
+        }
+        return -1;
+    case 'h':
+        printf("usage: slopctl learn (--slop | --genuine) [--state DIR] [--rules DIR] PATH...\n"
+               "       slopctl learn --stats [--state DIR] [--learn-minimum N]\n"
+               "       slopctl forget [--state DIR] [--rules DIR] PATH...\n");
+        return 0;
+    default:
+        fprintf(stderr, "try 'slopctl help'\n");
+        return EX_USAGE;
+    }
+}
+
+/* -1 to go on (state_dir resolved), else the exit code. */
+static int
+learn_options_parse(int argc, char **argv, bool forget, struct learn_options *o)
 {
     static const struct option longopts[] = {
         {"slop", no_argument, NULL, 's'},        {"genuine", no_argument, NULL, 'g'},
@@ -148,76 +213,84 @@ learn_cmd(int argc, char **argv, bool forget, const char *(*rules_resolve)(const
         {"rules", required_argument, NULL, 'r'}, {"learn-minimum", required_argument, NULL, 'M'},
         {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
     };
-    struct output_diag_sink sink = {.f = stderr};
-    struct learn_run lr = {.cls = -1, .now = time(NULL)};
-    struct classifier *c = NULL;
-    const char *state_dir = NULL, *rules = NULL;
-    bool stats = false;
-    uint32_t minimum = backend_learn_minimum();
-    unsigned long v;
-    char buf[128], *end;
-    int opt, r, ret = 0;
+    int opt, ret;
 
     while ((opt = getopt_long(argc, argv, "r:h", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 's':
-        case 'g':
-            if (forget || lr.cls >= 0) {
-                fprintf(stderr, "slopctl: give --slop or --genuine once, to learn only\n");
-                return EX_USAGE;
-            }
-            lr.cls = opt == 's' ? STATE_LEARN_SLOP : STATE_LEARN_GENUINE;
-            break;
-        case 'S':
-            stats = true;
-            break;
-        case 'd':
-            state_dir = optarg;
-            break;
-        case 'r':
-            rules = optarg;
-            break;
-        case 'M':
-            errno = 0;
-            v = strtoul(optarg, &end, 10);
-            if (*optarg < '0' || *optarg > '9' || *end != '\0' || errno != 0 || v == 0 ||
-                v > STATE_LEARN_MINIMUM_MAX) {
-                fprintf(stderr, "slopctl: bad --learn-minimum '%s', expected 1 to %u\n", optarg,
-                        STATE_LEARN_MINIMUM_MAX);
-                return EX_USAGE;
-            }
-            minimum = (uint32_t)v;
-            break;
-        case 'h':
-            printf("usage: slopctl learn (--slop | --genuine) [--state DIR] [--rules DIR] PATH...\n"
-                   "       slopctl learn --stats [--state DIR] [--learn-minimum N]\n"
-                   "       slopctl forget [--state DIR] [--rules DIR] PATH...\n");
-            return 0;
-        default:
-            fprintf(stderr, "try 'slopctl help'\n");
-            return EX_USAGE;
-        }
+        ret = learn_option(o, opt, forget);
+        if (ret >= 0)
+            return ret;
     }
-    state_dir = statedir_resolve(state_dir);
-    if (stats) {
-        if (lr.cls >= 0 || forget || optind < argc) {
+    o->state_dir = statedir_resolve(o->state_dir);
+    return -1;
+}
+
+/* learn --stats; the exit code. */
+static int
+learn_stats_cmd(const struct learn_options *o)
+{
+    struct state *st = NULL;
+    int ret;
+
+    ret = statedir_open(o->state_dir, STATE_READONLY, &st);
+    if (ret != 0)
+        return ret;
+    ret = learn_stats(st, o->state_dir, o->minimum);
+    state_close(st);
+    return ret;
+}
+
+/* Learn or forget every message at paths into the open lr->st; the exit
+ * code. */
+static int
+learn_paths(struct learn_run *lr, const char *state_dir, char **paths, int n)
+{
+    char buf[128];
+    int r = 0;
+
+    for (int i = 0; i < n && r == 0; i++)
+        r = mailbox_walk(paths[i], 0, learn_message, learn_error, lr);
+    if (r == 0)
+        r = state_sync(lr->st);
+    if (r < 0) {
+        fprintf(stderr, "slopctl: cannot write '%s': %s\n", state_dir,
+                strerror_r(-r, buf, sizeof(buf)));
+        return EX_IOERR;
+    }
+    learn_report(lr);
+    if (fflush(stdout) != 0)
+        return EX_IOERR;
+    if (lr->failed > 0)
+        return lr->done == 0 ? EX_NOINPUT : 1;
+    return 0;
+}
+
+int
+learn_cmd(int argc, char **argv, bool forget, const char *(*rules_resolve)(const char *opt))
+{
+    struct output_diag_sink sink = {.f = stderr};
+    struct learn_options o = {.cls = -1, .minimum = backend_learn_minimum()};
+    struct learn_run lr = {.cls = -1, .now = time(NULL)};
+    struct classifier *c = NULL;
+    const char *rules;
+    int r, ret;
+
+    ret = learn_options_parse(argc, argv, forget, &o);
+    if (ret >= 0)
+        return ret;
+    if (o.stats) {
+        if (o.cls >= 0 || forget || optind < argc) {
             fprintf(stderr, "slopctl: --stats takes no class and no PATH\n");
             return EX_USAGE;
         }
-        r = statedir_open(state_dir, STATE_READONLY, &lr.st);
-        if (r != 0)
-            return r;
-        ret = learn_stats(lr.st, state_dir, minimum);
-        state_close(lr.st);
-        return ret;
+        return learn_stats_cmd(&o);
     }
-    if ((!forget && lr.cls < 0) || optind >= argc) {
+    if ((!forget && o.cls < 0) || optind >= argc) {
         fprintf(stderr, "slopctl: %s needs %sat least one PATH\ntry 'slopctl help'\n",
                 forget ? "forget" : "learn", forget ? "" : "--slop or --genuine and ");
         return EX_USAGE;
     }
 
-    rules = rules_resolve(rules);
+    rules = rules_resolve(o.rules);
     classifier_tune_allocator();
     r = classifier_new(rules, NULL, output_diag, &sink, &c);
     if (r < 0) {
@@ -225,30 +298,15 @@ learn_cmd(int argc, char **argv, bool forget, const char *(*rules_resolve)(const
         return EX_CONFIG;
     }
     lr.c = c;
+    lr.cls = o.cls;
     lr.tokens = malloc(STATE_LEARN_MAX_TOKENS * sizeof(*lr.tokens));
     if (lr.tokens == NULL) {
         ret = EX_OSERR;
         goto out;
     }
-    ret = statedir_open(state_dir, STATE_NOSYNC, &lr.st);
-    if (ret != 0)
-        goto out;
-    r = 0;
-    for (int i = optind; i < argc && r == 0; i++)
-        r = mailbox_walk(argv[i], 0, learn_message, learn_error, &lr);
-    if (r == 0)
-        r = state_sync(lr.st);
-    if (r < 0) {
-        fprintf(stderr, "slopctl: cannot write '%s': %s\n", state_dir,
-                strerror_r(-r, buf, sizeof(buf)));
-        ret = EX_IOERR;
-        goto out;
-    }
-    learn_report(&lr);
-    if (fflush(stdout) != 0)
-        ret = EX_IOERR;
-    else if (lr.failed > 0)
-        ret = lr.done == 0 ? EX_NOINPUT : 1;
+    ret = statedir_open(o.state_dir, STATE_NOSYNC, &lr.st);
+    if (ret == 0)
+        ret = learn_paths(&lr, o.state_dir, argv + optind, argc - optind);
 out:
     free(lr.tokens);
     state_close(lr.st);

@@ -189,6 +189,31 @@ walk_mbox(struct walker *w, const char *file, const char *buf, size_t len)
     return r;
 }
 
+/* Map a regular file of st's size: *ret_map stays NULL for any other
+ * file, an empty one, or one the kernel will not map. 0, or -EFBIG past
+ * the cap. */
+static int
+map_file(int fd, const struct stat *st, void **ret_map, size_t *ret_len)
+{
+    size_t len;
+    void *map;
+
+    *ret_map = NULL;
+    *ret_len = 0;
+    if (!S_ISREG(st->st_mode) || st->st_size <= 0)
+        return 0;
+    if ((uintmax_t)st->st_size > MAILBOX_MAX_FILE_BYTES)
+        return -EFBIG;
+    len = (size_t)st->st_size;
+    map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED)
+        return 0;
+    (void)madvise(map, len, MADV_SEQUENTIAL);
+    *ret_map = map;
+    *ret_len = len;
+    return 0;
+}
+
 /* nofollow: path must not be a symbolic link (checked by the open
  * itself, so a link swapped in after a look is refused too). */
 static int
@@ -220,21 +245,13 @@ walk_file(struct walker *w, const char *path, bool nofollow)
         walker_error(w, path, 0, EISDIR);
         goto out;
     }
-    if (S_ISREG(st.st_mode) && st.st_size > 0) {
-        if ((uintmax_t)st.st_size > MAILBOX_MAX_FILE_BYTES) {
-            walker_error(w, path, 0, EFBIG);
-            goto out;
-        }
-        len = (size_t)st.st_size;
-        map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (map == MAP_FAILED) {
-            map = NULL;
-            len = 0;
-        } else {
-            (void)madvise(map, len, MADV_SEQUENTIAL);
-            data = map;
-        }
+    e = map_file(fd, &st, &map, &len);
+    if (e < 0) {
+        walker_error(w, path, 0, -e);
+        goto out;
     }
+    if (map != NULL)
+        data = map;
     /* Pipes, character devices, and files the kernel will not map (some
      * /proc and FUSE files report size 0) are read instead. */
     if (map == NULL) {

@@ -191,6 +191,53 @@ sender_key(const char *from, char *buf, size_t size)
     buf[i] = '\0';
 }
 
+/* The score for the histogram, while there is room for it. */
+static int
+score_keep(struct report *rep, double score)
+{
+    if (rep->n_scores >= REPORT_MAX_SCORES) {
+        rep->scores_dropped++;
+        return 0;
+    }
+    if (rep->n_scores == rep->scores_cap) {
+        size_t want = rep->scores_cap ? rep->scores_cap * 2 : 256;
+        double *v = realloc(rep->scores, want * sizeof(*v));
+
+        if (v == NULL)
+            return -ENOMEM;
+        rep->scores = v;
+        rep->scores_cap = want;
+    }
+    rep->scores[rep->n_scores++] = score;
+    return 0;
+}
+
+/* The message's day and month counted, and the day (YYYY-MM-DD) in day,
+ * or "" when it has none. 0 or a negative errno. */
+static int
+date_tally(struct report *rep, const char *msg, size_t len, enum classifier_action action,
+           char *day, size_t size)
+{
+    int64_t dnum;
+    int r;
+
+    /* A day after tomorrow is a wrong clock or a forged header: it would
+     * stretch the time axis, so it counts as no date. */
+    if (report_date_day(msg, len, &dnum) != 0 || dnum > rep->today + 1) {
+        rep->undated++;
+        day[0] = '\0';
+        return 0;
+    }
+    report_date_format(dnum, day, size);
+    if ((r = report_tally_add(&rep->days, day, action)) < 0)
+        return r;
+    day[7] = '\0';
+    if ((r = report_tally_add(&rep->months, day, action)) < 0)
+        return r;
+    day[7] = '-';
+    return 0;
+}
+
 int
 report_add(struct report *rep, const struct output_source *src, const char *msg, size_t len,
            const struct classifier_result *res)
@@ -198,7 +245,6 @@ report_add(struct report *rep, const struct output_source *src, const char *msg,
     enum classifier_action action = res->action;
     char day[16] = "", key[REPORT_TALLY_NAME_MAX], masked[REPORT_TALLY_NAME_MAX];
     struct report_row *row;
-    int64_t dnum;
     size_t bytes = 0;
     int r;
 
@@ -209,20 +255,9 @@ report_add(struct report *rep, const struct output_source *src, const char *msg,
     if ((unsigned)res->kind < REPORT_KINDS)
         rep->by_kind[res->kind]++;
 
-    if (rep->n_scores < REPORT_MAX_SCORES) {
-        if (rep->n_scores == rep->scores_cap) {
-            size_t want = rep->scores_cap ? rep->scores_cap * 2 : 256;
-            double *v = realloc(rep->scores, want * sizeof(*v));
-
-            if (v == NULL)
-                return -ENOMEM;
-            rep->scores = v;
-            rep->scores_cap = want;
-        }
-        rep->scores[rep->n_scores++] = res->score;
-    } else {
-        rep->scores_dropped++;
-    }
+    r = score_keep(rep, res->score);
+    if (r < 0)
+        return r;
 
     for (size_t i = 0; i < res->n_hits; i++)
         if ((r = report_tally_add(&rep->rules, res->hits[i].rule != NULL ? res->hits[i].rule : "?",
@@ -232,20 +267,9 @@ report_add(struct report *rep, const struct output_source *src, const char *msg,
                sizeof(key));
     if ((r = report_tally_add(&rep->senders, key[0] != '\0' ? key : "(no From)", action)) < 0)
         return r;
-    /* A day after tomorrow is a wrong clock or a forged header: it would
-     * stretch the time axis, so it counts as no date. */
-    if (report_date_day(msg, len, &dnum) == 0 && dnum <= rep->today + 1) {
-        report_date_format(dnum, day, sizeof(day));
-        if ((r = report_tally_add(&rep->days, day, action)) < 0)
-            return r;
-        day[7] = '\0';
-        if ((r = report_tally_add(&rep->months, day, action)) < 0)
-            return r;
-        day[7] = '-';
-    } else {
-        rep->undated++;
-        day[0] = '\0';
-    }
+    r = date_tally(rep, msg, len, action, day, sizeof(day));
+    if (r < 0)
+        return r;
 
     if (rep->n_rows == REPORT_MAX_ROWS || rep->row_bytes >= REPORT_MAX_ROW_BYTES) {
         rep->rows_dropped++;

@@ -46,6 +46,27 @@ civil_from_days(int64_t z, int64_t *ret_y, unsigned *ret_m, unsigned *ret_d)
     *ret_y = y + (m <= 2);
 }
 
+/* A field's value from msg[j..line_end) on, its continuation lines
+ * unfolded (CR and tab as spaces), into buf, cut to fit. */
+static void
+field_unfold(const char *msg, size_t end, size_t j, size_t line_end, char *buf, size_t size)
+{
+    const char *nl;
+    size_t o = 0;
+
+    for (;;) {
+        for (; j < line_end && o + 1 < size; j++)
+            buf[o++] = msg[j] == '\r' || msg[j] == '\t' ? ' ' : msg[j];
+        /* A continuation line starts with white space. */
+        j = line_end + 1;
+        if (j >= end || (msg[j] != ' ' && msg[j] != '\t') || o + 1 >= size)
+            break;
+        nl = memchr(msg + j, '\n', end - j);
+        line_end = nl != NULL ? (size_t)(nl - msg) : end;
+    }
+    buf[o] = '\0';
+}
+
 /*
  * Copy the unfolded value of the first Date: field into buf. Header lines
  * end at '\n' (a '\r' before it is white space); the block ends at an
@@ -55,7 +76,7 @@ static int
 date_field(const char *msg, size_t len, char *buf, size_t size)
 {
     size_t end = len < REPORT_DATE_MAX_HEADER ? len : REPORT_DATE_MAX_HEADER;
-    size_t i = 0, o = 0;
+    size_t i = 0;
 
     while (i < end) {
         const char *nl = memchr(msg + i, '\n', end - i);
@@ -64,19 +85,7 @@ date_field(const char *msg, size_t len, char *buf, size_t size)
         if (line_end == i || (line_end == i + 1 && msg[i] == '\r'))
             return -ENOENT;
         if (line_end - i >= 5 && strncasecmp(msg + i, "date:", 5) == 0) {
-            size_t j = i + 5;
-
-            for (;;) {
-                for (; j < line_end && o + 1 < size; j++)
-                    buf[o++] = msg[j] == '\r' || msg[j] == '\t' ? ' ' : msg[j];
-                /* A continuation line starts with white space. */
-                j = line_end + 1;
-                if (j >= end || (msg[j] != ' ' && msg[j] != '\t') || o + 1 >= size)
-                    break;
-                nl = memchr(msg + j, '\n', end - j);
-                line_end = nl != NULL ? (size_t)(nl - msg) : end;
-            }
-            buf[o] = '\0';
+            field_unfold(msg, end, i + 5, line_end, buf, size);
             return 0;
         }
         i = line_end + 1;
