@@ -727,6 +727,34 @@ repeat_exact(struct pf_parser *ps, struct pf_info *x, unsigned min)
     info_release(&base);
 }
 
+/* An escape outside a class as an atom's set: a literal, \b's mark,
+ * the white space of \s, the empty string of an assertion, or any. */
+static void
+atom_escape(struct pf_parser *ps, struct pf_info *x)
+{
+    char lit, wb = PF_WB;
+
+    switch (parse_escape(ps, &lit, false)) {
+    case 0:
+        info_empty(ps, x);
+        break;
+    case 1:
+        info_exact_char(ps, x, lit);
+        break;
+    case 3:
+        x->kind = PF_EXACT;
+        if (strv_add(&x->s, &wb, 1, PF_SET_MAX) < 0)
+            ps->nomem = true;
+        break;
+    case 4:
+        for (const char *sp = pf_space; *sp != '\0'; sp++)
+            info_exact_char(ps, x, *sp);
+        break;
+    default:
+        break;
+    }
+}
+
 /* One atom and its quantifier; false at the end of a sequence. An exact
  * atom repeated at least once (\s+, (?:ab|cd){2,}) is no longer exact,
  * but each of its first and last repetitions is one of its strings: that
@@ -735,7 +763,7 @@ static bool
 parse_atom(struct pf_parser *ps, struct pf_info *x, struct pf_info *tail)
 {
     unsigned min, max;
-    char c, lit;
+    char c;
 
     memset(x, 0, sizeof(*x));
     info_release(tail);
@@ -750,28 +778,7 @@ parse_atom(struct pf_parser *ps, struct pf_info *x, struct pf_info *tail)
         parse_class(ps, x);
         break;
     case '\\':
-        switch (parse_escape(ps, &lit, false)) {
-        case 0:
-            info_empty(ps, x);
-            break;
-        case 1:
-            info_exact_char(ps, x, lit);
-            break;
-        case 3: {
-            char wb = PF_WB;
-
-            x->kind = PF_EXACT;
-            if (strv_add(&x->s, &wb, 1, PF_SET_MAX) < 0)
-                ps->nomem = true;
-            break;
-        }
-        case 4:
-            for (const char *sp = pf_space; *sp != '\0'; sp++)
-                info_exact_char(ps, x, *sp);
-            break;
-        default:
-            break;
-        }
+        atom_escape(ps, x);
         break;
     case '^':
     case '$':
