@@ -32,10 +32,10 @@ message_body_lines(const char *text, size_t len, size_t max_line, unsigned *budg
             *trunc = true;
             break;
         }
-        if (s.n > max_line) {
-            s.n = max_line;
-            while (s.n > 0 && ((unsigned char)s.p[s.n] & 0xc0) == 0x80)
-                s.n--;
+        if (s.len > max_line) {
+            s.len = max_line;
+            while (s.len > 0 && ((unsigned char)s.p[s.len] & 0xc0) == 0x80)
+                s.len--;
             *trunc = true;
         }
         if (l.n == cap) {
@@ -62,11 +62,11 @@ diff_starts_at(const struct lines *l, size_t i)
 {
     const struct span *s = &l->v[i];
 
-    if (starts(s->p, s->n, "diff --git "))
+    if (starts(s->p, s->len, "diff --git "))
         return true;
-    return starts(s->p, s->n, "--- ") && i + 2 < l->n &&
-           starts(l->v[i + 1].p, l->v[i + 1].n, "+++ ") &&
-           starts(l->v[i + 2].p, l->v[i + 2].n, "@@ -");
+    return starts(s->p, s->len, "--- ") && i + 2 < l->n &&
+           starts(l->v[i + 1].p, l->v[i + 1].len, "+++ ") &&
+           starts(l->v[i + 2].p, l->v[i + 2].len, "@@ -");
 }
 
 /*
@@ -78,28 +78,29 @@ quote_strip(const struct span *s, struct span *ret)
 {
     size_t i = 0, h = 0;
 
-    while (i < s->n && i < 3 && s->p[i] == ' ')
+    while (i < s->len && i < 3 && s->p[i] == ' ')
         i++;
-    if (i >= s->n || s->p[i] != '>')
+    if (i >= s->len || s->p[i] != '>')
         return false;
-    while (i + 1 + h < s->n && h < 16 && ascii_is_hex((unsigned char)s->p[i + 1 + h]))
+    while (i + 1 + h < s->len && h < 16 && ascii_is_hex((unsigned char)s->p[i + 1 + h]))
         h++;
-    if (h == 16 && i + 1 + h < s->n && s->p[i + 1 + h] == ':')
+    if (h == 16 && i + 1 + h < s->len && s->p[i + 1 + h] == ':')
         return false;
-    while (i < s->n && s->p[i] == '>') {
+    while (i < s->len && s->p[i] == '>') {
         i++;
-        if (i < s->n && s->p[i] == ' ')
+        if (i < s->len && s->p[i] == ' ')
             i++;
     }
     ret->p = s->p + i;
-    ret->n = s->n - i;
+    ret->len = s->len - i;
     return true;
 }
 
 static bool
 is_signature(const struct span *s)
 {
-    return (s->n == 3 && memcmp(s->p, "-- ", 3) == 0) || (s->n == 2 && memcmp(s->p, "--", 2) == 0);
+    return (s->len == 3 && memcmp(s->p, "-- ", 3) == 0) ||
+           (s->len == 2 && memcmp(s->p, "--", 2) == 0);
 }
 
 /* Outlook-style separators, after which everything is the quoted mail:
@@ -112,8 +113,8 @@ is_forward_separator(const struct span *s, bool may_original)
 
     span_trim(&t);
     return (may_original &&
-            ascii_find_ci_at(t.p, t.n, "-----original message-----", 26, 4) != NULL) ||
-           (t.n >= 32 && t.p[0] == '_' && strspn(t.p, "_") == t.n);
+            ascii_find_ci_at(t.p, t.len, "-----original message-----", 26, 4) != NULL) ||
+           (t.len >= 32 && t.p[0] == '_' && strspn(t.p, "_") == t.len);
 }
 
 /* Whether the lines of l, which share one text, hold "-----Original
@@ -128,7 +129,7 @@ forward_marked(const struct lines *l)
     if (l->n == 0)
         return false;
     b = l->v[0].p;
-    e = l->v[l->n - 1].p + l->v[l->n - 1].n;
+    e = l->v[l->n - 1].p + l->v[l->n - 1].len;
     return ascii_find_ci_at(b, (size_t)(e - b), marker, sizeof(marker) - 1, 4) != NULL;
 }
 
@@ -138,10 +139,10 @@ is_attribution(const struct span *s)
     struct span t = *s;
 
     span_trim(&t);
-    if (t.n == 0 || t.p[t.n - 1] != ':')
+    if (t.len == 0 || t.p[t.len - 1] != ':')
         return false;
-    return (t.n >= 6 && strncasecmp(t.p + t.n - 6, "wrote:", 6) == 0) ||
-           (t.n >= 7 && strncasecmp(t.p + t.n - 7, "writes:", 7) == 0);
+    return (t.len >= 6 && strncasecmp(t.p + t.len - 6, "wrote:", 6) == 0) ||
+           (t.len >= 7 && strncasecmp(t.p + t.len - 7, "writes:", 7) == 0);
 }
 
 static bool
@@ -153,7 +154,7 @@ next_nonblank_is_quote(const struct lines *l, size_t i)
         struct span t = l->v[j];
 
         span_trim(&t);
-        if (t.n == 0)
+        if (t.len == 0)
             continue;
         return quote_strip(&l->v[j], &q);
     }
@@ -165,8 +166,8 @@ next_nonblank_is_quote(const struct lines *l, size_t i)
 static int
 add_own(struct body_split *bs, const struct span *s)
 {
-    bs->own_lines.v[bs->own_lines.n++] = (struct text_line){bs->own.len, s->n};
-    return add_line(&bs->own, s->p, s->n);
+    bs->own_lines.v[bs->own_lines.n++] = (struct text_line){bs->own.len, s->len};
+    return add_line(&bs->own, s->p, s->len);
 }
 
 /* Where message_body_split() stands in the body. */
@@ -188,7 +189,7 @@ drop_attribution(struct body_split *bs, struct split_state *st, const struct spa
 
     span_trim(&t);
     /* A wrapped "On <date>, <name>\n<addr> wrote:" spans two lines. */
-    if (!starts(t.p, t.n, "On ") && st->last_own_on && st->last_own_start != SIZE_MAX) {
+    if (!starts(t.p, t.len, "On ") && st->last_own_on && st->last_own_start != SIZE_MAX) {
         bs->own.len = st->last_own_start;
         bs->own.p[bs->own.len] = '\0';
         bs->own_lines.n--;
@@ -206,7 +207,7 @@ split_line(const struct lines *l, size_t i, struct body_split *bs, struct split_
 
     if (quote_strip(s, &q)) {
         bs->quoted_lines++;
-        return add_line(&bs->quoted, q.p, q.n);
+        return add_line(&bs->quoted, q.p, q.len);
     }
     if (is_forward_separator(s, st->may_original)) {
         st->rest_quoted = true;
@@ -223,7 +224,7 @@ split_line(const struct lines *l, size_t i, struct body_split *bs, struct split_
         return 0;
     }
     st->last_own_start = bs->own.len;
-    st->last_own_on = starts(s->p, s->n, "On ");
+    st->last_own_on = starts(s->p, s->len, "On ");
     return add_own(bs, s);
 }
 
@@ -248,7 +249,7 @@ message_body_split(const struct lines *l, struct body_split *bs)
             }
             r = add_own(bs, s);
         } else if (st.rest_quoted) {
-            r = add_line(&bs->quoted, s->p, s->n);
+            r = add_line(&bs->quoted, s->p, s->len);
             bs->quoted_lines++;
         } else {
             r = split_line(l, i, bs, &st);
@@ -260,12 +261,12 @@ message_body_split(const struct lines *l, struct body_split *bs)
 bool
 message_body_format_patch(const struct lines *l)
 {
-    if (l->n > 0 && starts(l->v[0].p, l->v[0].n, "From "))
+    if (l->n > 0 && starts(l->v[0].p, l->v[0].len, "From "))
         return true;
     for (size_t i = 0; i < l->n && i < 30; i++) {
-        if (l->v[i].n == 0)
+        if (l->v[i].len == 0)
             return false;
-        if (starts(l->v[i].p, l->v[i].n, "Subject: "))
+        if (starts(l->v[i].p, l->v[i].len, "Subject: "))
             return true;
     }
     return false;
@@ -279,12 +280,12 @@ message_body_add_patch(struct textbuf *b, const struct lines *l, bool format_pat
 
     /* A format-patch file's own mail header block ends at a blank line. */
     if (format_patch) {
-        while (i < l->n && l->v[i].n > 0)
+        while (i < l->n && l->v[i].len > 0)
             i++;
         if (i < l->n)
             i++;
     }
     for (; i < l->n && r >= 0; i++)
-        r = add_line(b, l->v[i].p, l->v[i].n);
+        r = add_line(b, l->v[i].p, l->v[i].len);
     return r;
 }

@@ -17,12 +17,8 @@
 #include <strings.h>
 
 #include "region.h"
+#include "span.h"
 #include "textbuf.h"
-
-struct span {
-    const char *p;
-    size_t n;
-};
 
 /* Lines of one text, each without its '\n'; spans borrow from the text. */
 struct lines {
@@ -49,12 +45,13 @@ starts(const char *s, size_t n, const char *prefix)
 static inline void
 span_trim(struct span *s)
 {
-    while (s->n > 0 && (s->p[0] == ' ' || s->p[0] == '\t')) {
+    while (s->len > 0 && (s->p[0] == ' ' || s->p[0] == '\t')) {
         s->p++;
-        s->n--;
+        s->len--;
     }
-    while (s->n > 0 && (s->p[s->n - 1] == ' ' || s->p[s->n - 1] == '\t' || s->p[s->n - 1] == '\r'))
-        s->n--;
+    while (s->len > 0 &&
+           (s->p[s->len - 1] == ' ' || s->p[s->len - 1] == '\t' || s->p[s->len - 1] == '\r'))
+        s->len--;
 }
 
 /* Hand b's text to the region rg (whose old text is freed), "" when b is

@@ -104,15 +104,15 @@ line_discloses(struct span s)
     const char *p;
 
     span_trim(&s);
-    if (starts_ci(s.p, s.n, "assisted-by:") || starts_ci(s.p, s.n, "generated-by:") ||
-        starts_ci(s.p, s.n, "ai-assisted-by:"))
+    if (starts_ci(s.p, s.len, "assisted-by:") || starts_ci(s.p, s.len, "generated-by:") ||
+        starts_ci(s.p, s.len, "ai-assisted-by:"))
         return true;
-    if ((starts_ci(s.p, s.n, "co-authored-by:") && names_ai_tool(s.p + 15, s.n - 15)) ||
-        (starts_ci(s.p, s.n, "co-developed-by:") && names_ai_tool(s.p + 16, s.n - 16)))
+    if ((starts_ci(s.p, s.len, "co-authored-by:") && names_ai_tool(s.p + 15, s.len - 15)) ||
+        (starts_ci(s.p, s.len, "co-developed-by:") && names_ai_tool(s.p + 16, s.len - 16)))
         return true;
-    for (p = s.p; (p = find_word_ci(p, s.n - (size_t)(p - s.p), "generated ")) != NULL;) {
+    for (p = s.p; (p = find_word_ci(p, s.len - (size_t)(p - s.p), "generated ")) != NULL;) {
         const char *q = p + 10;
-        size_t rest = s.n - (size_t)(q - s.p);
+        size_t rest = s.len - (size_t)(q - s.p);
 
         for (size_t v = 0; v < 3; v++) {
             size_t k = strlen(verbs[v]);
@@ -122,9 +122,9 @@ line_discloses(struct span s)
         }
         p = q;
     }
-    if ((p = find_word_ci(s.p, s.n, "i used ")) != NULL) {
+    if ((p = find_word_ci(s.p, s.len, "i used ")) != NULL) {
         const char *q = p + 7;
-        size_t rest = s.n - (size_t)(q - s.p);
+        size_t rest = s.len - (size_t)(q - s.p);
 
         if (word_at_ci(q, rest, "ai") || word_at_ci(q, rest, "an ai"))
             return true;

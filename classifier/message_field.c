@@ -145,17 +145,17 @@ msgid_extract(const char *v)
 
     if (lt != NULL && (gt = strchr(lt, '>')) != NULL) {
         s.p = lt + 1;
-        s.n = (size_t)(gt - s.p);
+        s.len = (size_t)(gt - s.p);
     } else {
         s.p = v;
-        s.n = strlen(v);
+        s.len = strlen(v);
     }
     span_trim(&s);
-    if (s.n == 0)
+    if (s.len == 0)
         return NULL;
-    if (s.n > MESSAGE_MAX_ID)
-        s.n = MESSAGE_MAX_ID;
-    return strndup(s.p, s.n);
+    if (s.len > MESSAGE_MAX_ID)
+        s.len = MESSAGE_MAX_ID;
+    return strndup(s.p, s.len);
 }
 
 /* RFC 3834 section 5: any keyword but "no" (auto-generated, auto-replied,

@@ -34,9 +34,9 @@ message_kind_reply_subject(const char *subject)
     if (subject == NULL)
         return false;
     s.p = subject;
-    s.n = strlen(subject);
+    s.len = strlen(subject);
     span_trim(&s);
-    return starts_ci(s.p, s.n, "re:") || starts_ci(s.p, s.n, "aw:");
+    return starts_ci(s.p, s.len, "re:") || starts_ci(s.p, s.len, "aw:");
 }
 
 /*

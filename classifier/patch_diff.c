@@ -129,7 +129,7 @@ file_open(struct parser *ps, struct diff_state *ds)
 /* "diff --git a/x b/y": when both halves are equal the split is
  * unambiguous even with spaces in the name. */
 static int
-file_open_git(struct parser *ps, struct diff_state *ds, const struct span *s)
+file_open_git(struct parser *ps, struct diff_state *ds, const struct patch_line *s)
 {
     const char *p = s->p + 11;
     size_t len = s->len - 11, split = 0;
@@ -170,7 +170,7 @@ file_open_git(struct parser *ps, struct diff_state *ds, const struct span *s)
 static int
 file_minus_plus(struct parser *ps, struct diff_state *ds, size_t i)
 {
-    const struct span *minus = &ps->lines[i], *plus = &ps->lines[i + 1];
+    const struct patch_line *minus = &ps->lines[i], *plus = &ps->lines[i + 1];
     struct patch_file *f;
     char *old_path, *new_path;
     bool old_null, new_null;
@@ -239,7 +239,7 @@ parse_range(const char **p, const char *end, uint32_t *start, uint32_t *count)
 }
 
 static bool
-parse_hunk_header(const struct span *s, struct patch_hunk *h)
+parse_hunk_header(const struct patch_line *s, struct patch_hunk *h)
 {
     const char *p = s->p + 4, *end = s->p + s->len;
 
@@ -252,7 +252,7 @@ parse_hunk_header(const struct span *s, struct patch_hunk *h)
 }
 
 static int
-hunk_open(struct parser *ps, struct diff_state *ds, const struct span *s)
+hunk_open(struct parser *ps, struct diff_state *ds, const struct patch_line *s)
 {
     struct message *m = ps->m;
     struct patch_file *f;
@@ -469,7 +469,7 @@ comment_of(enum file_lang lang, struct comment_state *cs, const char *p, size_t 
 /* One line inside an open hunk. Returns 1 when the line does not belong
  * to the hunk (the hunk is closed and the caller looks at it again). */
 static int
-hunk_line(struct parser *ps, struct diff_state *ds, const struct span *s)
+hunk_line(struct parser *ps, struct diff_state *ds, const struct patch_line *s)
 {
     struct message *m = ps->m;
     struct patch_hunk *h = &m->hunks[ds->hunk];
@@ -530,7 +530,7 @@ end:
 /* A line of a file's extended header (new, deleted, renamed, copied,
  * binary) before its first hunk. 0 or -ENOMEM. */
 static int
-file_meta_line(struct patch_file *f, const struct span *s)
+file_meta_line(struct patch_file *f, const struct patch_line *s)
 {
     bool isnull;
 
@@ -566,7 +566,7 @@ patch_diff_parse(struct parser *ps, size_t from)
     int r = 0;
 
     for (size_t i = from; i < ps->n && r >= 0; i++) {
-        const struct span *s = &ps->lines[i];
+        const struct patch_line *s = &ps->lines[i];
 
         if (ds.hunk >= 0) {
             r = hunk_line(ps, &ds, s);

@@ -50,7 +50,7 @@ is_stat_total(const char *p, size_t len)
  * the create/delete/rename/mode summary lines git prints below them are
  * diffstat too. */
 static bool
-is_diffstat(const struct span *s, bool *ret_stat)
+is_diffstat(const struct patch_line *s, bool *ret_stat)
 {
     static const char *const summary[] = {"create mode ", "delete mode ", "mode change ",
                                           "rename ",      "copy ",        "rewrite "};
@@ -75,7 +75,7 @@ is_diffstat(const struct span *s, bool *ret_stat)
 /* "Tag: value" where Tag is "Word-...-Word" or one of the bare tags used
  * in kernel logs. Sets *ret_taglen to the length of Tag. */
 static bool
-is_trailer(const struct span *s, size_t *ret_taglen)
+is_trailer(const struct patch_line *s, size_t *ret_taglen)
 {
     static const char *const bare[] = {"Fixes",   "Link",      "Closes",   "Cc",       "Bug",
                                        "BugLink", "Change-Id", "Reported", "Suggested"};
@@ -101,7 +101,7 @@ is_trailer(const struct span *s, size_t *ret_taglen)
 }
 
 static bool
-is_bare_anywhere_tag(const struct span *s)
+is_bare_anywhere_tag(const struct patch_line *s)
 {
     return span_starts(s, "Fixes: ") || span_starts(s, "Link: ") || span_starts(s, "Closes: ") ||
            span_starts(s, "Cc: ");
@@ -110,7 +110,7 @@ is_bare_anywhere_tag(const struct span *s)
 /* "[maintainer: fixed the typo]" lines and indented continuations live
  * inside trailer blocks without being trailers themselves. */
 static bool
-is_trailer_filler(const struct span *s)
+is_trailer_filler(const struct patch_line *s)
 {
     return s->len > 0 && (s->p[0] == '[' || s->p[0] == ' ' || s->p[0] == '\t');
 }
@@ -132,7 +132,7 @@ trailer_is_disclosure(const char *tag, const char *value)
 }
 
 static int
-add_trailer(struct parser *ps, const struct span *s, size_t taglen)
+add_trailer(struct parser *ps, const struct patch_line *s, size_t taglen)
 {
     struct message *m = ps->m;
     struct patch_trailer *t;
@@ -291,7 +291,7 @@ patch_log_parse(struct parser *ps, size_t from, size_t to)
     /* The changelog keeps its inner blank lines but not the outer ones. */
     find_log_text(ps, from, to, is_tr, &first, &last);
     for (size_t i = from; i < to && r >= 0; i++) {
-        const struct span *s = &ps->lines[i];
+        const struct patch_line *s = &ps->lines[i];
         size_t taglen;
 
         if (is_tr[i - from]) {

@@ -60,7 +60,7 @@ split_lines(struct parser *ps, const char *text, const struct text_lines *ix)
                 l--;
             message_note_limit(ps->m, "max_line_bytes", lim->max_line_bytes);
         }
-        ps->lines[i] = (struct span){p, l, (uint32_t)(i + 1)};
+        ps->lines[i] = (struct patch_line){p, l, (uint32_t)(i + 1)};
     }
     ps->n = n;
     /* Noted after the lines: the first limit noted is the evidence. */
@@ -72,7 +72,7 @@ split_lines(struct parser *ps, const char *text, const struct text_lines *ix)
 /* ---- line classification ---- */
 
 static bool
-is_separator(const struct span *s)
+is_separator(const struct patch_line *s)
 {
     const char *p = s->p;
     size_t len = s->len;
@@ -87,7 +87,7 @@ is_separator(const struct span *s)
 
 /* "-- >8 --", "--- 8< ---", "-->8--": git mailinfo's scissors. */
 static bool
-is_scissors(const struct span *s)
+is_scissors(const struct patch_line *s)
 {
     size_t i = 0, dashes = 0;
     const char *p = s->p;
@@ -112,7 +112,7 @@ is_scissors(const struct span *s)
 static bool
 is_diff_start(const struct parser *ps, size_t i)
 {
-    const struct span *s = &ps->lines[i];
+    const struct patch_line *s = &ps->lines[i];
 
     if (span_starts(s, "diff --git "))
         return true;
@@ -120,7 +120,7 @@ is_diff_start(const struct parser *ps, size_t i)
 }
 
 static bool
-is_pseudo_header(const struct span *s)
+is_pseudo_header(const struct patch_line *s)
 {
     return span_starts_ci(s->p, s->len, "From: ") || span_starts_ci(s->p, s->len, "Subject: ") ||
            span_starts_ci(s->p, s->len, "Date: ");
@@ -192,7 +192,7 @@ static size_t
 signature_at(const struct parser *ps, size_t i, size_t end)
 {
     for (; i < end; i++) {
-        const struct span *s = &ps->lines[i];
+        const struct patch_line *s = &ps->lines[i];
 
         if (s->len == 3 && memcmp(s->p, "-- ", 3) == 0)
             break;

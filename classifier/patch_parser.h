@@ -27,7 +27,8 @@
 #include "patch_rbuf.h"
 #include "text_lines.h"
 
-struct span {
+/* One line of the patch text and its number: the line readers want both. */
+struct patch_line {
     const char *p;
     size_t len;
     uint32_t lineno; /* 1-based in the patch text */
@@ -36,7 +37,7 @@ struct span {
 struct parser {
     struct message *m;
     const struct classifier_limits *limits;
-    struct span *lines;
+    struct patch_line *lines;
     size_t n;
     struct rbuf rb[REGION__COUNT];
 };
@@ -44,7 +45,7 @@ struct parser {
 /* ---- small string helpers ---- */
 
 static inline bool
-span_starts(const struct span *s, const char *prefix)
+span_starts(const struct patch_line *s, const char *prefix)
 {
     size_t n = strlen(prefix);
 
@@ -60,7 +61,7 @@ span_starts_ci(const char *p, size_t len, const char *prefix)
 }
 
 static inline bool
-span_blank(const struct span *s)
+span_blank(const struct patch_line *s)
 {
     for (size_t i = 0; i < s->len; i++)
         if (!isspace((unsigned char)s->p[i]))

@@ -17,7 +17,7 @@ static const struct report_need *const need = &report_bytes_need;
 static bool
 is_indented(struct span s)
 {
-    return !is_blank(s) && (starts(s.p, s.n, "    ") || starts(s.p, s.n, "\t"));
+    return !is_blank(s) && (starts(s.p, s.len, "    ") || starts(s.p, s.len, "\t"));
 }
 
 static bool
@@ -25,9 +25,9 @@ is_fence(struct span s)
 {
     size_t i = 0;
 
-    while (i < s.n && i < 3 && s.p[i] == ' ')
+    while (i < s.len && i < 3 && s.p[i] == ' ')
         i++;
-    return starts(s.p + i, s.n - i, "```") || starts(s.p + i, s.n - i, "~~~");
+    return starts(s.p + i, s.len - i, "```") || starts(s.p + i, s.len - i, "~~~");
 }
 
 /* "$ cmd" or "# cmd", s trimmed and more than its prompt and space: a
@@ -40,8 +40,8 @@ is_prompt_line(struct span s)
 
     if ((c >= 'a' && c <= 'z') || c == '.' || c == '/')
         return true;
-    if (s.p[0] == '#' && starts(s.p, s.n, "# CONFIG_"))
-        return ascii_find(s.p, s.n, " is not set") != NULL;
+    if (s.p[0] == '#' && starts(s.p, s.len, "# CONFIG_"))
+        return ascii_find(s.p, s.len, " is not set") != NULL;
     return s.p[0] == '$';
 }
 
@@ -51,26 +51,26 @@ is_config_line(struct span s)
 {
     size_t i = 7;
 
-    while (i < s.n && is_ident(s.p[i]))
+    while (i < s.len && is_ident(s.p[i]))
         i++;
-    return i < s.n && s.p[i] == '=';
+    return i < s.len && s.p[i] == '=';
 }
 
 /* "user@host:path$ cmd" or "user@host:path# cmd", s trimmed. */
 static bool
 is_user_prompt(struct span s)
 {
-    const char *p = memchr(s.p, '@', s.n), *colon;
+    const char *p = memchr(s.p, '@', s.len), *colon;
 
     if (p == NULL || p == s.p)
         return false;
-    colon = memchr(p, ':', s.n - (size_t)(p - s.p));
+    colon = memchr(p, ':', s.len - (size_t)(p - s.p));
     for (const char *q = s.p; q < p; q++)
         if (!is_ident(*q) && *q != '-' && *q != '.')
             return false;
     if (colon == NULL)
         return false;
-    for (const char *q = colon + 1; q < s.p + s.n; q++) {
+    for (const char *q = colon + 1; q < s.p + s.len; q++) {
         if (*q == ' ')
             return q > colon + 1 && (q[-1] == '$' || q[-1] == '#');
     }
@@ -89,9 +89,9 @@ is_command_line(struct span s, uint64_t has)
     if ((has & need->prompt) == 0)
         return false;
     s = trim_left(s);
-    if ((starts(s.p, s.n, "$ ") || starts(s.p, s.n, "# ")) && s.n > 2)
+    if ((starts(s.p, s.len, "$ ") || starts(s.p, s.len, "# ")) && s.len > 2)
         return is_prompt_line(s);
-    if (starts(s.p, s.n, "CONFIG_"))
+    if (starts(s.p, s.len, "CONFIG_"))
         return is_config_line(s);
     return is_user_prompt(s);
 }
@@ -103,11 +103,11 @@ is_codeish(struct span s, uint64_t has)
 
     if ((has & need->code) != 0)
         return true;
-    if ((holds(has, need->hash) && (starts(t.p, t.n, "#include") || starts(t.p, t.n, "#define") ||
-                                    starts(t.p, t.n, "#if"))) ||
+    if ((holds(has, need->hash) && (starts(t.p, t.len, "#include") ||
+                                    starts(t.p, t.len, "#define") || starts(t.p, t.len, "#if"))) ||
         is_command_line(s, has))
         return true;
-    for (size_t i = 1; holds(has, need->paren) && i < s.n; i++)
+    for (size_t i = 1; holds(has, need->paren) && i < s.len; i++)
         if (s.p[i] == '(' && is_ident(s.p[i - 1]))
             return true;
     return false;
@@ -142,12 +142,12 @@ has_argument(struct span s, size_t i, bool path)
     for (;;) {
         size_t e;
 
-        while (i < s.n && (s.p[i] == ' ' || s.p[i] == '\t'))
+        while (i < s.len && (s.p[i] == ' ' || s.p[i] == '\t'))
             i++;
-        if (i >= s.n)
+        if (i >= s.len)
             return path;
         e = i;
-        while (e < s.n && s.p[e] != ' ' && s.p[e] != '\t')
+        while (e < s.len && s.p[e] != ' ' && s.p[e] != '\t')
             e++;
         if (is_argument(s.p + i, e - i))
             return true;
@@ -168,16 +168,16 @@ is_command_shape(struct span s)
     size_t i = 0;
 
     s = trim_left(s);
-    if (starts(s.p, s.n, "$ "))
-        s = trim_left((struct span){s.p + 2, s.n - 2});
-    if (s.n < 2 || s.p[s.n - 1] == '.' || memchr(s.p, ';', s.n) != NULL ||
-        memchr(s.p, '{', s.n) != NULL || memchr(s.p, '}', s.n) != NULL)
+    if (starts(s.p, s.len, "$ "))
+        s = trim_left((struct span){s.p + 2, s.len - 2});
+    if (s.len < 2 || s.p[s.len - 1] == '.' || memchr(s.p, ';', s.len) != NULL ||
+        memchr(s.p, '{', s.len) != NULL || memchr(s.p, '}', s.len) != NULL)
         return false;
     if (!((s.p[0] >= 'a' && s.p[0] <= 'z') || s.p[0] == '.' || s.p[0] == '/' || s.p[0] == '~'))
         return false;
-    while (i < s.n && is_command_char(s.p[i]))
+    while (i < s.len && is_command_char(s.p[i]))
         i++;
-    if (i < s.n && s.p[i] != ' ' && s.p[i] != '\t')
+    if (i < s.len && s.p[i] != ' ' && s.p[i] != '\t')
         return false;
     return has_argument(s, i, memchr(s.p, '/', i) != NULL);
 }
@@ -190,10 +190,10 @@ after_lead_in(const struct span *l, size_t i)
     while (i > 0) {
         struct span p = l[--i];
 
-        while (p.n > 0 && (p.p[p.n - 1] == ' ' || p.p[p.n - 1] == '\t'))
-            p.n--;
-        if (p.n > 0)
-            return p.p[p.n - 1] == ':';
+        while (p.len > 0 && (p.p[p.len - 1] == ' ' || p.p[p.len - 1] == '\t'))
+            p.len--;
+        if (p.len > 0)
+            return p.p[p.len - 1] == ':';
     }
     return false;
 }

@@ -53,12 +53,12 @@ line_at(const char *text, const struct text_lines *ix, size_t i, size_t max)
 {
     struct span s = {text + ix->v[i].off, ix->v[i].len};
 
-    if (s.n > 0 && s.p[s.n - 1] == '\r')
-        s.n--;
-    if (s.n > max) {
-        s.n = max;
-        while (s.n > 0 && ((unsigned char)s.p[s.n] & 0xc0) == 0x80)
-            s.n--;
+    if (s.len > 0 && s.p[s.len - 1] == '\r')
+        s.len--;
+    if (s.len > max) {
+        s.len = max;
+        while (s.len > 0 && ((unsigned char)s.p[s.len] & 0xc0) == 0x80)
+            s.len--;
     }
     return s;
 }
@@ -75,9 +75,9 @@ index_lines(const char *text, const struct text_lines *ix, size_t n, size_t max,
 
         lines[i] = s;
         /* One pass per line, for every question asked of it below. */
-        has[i] = bytes_in(s.p, s.n);
+        has[i] = bytes_in(s.p, s.len);
         lines[n + i] = report_syslog_strip(s);
-        has[n + i] = lines[n + i].p == s.p ? has[i] : bytes_in(lines[n + i].p, lines[n + i].n);
+        has[n + i] = lines[n + i].p == s.p ? has[i] : bytes_in(lines[n + i].p, lines[n + i].len);
     }
 }
 
@@ -93,7 +93,7 @@ write_regions(struct message *m, const struct span *lines, const uint64_t *has,
 
     /* Both texts are sized first, so each is one allocation. */
     for (size_t i = 0; i < n; i++)
-        size[cls[i]] += lines[i].n + 1;
+        size[cls[i]] += lines[i].len + 1;
     for (int k = 0; k < 2; k++) {
         out[k] = malloc(size[k] + 1);
         if (out[k] == NULL) {
@@ -105,10 +105,10 @@ write_regions(struct message *m, const struct span *lines, const uint64_t *has,
     for (size_t i = 0; i < n; i++) {
         unsigned char k = cls[i];
 
-        memcpy(out[k] + size[k], lines[i].p, lines[i].n);
-        size[k] += lines[i].n;
+        memcpy(out[k] + size[k], lines[i].p, lines[i].len);
+        size[k] += lines[i].len;
         out[k][size[k]++] = '\n';
-        r = report_facts_extract(m, lines[i].p, lines[i].n, has[i], scratch);
+        r = report_facts_extract(m, lines[i].p, lines[i].len, has[i], scratch);
         if (r < 0)
             goto out;
     }

@@ -21,6 +21,7 @@
 
 #include "ascii.h"
 #include "message.h"
+#include "span.h"
 #include "strv.h"
 
 #define REPORT_MAX_VERSIONS 64
@@ -34,11 +35,6 @@
 #define REPORT_MAX_URLS 128
 
 #define REPORT_MAX_IDENT 128
-
-struct span {
-    const char *p;
-    size_t n;
-};
 
 /*
  * The classes of bytes a line holds, one bit each, found in one pass
@@ -215,9 +211,9 @@ bool report_pairs_find(const char *s, size_t len, const struct report_pairs *f);
 static inline struct span
 trim_left(struct span s)
 {
-    while (s.n > 0 && (*s.p == ' ' || *s.p == '\t')) {
+    while (s.len > 0 && (*s.p == ' ' || *s.p == '\t')) {
         s.p++;
-        s.n--;
+        s.len--;
     }
     return s;
 }
@@ -225,7 +221,7 @@ trim_left(struct span s)
 static inline bool
 is_blank(struct span s)
 {
-    return trim_left(s).n == 0;
+    return trim_left(s).len == 0;
 }
 
 static inline size_t

@@ -14,7 +14,7 @@ digits_at(struct span s, size_t i, size_t max)
 {
     size_t d = 0;
 
-    while (i + d < s.n && d < max && is_digit(s.p[i + d]))
+    while (i + d < s.len && d < max && is_digit(s.p[i + d]))
         d++;
     return d;
 }
@@ -27,10 +27,10 @@ clock_end(struct span s, size_t i)
         if (digits_at(s, i, 2) != 2)
             return 0;
         i += 2;
-        if (k < 2 && (i >= s.n || s.p[i++] != ':'))
+        if (k < 2 && (i >= s.len || s.p[i++] != ':'))
             return 0;
     }
-    if (i < s.n && s.p[i] == '.' && digits_at(s, i + 1, 9) > 0)
+    if (i < s.len && s.p[i] == '.' && digits_at(s, i + 1, 9) > 0)
         i += 1 + digits_at(s, i + 1, 9);
     return i;
 }
@@ -43,25 +43,25 @@ stamp_end(struct span s)
 {
     size_t i;
 
-    if (s.n >= 15 && s.p[0] >= 'A' && s.p[0] <= 'Z' && s.p[1] >= 'a' && s.p[1] <= 'z' &&
+    if (s.len >= 15 && s.p[0] >= 'A' && s.p[0] <= 'Z' && s.p[1] >= 'a' && s.p[1] <= 'z' &&
         s.p[2] >= 'a' && s.p[2] <= 'z' && s.p[3] == ' ') {
         i = s.p[4] == ' ' ? 5 : 4;
         if (digits_at(s, i, 2) == 0)
             return 0;
         i += digits_at(s, i, 2);
-        return i < s.n && s.p[i] == ' ' ? clock_end(s, i + 1) : 0;
+        return i < s.len && s.p[i] == ' ' ? clock_end(s, i + 1) : 0;
     }
-    if (s.n < 19 || digits_at(s, 0, 4) != 4 || s.p[4] != '-' || digits_at(s, 5, 2) != 2 ||
+    if (s.len < 19 || digits_at(s, 0, 4) != 4 || s.p[4] != '-' || digits_at(s, 5, 2) != 2 ||
         s.p[7] != '-' || digits_at(s, 8, 2) != 2 || s.p[10] != 'T')
         return 0;
     i = clock_end(s, 11);
-    if (i == 0 || i >= s.n)
+    if (i == 0 || i >= s.len)
         return i;
     if (s.p[i] == 'Z')
         return i + 1;
     if ((s.p[i] == '+' || s.p[i] == '-') && digits_at(s, i + 1, 2) == 2) {
         i += 3;
-        if (i < s.n && s.p[i] == ':')
+        if (i < s.len && s.p[i] == ':')
             i++;
         return digits_at(s, i, 2) == 2 ? i + 2 : 0;
     }
@@ -81,17 +81,17 @@ report_syslog_strip(struct span s)
     static const char tag[] = " kernel:";
     size_t i = stamp_end(s), host;
 
-    if (i == 0 || i >= s.n || s.p[i] != ' ')
+    if (i == 0 || i >= s.len || s.p[i] != ' ')
         return s;
     i++;
-    for (host = 0; i + host < s.n && s.p[i + host] != ' '; host++)
+    for (host = 0; i + host < s.len && s.p[i + host] != ' '; host++)
         if (host == 255)
             return s;
     i += host;
-    if (host == 0 || !starts(s.p + i, s.n - i, tag))
+    if (host == 0 || !starts(s.p + i, s.len - i, tag))
         return s;
     i += sizeof(tag) - 1;
-    if (i < s.n && s.p[i] == ' ')
+    if (i < s.len && s.p[i] == ' ')
         i++;
-    return (struct span){s.p + i, s.n - i};
+    return (struct span){s.p + i, s.len - i};
 }

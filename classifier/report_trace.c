@@ -23,15 +23,15 @@ is_register_line(struct span s)
     size_t i = 0, h;
 
     s = trim_left(s);
-    while (i < s.n && i < 5 && is_alnum(s.p[i]))
+    while (i < s.len && i < 5 && is_alnum(s.p[i]))
         i++;
-    if (i < 2 || i > 4 || i >= s.n || s.p[i] != ':')
+    if (i < 2 || i > 4 || i >= s.len || s.p[i] != ':')
         return false;
     i++;
-    while (i < s.n && s.p[i] == ' ')
+    while (i < s.len && s.p[i] == ' ')
         i++;
-    h = hex_run(s.p + i, s.n - i);
-    return h >= 8 || (h == 4 && i + h < s.n && s.p[i + h] == ':');
+    h = hex_run(s.p + i, s.len - i);
+    return h >= 8 || (h == 4 && i + h < s.len && s.p[i + h] == ':');
 }
 
 /* " ? func_name+0x1a/0x30 [module]" or an old "[<ffffffff8100>]" frame. */
@@ -41,18 +41,18 @@ is_frame_line(struct span s)
     size_t i = 0;
 
     s = trim_left(s);
-    if (starts(s.p, s.n, "[<"))
+    if (starts(s.p, s.len, "[<"))
         return true;
-    if (starts(s.p, s.n, "? "))
+    if (starts(s.p, s.len, "? "))
         i = 2;
-    if (i >= s.n || !is_ident(s.p[i]))
+    if (i >= s.len || !is_ident(s.p[i]))
         return false;
-    while (i < s.n && (is_ident(s.p[i]) || s.p[i] == '.'))
+    while (i < s.len && (is_ident(s.p[i]) || s.p[i] == '.'))
         i++;
-    if (!starts(s.p + i, s.n - i, "+0x"))
+    if (!starts(s.p + i, s.len - i, "+0x"))
         return false;
-    i += 3 + hex_run(s.p + i + 3, s.n - i - 3);
-    return starts(s.p + i, s.n - i, "/0x");
+    i += 3 + hex_run(s.p + i + 3, s.len - i - 3);
+    return starts(s.p + i, s.len - i, "/0x");
 }
 
 /* "[   12.345678] ..." with an optional "<4>" log level in front. */
@@ -62,20 +62,20 @@ is_timestamp_line(struct span s)
     size_t i = 0, d;
 
     s = trim_left(s);
-    if (starts(s.p, s.n, "<") && s.n > 3 && is_digit(s.p[1]) && s.p[2] == '>')
+    if (starts(s.p, s.len, "<") && s.len > 3 && is_digit(s.p[1]) && s.p[2] == '>')
         i = 3;
-    if (i >= s.n || s.p[i] != '[')
+    if (i >= s.len || s.p[i] != '[')
         return false;
     i++;
-    while (i < s.n && s.p[i] == ' ')
+    while (i < s.len && s.p[i] == ' ')
         i++;
-    for (d = 0; i < s.n && is_digit(s.p[i]); i++)
+    for (d = 0; i < s.len && is_digit(s.p[i]); i++)
         d++;
-    if (d == 0 || i >= s.n || s.p[i] != '.')
+    if (d == 0 || i >= s.len || s.p[i] != '.')
         return false;
-    for (i++, d = 0; i < s.n && is_digit(s.p[i]); i++)
+    for (i++, d = 0; i < s.len && is_digit(s.p[i]); i++)
         d++;
-    return d > 0 && i < s.n && s.p[i] == ']';
+    return d > 0 && i < s.len && s.p[i] == ']';
 }
 
 bool
@@ -84,15 +84,15 @@ report_sanitizer_line(const char *p, size_t len)
     struct span s = trim_left((struct span){p, len});
     size_t i;
 
-    if (starts(s.p, s.n, "==") && s.n > 3 && is_digit(s.p[2])) {
-        for (i = 2; i < s.n && is_digit(s.p[i]); i++)
+    if (starts(s.p, s.len, "==") && s.len > 3 && is_digit(s.p[2])) {
+        for (i = 2; i < s.len && is_digit(s.p[i]); i++)
             ;
-        return starts(s.p + i, s.n - i, "==");
+        return starts(s.p + i, s.len - i, "==");
     }
-    if (starts(s.p, s.n, "#") && s.n > 2 && is_digit(s.p[1])) {
-        for (i = 1; i < s.n && is_digit(s.p[i]); i++)
+    if (starts(s.p, s.len, "#") && s.len > 2 && is_digit(s.p[1])) {
+        for (i = 1; i < s.len && is_digit(s.p[i]); i++)
             ;
-        return starts(s.p + i, s.n - i, " 0x");
+        return starts(s.p + i, s.len - i, " 0x");
     }
     return false;
 }
@@ -101,7 +101,7 @@ report_sanitizer_line(const char *p, size_t len)
 static size_t
 digits_end(struct span s, size_t i)
 {
-    while (i < s.n && is_digit(s.p[i]))
+    while (i < s.len && is_digit(s.p[i]))
         i++;
     return i;
 }
@@ -127,19 +127,19 @@ line_after_file(struct span s, size_t e)
 {
     size_t j;
 
-    if (s.p[e] == '"' && starts(s.p + e, s.n - e, "\", line ") && digits_end(s, e + 8) > e + 8)
+    if (s.p[e] == '"' && starts(s.p + e, s.len - e, "\", line ") && digits_end(s, e + 8) > e + 8)
         return true;
-    if (s.p[e] == '(' && (j = digits_end(s, e + 1)) > e + 1 && j < s.n && s.p[j] == ')')
+    if (s.p[e] == '(' && (j = digits_end(s, e + 1)) > e + 1 && j < s.len && s.p[j] == ')')
         return true;
     if (s.p[e] != ':' || (j = digits_end(s, e + 1)) == e + 1)
         return false;
-    if (starts(s.p + j, s.n - j, ":in ") || starts(s.p + j, s.n - j, " +0x"))
+    if (starts(s.p + j, s.len - j, ":in ") || starts(s.p + j, s.len - j, " +0x"))
         return true;
-    if (j + 1 < s.n && s.p[j] == ':' && is_digit(s.p[j + 1]))
+    if (j + 1 < s.len && s.p[j] == ':' && is_digit(s.p[j + 1]))
         j = digits_end(s, j + 1);
-    while (j < s.n && (s.p[j] == ')' || s.p[j] == ' ' || s.p[j] == '\t'))
+    while (j < s.len && (s.p[j] == ')' || s.p[j] == ' ' || s.p[j] == '\t'))
         j++;
-    return j == s.n;
+    return j == s.len;
 }
 
 /*
@@ -152,13 +152,13 @@ line_after_file(struct span s, size_t e)
 static bool
 backtrace_frame_at(struct span s)
 {
-    for (const char *d = memchr(s.p, '.', s.n); d != NULL;
-         d = memchr(d + 1, '.', (size_t)(s.p + s.n - d - 1))) {
+    for (const char *d = memchr(s.p, '.', s.len); d != NULL;
+         d = memchr(d + 1, '.', (size_t)(s.p + s.len - d - 1))) {
         size_t i = (size_t)(d - s.p) + 1, e = i;
 
-        while (e < s.n && e - i < 6 && s.p[e] >= 'a' && s.p[e] <= 'z')
+        while (e < s.len && e - i < 6 && s.p[e] >= 'a' && s.p[e] <= 'z')
             e++;
-        if (e == i || e >= s.n || !is_frame_ext(s.p + i, e - i))
+        if (e == i || e >= s.len || !is_frame_ext(s.p + i, e - i))
             continue;
         if (line_after_file(s, e))
             return true;
@@ -172,39 +172,39 @@ report_backtrace_line(const char *p, size_t len)
     struct span s = trim_left((struct span){p, len});
     size_t i;
 
-    if (s.n < 4)
+    if (s.len < 4)
         return false;
     switch (s.p[0]) {
     case 'T':
-        return starts(s.p, s.n, "Traceback (most recent call last):");
+        return starts(s.p, s.len, "Traceback (most recent call last):");
     case 'E':
-        return starts(s.p, s.n, "Exception in thread \"");
+        return starts(s.p, s.len, "Exception in thread \"");
     case 'C':
-        return starts(s.p, s.n, "Caused by: ");
+        return starts(s.p, s.len, "Caused by: ");
     case 'g':
         /* Go: "goroutine 1 [running]:" */
-        if (!starts(s.p, s.n, "goroutine "))
+        if (!starts(s.p, s.len, "goroutine "))
             return false;
         i = digits_end(s, 10);
-        return i > 10 && starts(s.p + i, s.n - i, " [");
+        return i > 10 && starts(s.p + i, s.len - i, " [");
     case 't':
         /* Rust: "thread 'main' panicked at src/main.rs:4:5:" */
-        return starts(s.p, s.n, "thread '") && ascii_find(s.p, s.n, "' panicked at ") != NULL;
+        return starts(s.p, s.len, "thread '") && ascii_find(s.p, s.len, "' panicked at ") != NULL;
     case 'a':
-        return starts(s.p, s.n, "at ") && backtrace_frame_at(s);
+        return starts(s.p, s.len, "at ") && backtrace_frame_at(s);
     case 'f':
-        return starts(s.p, s.n, "from ") && backtrace_frame_at(s);
+        return starts(s.p, s.len, "from ") && backtrace_frame_at(s);
     case 'F':
-        return starts(s.p, s.n, "File \"") && backtrace_frame_at(s);
+        return starts(s.p, s.len, "File \"") && backtrace_frame_at(s);
     case '#':
         /* gdb's "#0  0x00007f... in f () from x.so", "#1  f (a=1) at x.c:12";
          * PHP's "#0 /srv/x.php(12): f()". */
         i = digits_end(s, 1);
-        if (i == 1 || i >= s.n || (s.p[i] != ' ' && s.p[i] != '\t'))
+        if (i == 1 || i >= s.len || (s.p[i] != ' ' && s.p[i] != '\t'))
             return false;
-        while (i < s.n && (s.p[i] == ' ' || s.p[i] == '\t'))
+        while (i < s.len && (s.p[i] == ' ' || s.p[i] == '\t'))
             i++;
-        return (starts(s.p + i, s.n - i, "0x") && hex_run(s.p + i + 2, s.n - i - 2) >= 4) ||
+        return (starts(s.p + i, s.len - i, "0x") && hex_run(s.p + i + 2, s.len - i - 2) >= 4) ||
                backtrace_frame_at(s);
     case '/':
     case '.':
@@ -218,7 +218,7 @@ report_backtrace_line(const char *p, size_t len)
 static bool
 is_sanitizer_line(struct span s)
 {
-    return report_sanitizer_line(s.p, s.n);
+    return report_sanitizer_line(s.p, s.len);
 }
 
 /* Markers that open a trace anywhere in a line; their pair filter is
@@ -310,27 +310,27 @@ report_trace_start(struct span s, uint64_t has)
     struct span t = trim_left(s);
 
     /* By the first byte: this runs on every line of a report. */
-    switch (t.n > 0 ? t.p[0] : '\0') {
+    switch (t.len > 0 ? t.p[0] : '\0') {
     case 'R':
-        if (starts(t.p, t.n, "RIP: "))
+        if (starts(t.p, t.len, "RIP: "))
             return true;
         break;
     case 'C':
-        if (starts(t.p, t.n, "Code: ") ||
-            (starts(t.p, t.n, "CPU: ") && ascii_find(t.p, t.n, "PID:") != NULL))
+        if (starts(t.p, t.len, "Code: ") ||
+            (starts(t.p, t.len, "CPU: ") && ascii_find(t.p, t.len, "PID:") != NULL))
             return true;
         break;
     case 'p':
-        if (starts(t.p, t.n, "pc : "))
+        if (starts(t.p, t.len, "pc : "))
             return true;
         break;
     case 'l':
-        if (starts(t.p, t.n, "lr : "))
+        if (starts(t.p, t.len, "lr : "))
             return true;
         break;
     case '<':
-        if (starts(t.p, t.n, "<TASK>") || starts(t.p, t.n, "</TASK>") ||
-            starts(t.p, t.n, "<IRQ>") || starts(t.p, t.n, "</IRQ>"))
+        if (starts(t.p, t.len, "<TASK>") || starts(t.p, t.len, "</TASK>") ||
+            starts(t.p, t.len, "<IRQ>") || starts(t.p, t.len, "</IRQ>"))
             return true;
         break;
     default:
@@ -345,8 +345,8 @@ report_trace_start(struct span s, uint64_t has)
            (holds(has, need->colon) && is_register_line(t)) ||
            ((holds(has, need->frame_old) || holds(has, need->frame)) && is_frame_line(t)) ||
            ((has & need->sanitizer) != 0 && is_sanitizer_line(t)) ||
-           report_backtrace_line(t.p, t.n) ||
-           (may_hold_marker(has) && report_pairs_find(s.p, s.n, &trace_markers_filter));
+           report_backtrace_line(t.p, t.len) ||
+           (may_hold_marker(has) && report_pairs_find(s.p, s.len, &trace_markers_filter));
 }
 
 /* Lines of a KASAN or similar report that only make sense inside one. */
@@ -375,14 +375,14 @@ report_trace_section(struct span s)
     };
     struct span t = trim_left(s);
 
-    for (size_t i = 0; t.n > 0 && i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-        if (t.p[0] == prefixes[i].s[0] && t.n >= prefixes[i].n &&
+    for (size_t i = 0; t.len > 0 && i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+        if (t.p[0] == prefixes[i].s[0] && t.len >= prefixes[i].n &&
             memcmp(t.p, prefixes[i].s, prefixes[i].n) == 0)
             return true;
     /* Shadow memory rows: "ffff888012345600: fa fb fb fb" (one may lead with '>'). */
-    if (starts(t.p, t.n, ">"))
-        t.p++, t.n--;
-    return hex_run(t.p, t.n) >= 16 && t.n > 16 && t.p[16] == ':';
+    if (starts(t.p, t.len, ">"))
+        t.p++, t.len--;
+    return hex_run(t.p, t.len) >= 16 && t.len > 16 && t.p[16] == ':';
 }
 
 /* "=====...": KASAN and sanitizers frame their reports with these. */
@@ -391,9 +391,9 @@ report_trace_rule(struct span s)
 {
     size_t i = 0;
 
-    while (i < s.n && s.p[i] == '=')
+    while (i < s.len && s.p[i] == '=')
         i++;
-    return i >= 20 && i == s.n;
+    return i >= 20 && i == s.len;
 }
 
 /* Inside a trace, indented lines and lines full of addresses continue
@@ -410,14 +410,14 @@ report_trace_cont(struct span s, uint64_t has)
     if (report_trace_start(s, has) || report_trace_section(s) || report_trace_rule(s))
         return true;
     for (p = s.p;
-         holds(has, need->hex0x) && (p = ascii_find(p, s.n - (size_t)(p - s.p), "0x")) != NULL;
+         holds(has, need->hex0x) && (p = ascii_find(p, s.len - (size_t)(p - s.p), "0x")) != NULL;
          p += 2)
-        if (hex_run(p + 2, s.n - (size_t)(p + 2 - s.p)) >= 4)
+        if (hex_run(p + 2, s.len - (size_t)(p + 2 - s.p)) >= 4)
             return true;
     for (p = s.p;
-         holds(has, need->ffff) && (p = ascii_find(p, s.n - (size_t)(p - s.p), "ffff")) != NULL;
+         holds(has, need->ffff) && (p = ascii_find(p, s.len - (size_t)(p - s.p), "ffff")) != NULL;
          p += 4)
-        if (hex_run(p, s.n - (size_t)(p - s.p)) >= 12)
+        if (hex_run(p, s.len - (size_t)(p - s.p)) >= 12)
             return true;
     return false;
 }

@@ -26,17 +26,13 @@
 #include <strings.h>
 
 #include "series.h"
+#include "span.h"
 
 #define SERIES_PARA_MIN_WORDS 12 /* shorter paragraphs repeat by chance */
 #define SERIES_RESTATE_WORDS 40  /* a paragraph that retells one patch in full */
 #define SERIES_MAX_PATCHES 64    /* patches tracked as retold */
 #define SERIES_MAX_REFS 8        /* References ids looked up */
 #define SERIES_EVIDENCE_MAX 512
-
-struct span {
-    const char *p;
-    size_t len;
-};
 
 /* Next line of [*p, end) without its '\n'; false at the end. */
 static bool
