@@ -534,6 +534,47 @@ parse_class(struct pf_parser *ps, struct pf_info *x)
 
 static void parse_alt(struct pf_parser *ps, struct pf_info *ret);
 
+/* After "(?<": a look-behind (sets *zero_width) or a named group's
+ * name, up to its '>'. */
+static void
+group_after_angle(struct pf_parser *ps, bool *zero_width)
+{
+    if (ps->p < ps->end && (*ps->p == '=' || *ps->p == '!')) {
+        ps->p++;
+        *zero_width = true;
+        return;
+    }
+    while (ps->p < ps->end && *ps->p != '>')
+        ps->p++;
+    if (ps->p >= ps->end) {
+        ps->fail = true;
+        return;
+    }
+    ps->p++;
+}
+
+/* Option letters after "(?": "(?i)" sets them and returns true, as no
+ * group follows; "(?i:" opens a group. Fails on anything else, and on
+ * x, which changes what white space means. */
+static bool
+group_options(struct pf_parser *ps)
+{
+    const char *q = ps->p;
+
+    while (q < ps->end &&
+           ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || *q == '-' || *q == '^')) {
+        if (*q == 'x')
+            ps->fail = true;
+        q++;
+    }
+    if (q == ps->p || q >= ps->end || (*q != ':' && *q != ')'))
+        ps->fail = true;
+    if (ps->fail)
+        return false;
+    ps->p = q + 1;
+    return *q == ')';
+}
+
 /* A group after '('. */
 static void
 parse_group(struct pf_parser *ps, struct pf_info *x)
@@ -563,41 +604,19 @@ parse_group(struct pf_parser *ps, struct pf_info *x)
             break;
         case '<':
             ps->p++;
-            if (ps->p < ps->end && (*ps->p == '=' || *ps->p == '!')) {
-                ps->p++;
-                zero_width = true;
-                break;
-            }
-            /* A named group. */
-            while (ps->p < ps->end && *ps->p != '>')
-                ps->p++;
-            if (ps->p >= ps->end) {
-                ps->fail = true;
-                return;
-            }
-            ps->p++;
-            break;
-        default: {
-            /* Option letters: "(?i)" sets, "(?i:" opens a group. */
-            const char *q = ps->p;
-
-            while (q < ps->end && ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') ||
-                                   *q == '-' || *q == '^')) {
-                if (*q == 'x')
-                    ps->fail = true;
-                q++;
-            }
-            if (q == ps->p || q >= ps->end || (*q != ':' && *q != ')'))
-                ps->fail = true;
+            group_after_angle(ps, &zero_width);
             if (ps->fail)
                 return;
-            ps->p = q + 1;
-            if (*q == ')') {
+            break;
+        default:
+            if (group_options(ps)) {
                 ps->depth--;
                 info_empty(ps, x);
                 return;
             }
-        }
+            if (ps->fail)
+                return;
+            break;
         }
     }
     parse_alt(ps, x);
