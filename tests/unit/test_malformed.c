@@ -20,6 +20,7 @@
 #include "message_build.h"
 #include "mime_view.h"
 #include "testutil.h"
+#include "utf8.h"
 
 static struct classifier_limits limits;
 
@@ -47,30 +48,11 @@ gen_str(struct gen *g, const char *s)
     gen_add(g, s, strlen(s));
 }
 
+/* Well-formed UTF-8 (the kit's check) without a NUL. */
 static bool
 utf8_ok(const char *s, size_t n)
 {
-    const unsigned char *u = (const unsigned char *)s;
-    size_t i = 0;
-
-    while (i < n) {
-        size_t k;
-
-        if (u[i] == 0)
-            return false;
-        k = u[i] < 0x80                      ? 1
-            : (u[i] >= 0xc2 && u[i] <= 0xdf) ? 2
-            : (u[i] >= 0xe0 && u[i] <= 0xef) ? 3
-            : (u[i] >= 0xf0 && u[i] <= 0xf4) ? 4
-                                             : 0;
-        if (k == 0 || i + k > n)
-            return false;
-        for (size_t j = 1; j < k; j++)
-            if ((u[i + j] & 0xc0) != 0x80)
-                return false;
-        i += k;
-    }
-    return true;
+    return memchr(s, '\0', n) == NULL && utf8_valid_prefix(s, n) == n;
 }
 
 /* Parse and build; both must succeed and leave sane, bounded output. */
