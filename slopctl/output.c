@@ -16,6 +16,56 @@
 
 static const char replacement[] = "\xEF\xBF\xBD"; /* U+FFFD */
 
+/* JSON's escape for the ASCII byte c. */
+static void
+escape_json(FILE *f, unsigned char c)
+{
+    switch (c) {
+    case '"':
+        fputs("\\\"", f);
+        break;
+    case '\\':
+        fputs("\\\\", f);
+        break;
+    case '\b':
+        fputs("\\b", f);
+        break;
+    case '\f':
+        fputs("\\f", f);
+        break;
+    case '\n':
+        fputs("\\n", f);
+        break;
+    case '\r':
+        fputs("\\r", f);
+        break;
+    case '\t':
+        fputs("\\t", f);
+        break;
+    default:
+        fprintf(f, "\\u%04x", c);
+        break;
+    }
+}
+
+/* A byte that cannot stand as it is: U+FFFD for one that starts no
+ * valid (or, on a terminal, no printable) UTF-8 character, else its
+ * escape. */
+static void
+escape_byte(FILE *f, unsigned char c, bool json)
+{
+    if (c >= 0x80)
+        fputs(replacement, f);
+    else if (json)
+        escape_json(f, c);
+    else if (c == '\t')
+        putc(' ', f);
+    else if (c == '\n')
+        fputs("\\n", f);
+    else
+        fprintf(f, "\\x%02x", c);
+}
+
 /*
  * Write s escaped for JSON (json) or for a terminal (!json). The strings
  * are NUL-terminated: a character is looked for in the bytes up to the
@@ -47,42 +97,7 @@ write_escaped(FILE *f, const char *s, bool json)
         fwrite(run, 1, (size_t)(p - run), f);
         if (c == '\0')
             return;
-        if (c >= 0x80) {
-            fputs(replacement, f);
-        } else if (json) {
-            switch (c) {
-            case '"':
-                fputs("\\\"", f);
-                break;
-            case '\\':
-                fputs("\\\\", f);
-                break;
-            case '\b':
-                fputs("\\b", f);
-                break;
-            case '\f':
-                fputs("\\f", f);
-                break;
-            case '\n':
-                fputs("\\n", f);
-                break;
-            case '\r':
-                fputs("\\r", f);
-                break;
-            case '\t':
-                fputs("\\t", f);
-                break;
-            default:
-                fprintf(f, "\\u%04x", c);
-                break;
-            }
-        } else if (c == '\t') {
-            putc(' ', f);
-        } else if (c == '\n') {
-            fputs("\\n", f);
-        } else {
-            fprintf(f, "\\x%02x", c);
-        }
+        escape_byte(f, c, json);
         p++;
         run = p;
     }

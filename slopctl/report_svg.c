@@ -63,19 +63,21 @@ svg_empty(FILE *f, const char *id, const char *title)
     fputs("</svg>\n", f);
 }
 
-int
-report_svg_scores(FILE *f, const struct report *rep)
+/* The score histogram's bins: nb of width w from base, over [lo, hi]. */
+struct score_bins {
+    double lo, hi, w, base;
+    int nb;
+    unsigned long count[SVG_MAX_BINS + 1], top;
+};
+
+/* The range the bins cover: every score and every threshold, within
+ * +-1e6; then the narrowest step that needs 40 bins or fewer. */
+static void
+bins_layout(const struct report *rep, struct score_bins *sb)
 {
     static const double steps[] = {0.5, 1, 2, 5, 10, 20, 50, 100, 1000, 10000, 1e5, 1e6};
-    unsigned long count[SVG_MAX_BINS + 1] = {0}, top = 0;
-    double lo = 0, hi = 0, w = steps[0], base;
-    char a[32], b[32];
-    int nb = 1, h = SVG_MT + SVG_PLOT_H + SVG_MB, y0 = SVG_MT + SVG_PLOT_H;
+    double lo = 0, hi = 0;
 
-    if (rep->n_scores == 0) {
-        svg_empty(f, "chart-scores", "Score distribution");
-        return 0;
-    }
     for (size_t i = 0; i < rep->n_scores; i++) {
         double v = isfinite(rep->scores[i]) ? rep->scores[i] : 0;
 
@@ -85,34 +87,42 @@ report_svg_scores(FILE *f, const struct report *rep)
     for (int t = CLASSIFIER_ACTION_TAG; t < CLASSIFIER_ACTION__COUNT; t++)
         if (rep->thresholds.score[t] > hi)
             hi = rep->thresholds.score[t];
-    lo = lo < -1e6 ? -1e6 : lo;
-    hi = hi > 1e6 ? 1e6 : hi;
+    sb->lo = lo < -1e6 ? -1e6 : lo;
+    sb->hi = hi > 1e6 ? 1e6 : hi;
+    sb->w = steps[0];
+    sb->nb = 1;
     for (size_t s = 0; s < sizeof(steps) / sizeof(steps[0]); s++) {
-        w = steps[s];
-        nb = (int)(floor(hi / w) - floor(lo / w)) + 1;
-        if (nb <= 40)
+        sb->w = steps[s];
+        sb->nb = (int)(floor(sb->hi / sb->w) - floor(sb->lo / sb->w)) + 1;
+        if (sb->nb <= 40)
             break;
     }
     /* One bin more, so the highest threshold is not on the edge. */
-    nb = nb + 1 > SVG_MAX_BINS ? SVG_MAX_BINS : nb + 1;
-    base = floor(lo / w) * w;
+    sb->nb = sb->nb + 1 > SVG_MAX_BINS ? SVG_MAX_BINS : sb->nb + 1;
+    sb->base = floor(sb->lo / sb->w) * sb->w;
+}
+
+static void
+bins_count(const struct report *rep, struct score_bins *sb)
+{
     for (size_t i = 0; i < rep->n_scores; i++) {
         double v = isfinite(rep->scores[i]) ? rep->scores[i] : 0;
         long k;
 
-        v = v < lo ? lo : v > hi ? hi : v;
-        k = lround(floor((v - base) / w));
+        v = v < sb->lo ? sb->lo : v > sb->hi ? sb->hi : v;
+        k = lround(floor((v - sb->base) / sb->w));
 
-        k = k < 0 ? 0 : k >= nb ? nb - 1 : k;
-        if (++count[k] > top)
-            top = count[k];
+        k = k < 0 ? 0 : k >= sb->nb ? sb->nb - 1 : k;
+        if (++sb->count[k] > sb->top)
+            sb->top = sb->count[k];
     }
+}
 
-    svg_open(f, "chart-scores", "Score distribution", h);
-    fprintf(f, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", SVG_ML, y0,
-            SVG_ML + SVG_PW, y0);
-    /* Most mail scores near 0: a log scale keeps the few high scores, the
-     * ones a moderator looks for, visible beside that pile. */
+/* Most mail scores near 0: a log scale keeps the few high scores, the
+ * ones a moderator looks for, visible beside that pile. */
+static void
+log_grid(FILE *f, unsigned long top, int y0)
+{
     for (unsigned long t = 1; t <= top; t *= 10) {
         int y = y0 - (int)(log1p((double)t) / log1p((double)top) * SVG_PLOT_H);
 
@@ -123,30 +133,46 @@ report_svg_scores(FILE *f, const struct report *rep)
         if (t > ULONG_MAX / 10)
             break;
     }
+}
+
+static void
+score_bars(FILE *f, const struct report *rep, const struct score_bins *sb, int y0)
+{
+    char a[32], b[32];
+    int nb = sb->nb;
+
     for (int k = 0; k < nb; k++) {
         int x = SVG_ML + k * SVG_PW / nb, x2 = SVG_ML + (k + 1) * SVG_PW / nb;
-        int bh = (int)(log1p((double)count[k]) / log1p((double)top) * SVG_PLOT_H);
-        double from = base + k * w;
+        int bh = (int)(log1p((double)sb->count[k]) / log1p((double)sb->top) * SVG_PLOT_H);
+        double from = sb->base + k * sb->w;
 
         if (k % ((nb + 9) / 10) == 0)
             fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"xl\">%s</text>\n", x, y0 + 16,
                     output_score(from, a, sizeof(a)));
-        if (count[k] == 0)
+        if (sb->count[k] == 0)
             continue;
         fprintf(f,
                 "<rect class=\"%s\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\">"
                 "<title>%s to %s: %lu</title></rect>\n",
-                action_class[action_at(&rep->thresholds, from + w / 2)], x + 1,
+                action_class[action_at(&rep->thresholds, from + sb->w / 2)], x + 1,
                 y0 - (bh > 0 ? bh : 1), x2 - x > 2 ? x2 - x - 2 : 1, bh > 0 ? bh : 1,
-                output_score(from, a, sizeof(a)), output_score(from + w, b, sizeof(b)), count[k]);
+                output_score(from, a, sizeof(a)), output_score(from + sb->w, b, sizeof(b)),
+                sb->count[k]);
     }
+}
+
+static void
+score_thresholds(FILE *f, const struct report *rep, const struct score_bins *sb, int y0)
+{
+    char a[32];
+
     for (int t = CLASSIFIER_ACTION_TAG; t < CLASSIFIER_ACTION__COUNT; t++) {
         double v = rep->thresholds.score[t];
         int x;
 
         if (v <= 0)
             continue;
-        x = SVG_ML + (int)((v - base) / (w * nb) * SVG_PW);
+        x = SVG_ML + (int)((v - sb->base) / (sb->w * sb->nb) * SVG_PW);
         /* Labels alternate in height so that near thresholds stay apart. */
         fprintf(f,
                 "<line class=\"thr %s\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>"
@@ -156,10 +182,31 @@ report_svg_scores(FILE *f, const struct report *rep)
                 x > SVG_W - 100 ? " end" : "", classifier_action_name((enum classifier_action)t),
                 output_score(v, a, sizeof(a)));
     }
+}
+
+int
+report_svg_scores(FILE *f, const struct report *rep)
+{
+    struct score_bins sb = {0};
+    char a[32];
+    int h = SVG_MT + SVG_PLOT_H + SVG_MB, y0 = SVG_MT + SVG_PLOT_H;
+
+    if (rep->n_scores == 0) {
+        svg_empty(f, "chart-scores", "Score distribution");
+        return 0;
+    }
+    bins_layout(rep, &sb);
+    bins_count(rep, &sb);
+    svg_open(f, "chart-scores", "Score distribution", h);
+    fprintf(f, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", SVG_ML, y0,
+            SVG_ML + SVG_PW, y0);
+    log_grid(f, sb.top, y0);
+    score_bars(f, rep, &sb, y0);
+    score_thresholds(f, rep, &sb, y0);
     fprintf(f,
             "<text x=\"%d\" y=\"%d\" class=\"cap\">score (bins of %s), messages on a log "
             "scale</text>\n",
-            SVG_ML, h - 6, output_score(w, a, sizeof(a)));
+            SVG_ML, h - 6, output_score(sb.w, a, sizeof(a)));
     fputs("</svg>\n", f);
     return 0;
 }
@@ -280,6 +327,79 @@ time_by_day(const struct report *rep, const struct report_tally_entry *v, size_t
     return hi < 0 || hi - lo < REPORT_SVG_MAX_DAYS;
 }
 
+/* One period's bar, stacked by action from y0 up, between x and x2. */
+static void
+time_bar(FILE *f, const struct report_tally_entry *e, int x, int x2, int y0, unsigned long top)
+{
+    int y = y0;
+
+    fputs("<g><title>", f);
+    report_escape(f, e->name, 16, false);
+    fprintf(f, ": %lu</title>", e->n);
+    for (int a = 0; a < CLASSIFIER_ACTION__COUNT; a++) {
+        int bh = (int)((double)e->by_action[a] * SVG_PLOT_H / (double)top);
+
+        if (e->by_action[a] == 0)
+            continue;
+        bh = bh > 0 ? bh : 1;
+        y -= bh;
+        fprintf(f, "<rect class=\"%s\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>",
+                action_class[a], x, y, x2 - x > 1 ? x2 - x - 1 : 1, bh);
+    }
+    fputs("</g>\n", f);
+}
+
+/* Evenly spaced date labels under cols periods from p0. */
+static void
+time_ticks(FILE *f, int64_t p0, int64_t cols, bool days, int y0)
+{
+    int every = (int)((cols + 5) / 6);
+
+    for (int64_t i = 0; i < cols; i += every) {
+        char name[16];
+
+        if (i > 0 && cols - i <= every / 2)
+            break; /* too close to the end for its label */
+        period_name(p0 + i, days, name, sizeof(name));
+        fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"xl\">%s</text>\n",
+                SVG_ML + (int)(i * SVG_PW / cols), y0 + 16, name);
+    }
+}
+
+/* The first and last period of the n entries; *ret_last -1 for none. */
+static void
+time_span(const struct report_tally_entry *v, size_t n, bool days, int64_t *ret_first,
+          int64_t *ret_last)
+{
+    int64_t p0 = INT64_MAX, p1 = -1;
+
+    for (size_t i = 0; i < n; i++) {
+        int64_t p = period_index(v[i].name, days);
+
+        p0 = p >= 0 && p < p0 ? p : p0;
+        p1 = p > p1 ? p : p1;
+    }
+    *ret_first = p0;
+    *ret_last = p1;
+}
+
+/* The periods' entries, by day when time_by_day() says so, else by month. */
+static int
+time_entries(const struct report *rep, struct report_tally_entry **ret_v, size_t *ret_n,
+             bool *ret_days)
+{
+    int r = report_tally_sorted(&rep->days, true, ret_v, ret_n);
+
+    if (r < 0)
+        return r;
+    *ret_days = time_by_day(rep, *ret_v, *ret_n);
+    if (*ret_days)
+        return 0;
+    free(*ret_v);
+    *ret_v = NULL;
+    return report_tally_sorted(&rep->months, true, ret_v, ret_n);
+}
+
 /*
  * Messages per period as stacked bars on a time axis: each period has its
  * place whether or not mail came then, so 2025-08-08 and 2026-12-03 lie
@@ -289,28 +409,16 @@ int
 report_svg_time(FILE *f, const struct report *rep)
 {
     struct report_tally_entry *v = NULL;
-    int h = SVG_MT + SVG_PLOT_H + SVG_MB, y0 = SVG_MT + SVG_PLOT_H, r, every;
-    int64_t p0 = INT64_MAX, p1 = -1, cols;
+    int h = SVG_MT + SVG_PLOT_H + SVG_MB, y0 = SVG_MT + SVG_PLOT_H, r;
+    int64_t p0, p1, cols;
     unsigned long top = 0;
     bool days, cut;
     size_t n;
 
-    r = report_tally_sorted(&rep->days, true, &v, &n);
+    r = time_entries(rep, &v, &n, &days);
     if (r < 0)
         return r;
-    days = time_by_day(rep, v, n);
-    if (!days) {
-        free(v);
-        r = report_tally_sorted(&rep->months, true, &v, &n);
-        if (r < 0)
-            return r;
-    }
-    for (size_t i = 0; i < n; i++) {
-        int64_t p = period_index(v[i].name, days);
-
-        p0 = p >= 0 && p < p0 ? p : p0;
-        p1 = p > p1 ? p : p1;
-    }
+    time_span(v, n, days, &p0, &p1);
     if (p1 < 0) {
         svg_open(f, "chart-time", "Actions over time", 60);
         svg_caption(f, 8, 36, "no message has a Date: that parses");
@@ -322,7 +430,6 @@ report_svg_time(FILE *f, const struct report *rep)
     if (cut)
         p0 = p1 - REPORT_SVG_MAX_PERIODS + 1;
     cols = p1 - p0 + 1;
-    every = (int)((cols + 5) / 6);
     for (size_t i = 0; i < n; i++)
         if (period_index(v[i].name, days) >= p0)
             top = v[i].n > top ? v[i].n : top;
@@ -332,38 +439,14 @@ report_svg_time(FILE *f, const struct report *rep)
     fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"yl\">%lu</text>\n", SVG_ML - 6, SVG_MT + 4, top);
     fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"yl\">0</text>\n", SVG_ML - 6, y0);
     for (size_t i = 0; i < n; i++) {
-        const struct report_tally_entry *e = &v[i];
-        int64_t p = period_index(e->name, days);
-        int x, x2, y = y0;
+        int64_t p = period_index(v[i].name, days);
 
         if (p < p0)
             continue;
-        x = SVG_ML + (int)((p - p0) * SVG_PW / cols);
-        x2 = SVG_ML + (int)((p - p0 + 1) * SVG_PW / cols);
-        fputs("<g><title>", f);
-        report_escape(f, e->name, 16, false);
-        fprintf(f, ": %lu</title>", e->n);
-        for (int a = 0; a < CLASSIFIER_ACTION__COUNT; a++) {
-            int bh = (int)((double)e->by_action[a] * SVG_PLOT_H / (double)top);
-
-            if (e->by_action[a] == 0)
-                continue;
-            bh = bh > 0 ? bh : 1;
-            y -= bh;
-            fprintf(f, "<rect class=\"%s\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>",
-                    action_class[a], x, y, x2 - x > 1 ? x2 - x - 1 : 1, bh);
-        }
-        fputs("</g>\n", f);
+        time_bar(f, &v[i], SVG_ML + (int)((p - p0) * SVG_PW / cols),
+                 SVG_ML + (int)((p - p0 + 1) * SVG_PW / cols), y0, top);
     }
-    for (int64_t i = 0; i < cols; i += every) {
-        char name[16];
-
-        if (i > 0 && cols - i <= every / 2)
-            break; /* too close to the end for its label */
-        period_name(p0 + i, days, name, sizeof(name));
-        fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"xl\">%s</text>\n",
-                SVG_ML + (int)(i * SVG_PW / cols), y0 + 16, name);
-    }
+    time_ticks(f, p0, cols, days, y0);
     fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"cap\">messages per %s (UTC, by Date:)%s</text>\n",
             SVG_ML, h - 6, days ? "day" : "month", cut ? ", the latest only" : "");
     fputs("</svg>\n", f);
