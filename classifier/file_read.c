@@ -11,21 +11,30 @@
 
 #define FILE_READ_CHUNK 8192 /* bytes asked of read() when the size is unknown */
 
+/* Bytes to ask of the first read(): a regular file's size plus the byte
+ * that shows it grew meanwhile, so it takes one call; a chunk for a pipe
+ * or device. */
+static size_t
+file_read_first(int fd, size_t max)
+{
+    struct stat st;
+
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0)
+        return (size_t)st.st_size < max ? (size_t)st.st_size + 1 : max + 1;
+    return FILE_READ_CHUNK;
+}
+
 int
 file_read_fd(int fd, size_t max, unsigned flags, char **ret, size_t *ret_len)
 {
     struct textbuf b;
-    struct stat st;
     char *text;
-    size_t want = FILE_READ_CHUNK, len;
+    size_t want, len;
     int r;
 
     /* One byte over max tells a file that is too long from one that fits. */
     textbuf_init(&b, max + 1);
-    /* A regular file is read in one call of its size (plus the byte that
-     * shows it grew meanwhile); a pipe or device in chunks. */
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0)
-        want = (size_t)st.st_size < max ? (size_t)st.st_size + 1 : max + 1;
+    want = file_read_first(fd, max);
     for (;;) {
         ssize_t n;
 
