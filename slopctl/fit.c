@@ -31,6 +31,7 @@
 #include <sysexits.h>
 
 #include "classifier.h"
+#include "cli.h"
 #include "fit.h"
 #include "fit_data.h"
 #include "fit_options.h"
@@ -176,7 +177,7 @@ fit_output(const struct fit *f, size_t n_slop, const struct fit_train *all,
 }
 
 int
-fit_cmd(int argc, char **argv, const char *(*rules_resolve)(const char *opt))
+fit_cmd(int argc, char **argv)
 {
     struct classifier_options opts;
     struct fit f = {
@@ -197,7 +198,7 @@ fit_cmd(int argc, char **argv, const char *(*rules_resolve)(const char *opt))
     r = fit_options_parse(&f, argc, argv, &rules);
     if (r != 0)
         return r < 0 ? 0 : r;
-    ret = fit_load(&f, rules_resolve(rules), &opts);
+    ret = fit_load(&f, cli_rules_dir(rules), &opts);
     if (ret != 0)
         goto out;
     r = fit_prepare(&f, &n_slop);

@@ -7,8 +7,8 @@
 #ifndef SLOPCTL_FIT_H
 #define SLOPCTL_FIT_H
 
-/* rules_resolve picks the rule directory from --rules (NULL: not given),
- * as slopctl scan does. */
-int fit_cmd(int argc, char **argv, const char *(*rules_resolve)(const char *opt));
+/* argv[0] is the command's name; the rule directory is --rules, else
+ * cli_rules_dir()'s default, as for slopctl scan. */
+int fit_cmd(int argc, char **argv);
 
 #endif

@@ -22,6 +22,7 @@
 
 #include "backend.h"
 #include "classifier.h"
+#include "cli.h"
 #include "learn.h"
 #include "mailbox.h"
 #include "output.h"
@@ -265,7 +266,7 @@ learn_paths(struct learn_run *lr, const char *state_dir, char **paths, int n)
 }
 
 int
-learn_cmd(int argc, char **argv, bool forget, const char *(*rules_resolve)(const char *opt))
+learn_cmd(int argc, char **argv, bool forget)
 {
     struct output_diag_sink sink = {.f = stderr};
     struct learn_options o = {.cls = -1, .minimum = backend_learn_minimum()};
@@ -290,7 +291,7 @@ learn_cmd(int argc, char **argv, bool forget, const char *(*rules_resolve)(const
         return EX_USAGE;
     }
 
-    rules = rules_resolve(o.rules);
+    rules = cli_rules_dir(o.rules);
     classifier_tune_allocator();
     r = classifier_new(rules, NULL, output_diag, &sink, &c);
     if (r < 0) {

@@ -10,6 +10,6 @@
 
 /* argv[0] is the command's name; forget: "slopctl forget". Returns a
  * sysexits code. */
-int learn_cmd(int argc, char **argv, bool forget, const char *(*rules_resolve)(const char *opt));
+int learn_cmd(int argc, char **argv, bool forget);
 
 #endif

@@ -128,11 +128,11 @@ main(int argc, char **argv)
     }
     if (strcmp(cmd, "fit") == 0) {
         argv[1] = fit_name;
-        return fit_cmd(argc - 1, argv + 1, cli_rules_dir);
+        return fit_cmd(argc - 1, argv + 1);
     }
     if (strcmp(cmd, "learn") == 0 || strcmp(cmd, "forget") == 0) {
         argv[1] = strcmp(cmd, "learn") == 0 ? learn_name : forget_name;
-        return learn_cmd(argc - 1, argv + 1, strcmp(cmd, "forget") == 0, cli_rules_dir);
+        return learn_cmd(argc - 1, argv + 1, strcmp(cmd, "forget") == 0);
     }
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("slopctl %s\n", CLASSIFIER_VERSION);
