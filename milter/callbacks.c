@@ -1,6 +1,7 @@
 /*
  * callbacks.c - libmilter callbacks: MTA events become calls on a struct
- * conn and its struct msg; end-of-message judges and acts.
+ * conn and its struct msg; end-of-message judges (decision.c), acts on
+ * the plan (verdict_apply.c) and sends the reply (reply_dispatch.c).
  *
  * Invariants: every callback returns a status even on internal errors
  * (the configured OnInternalError), never blocks on the network (replies
@@ -38,10 +39,8 @@
  * be enforced.
  */
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -49,7 +48,6 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <libmilter/mfapi.h>
 #include <libmilter/mfdef.h>
@@ -57,22 +55,16 @@
 #include "callbacks.h"
 #include "classifier.h"
 #include "conn.h"
+#include "decision.h"
 #include "gate.h"
 #include "log.h"
 #include "membudget.h"
 #include "metrics.h"
-#include "reply.h"
-#include "reply_verify.h"
-#include "scanner.h"
-#include "shared_state.h"
+#include "reply_dispatch.h"
 #include "snapshot.h"
-#include "state_learn.h"
-#include "state.h"
-#include "state_db.h"
 #include "state_redis.h"
+#include "verdict_apply.h"
 
-#define LOG_FIELD_MAX 200    /* bytes of an address or message id in a log line */
-#define LOG_TESTS_MAX 400    /* bytes of the tests= list in a log line */
 #define BUSY_LOG_INTERVAL 60 /* seconds between "memory budget full" lines */
 
 #define CB_PASS SMFIS_CONTINUE /* let it through; never SMFIS_ACCEPT (see above) */
@@ -85,7 +77,6 @@ static bool cb_record;                          /* the state may be written (the
 static enum callbacks_state_down cb_state_down; /* set before smfi_main() */
 static struct reply_sender *cb_sender;
 static const struct reply_key *cb_reply_key; /* signs and knows our replies; NULL: none */
-static atomic_uint cb_state_users;           /* scan jobs that hold a look-up into cb_state */
 /* The NR_* flags of the last negotiation, for a connection whose conn was
  * made after SMFIC_QUIT_NC (no new negotiation); the same on every
  * connection, as libmilter grants them whatever the MTA supports. */
@@ -99,7 +90,6 @@ static char sym_mta_name[] = "j";
 static char sym_list_connect[] = "j {daemon_name}";
 static char sym_list_envfrom[] = "i {auth_authen} {msg_size}";
 static char sym_list_eom[] = "i";
-static char hdr_subject[] = "Subject";
 static char redis_rcode[] = "451";
 static char redis_xcode[] = "4.3.0";
 static char redis_text[] = "shared state unavailable, try again later";
@@ -125,709 +115,13 @@ callbacks_set_reply_key(const struct reply_key *key)
     cb_reply_key = key;
 }
 
-unsigned
-callbacks_state_users(void)
-{
-    return atomic_load(&cb_state_users);
-}
-
-static void
-lookup_options(const struct config *cfg, struct state_lookup_options *ret)
-{
-    memset(ret, 0, sizeof(*ret));
-    ret->duplicate_days = (cfg->duplicate_window + 86399u) / 86400u;
-    ret->trust_maintainers = cfg->trust_maintainers;
-    ret->learn_minimum = cfg->learn_minimum;
-}
-
-void
-decision_init(struct decision *d)
-{
-    memset(d, 0, sizeof(*d));
-    verdict_plan_init(&d->plan);
-}
-
-void
-decision_release(struct decision *d)
-{
-    verdict_plan_release(&d->plan);
-    classifier_result_free(d->res);
-    free(d->reply_text);
-    decision_init(d);
-}
-
-/* ---- scanning with a time limit --------------------------------------- */
-
-struct scan_job {
-    pthread_mutex_t lock;
-    pthread_cond_t cv;
-    unsigned refs; /* the waiting caller and the worker */
-    bool done;
-    int r;
-    struct snapshot *snap;
-    char *buf;
-    size_t len;
-    size_t reserved; /* MaxMemory budget held for buf */
-    struct classifier_envelope env;
-    struct state_lookup sl; /* env.lookup points here when there is a state */
-    char *from;
-    char **rcpts;
-    size_t n_rcpts;
-    struct classifier_result *res;
-    /* AutoLearn reads the message the job scanned, after the verdict: the
-     * job owns the buffer (the caller's was handed over), so the learning
-     * happens here and not in the caller. */
-    bool auto_learn;
-    bool abandoned; /* the caller timed out: no verdict from this scan */
-    char queue_id[CONN_QUEUE_ID_MAX];
-};
-
-static void
-job_free(struct scan_job *j)
-{
-    if (j->env.lookup != NULL)
-        atomic_fetch_sub(&cb_state_users, 1);
-    classifier_result_free(j->res);
-    /* n_rcpts counts the strdup()ed entries, so it is 0 while rcpts is
-     * NULL; the analyzer forgets calloc()'s zero once &j->lock escapes. */
-    for (size_t i = 0; i < j->n_rcpts; i++)
-        free(j->rcpts[i]); // NOLINT(clang-analyzer-core.NullDereference)
-    free(j->rcpts);
-    free(j->from);
-    free(j->buf);
-    membudget_release(j->reserved);
-    membudget_trim(j->len);
-    snapshot_unref(j->snap);
-    pthread_cond_destroy(&j->cv);
-    pthread_mutex_destroy(&j->lock);
-    free(j);
-}
-
-static void
-job_put(struct scan_job *j)
-{
-    bool last;
-
-    pthread_mutex_lock(&j->lock);
-    last = --j->refs == 0;
-    pthread_mutex_unlock(&j->lock);
-    if (last)
-        job_free(j);
-}
-
-/* The score without the learned findings: what AutoLearn goes by, so
- * that what it learned does not feed what it learns next. */
-static double
-score_unlearned(const struct classifier_result *res)
-{
-    double score = res->score;
-
-    for (size_t i = 0; i < res->n_hits; i++)
-        if (strncmp(res->hits[i].rule, "LEARNED_", 8) == 0)
-            score -= res->hits[i].score;
-    return score;
-}
-
-/* AutoLearn's class for a scanned message by its score; -1: not learned. */
-static int
-auto_learn_class(const struct config *cfg, const struct classifier_result *res)
-{
-    double score;
-
-    if (res == NULL || res->truncated)
-        return -1;
-    score = score_unlearned(res);
-    if (score >= cfg->auto_learn_slop)
-        return STATE_LEARN_SLOP;
-    if (score <= cfg->auto_learn_genuine)
-        return STATE_LEARN_GENUINE;
-    return -1;
-}
-
-/* AutoLearn: one more write after the verdict, off by default
- * (slop-milter.conf(5) says why), of the message the job scanned. A
- * failure costs only the learning. */
-static void
-auto_learn(const struct scan_job *j, int cls)
-{
-    struct state_learn_msg lm = {0};
-    uint64_t *tokens;
-    char eb[128];
-    int r;
-
-    tokens = malloc(STATE_LEARN_MAX_TOKENS * sizeof(*tokens));
-    if (tokens == NULL)
-        return;
-    r = classifier_learn_tokens(j->snap->classifier, j->buf, j->len, tokens, STATE_LEARN_MAX_TOKENS,
-                                &lm.n, &lm.hint);
-    lm.tokens = tokens;
-    if (r == 0)
-        r = state_learn_add(cb_state, &lm, (enum state_learn_class)cls, time(NULL), NULL);
-    if (r < 0)
-        log_warning("%s: cannot learn the message in StateDir: %s, verdict unchanged", j->queue_id,
-                    log_strerror(r, eb, sizeof(eb)));
-    free(tokens);
-}
-
-static void
-job_run(struct scan_job *j)
-{
-    struct classifier_result *res = NULL;
-    int r = classifier_scan(j->snap->classifier, j->buf, j->len, &j->env, &res);
-    int cls = r == 0 && j->auto_learn ? auto_learn_class(j->snap->cfg, res) : -1;
-    bool abandoned;
-
-    pthread_mutex_lock(&j->lock);
-    j->r = r;
-    j->res = res;
-    j->done = true;
-    abandoned = j->abandoned;
-    pthread_cond_signal(&j->cv);
-    pthread_mutex_unlock(&j->lock);
-    /* After the caller has its verdict: the write does not delay it. */
-    if (cls >= 0 && !abandoned)
-        auto_learn(j, cls);
-}
-
-/* The scan thread's side: scan, then let go of the job. */
-static void
-job_work(void *arg)
-{
-    struct scan_job *j = arg;
-
-    job_run(j);
-    job_put(j);
-}
-
-static struct scan_job *
-job_new(struct snapshot *snap, struct msg *m)
-{
-    pthread_condattr_t ca;
-    struct scan_job *j = calloc(1, sizeof(*j));
-
-    if (j == NULL)
-        return NULL;
-    pthread_mutex_init(&j->lock, NULL);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&j->cv, &ca);
-    pthread_condattr_destroy(&ca);
-    j->refs = 1;
-    j->snap = snapshot_ref(snap);
-    /* The job owns what it scans: after a timeout it outlives the message. */
-    j->buf = m->buf;
-    j->len = m->len;
-    j->reserved = m->reserved;
-    m->reserved = 0;
-    m->buf = NULL;
-    m->len = m->cap = 0;
-    j->auto_learn = cb_state != NULL && cb_record && snap->cfg->auto_learn && !m->oversize;
-    memcpy(j->queue_id, m->queue_id, sizeof(j->queue_id));
-    j->from = strdup(m->mail_from ? m->mail_from : "");
-    j->rcpts = calloc(m->n_rcpts ? m->n_rcpts : 1, sizeof(*j->rcpts));
-    if (j->from == NULL || j->rcpts == NULL) {
-        job_free(j);
-        return NULL;
-    }
-    for (size_t i = 0; i < m->n_rcpts; i++) {
-        j->rcpts[i] = strdup(m->rcpts[i].addr);
-        if (j->rcpts[i] == NULL) {
-            job_free(j);
-            return NULL;
-        }
-        j->n_rcpts++;
-    }
-    j->env.mail_from = j->from;
-    j->env.rcpt = (const char *const *)j->rcpts;
-    j->env.n_rcpt = j->n_rcpts;
-    /* Mail recorded up to the second this one began (times are whole
-     * seconds) came before it; -t reads a message that arrived earlier,
-     * and its own Received: says when. */
-    j->env.arrival = cb_record ? (int64_t)m->arrived + 1 : classifier_arrival(j->buf, j->len);
-    if (cb_state != NULL) {
-        struct state_lookup_options lo;
-
-        lookup_options(snap->cfg, &lo);
-        state_lookup_init(&j->sl, cb_state, &lo);
-        j->env.lookup = &j->sl.lookup;
-        atomic_fetch_add(&cb_state_users, 1);
-    }
-    return j;
-}
-
-/* Returns 0 with *ret set, -ETIMEDOUT, or the scan's negative errno. */
-static int
-scan_with_timeout(struct snapshot *snap, struct msg *m, void (*progress)(void *), void *pctx,
-                  struct classifier_result **ret)
-{
-    unsigned timeout_ms = snap->cfg->scan_timeout;
-    struct timespec deadline, slice;
-    struct scan_job *j;
-    int r;
-
-    j = job_new(snap, m);
-    if (j == NULL)
-        return -ENOMEM;
-
-    j->refs = 2;
-    if (scanner_run(job_work, j) < 0) {
-        /* No thread to spare: scan here, without the time limit. */
-        j->refs = 1;
-        job_run(j);
-    }
-
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += timeout_ms / 1000;
-    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
-
-    pthread_mutex_lock(&j->lock);
-    while (!j->done) {
-        clock_gettime(CLOCK_MONOTONIC, &slice);
-        if (slice.tv_sec > deadline.tv_sec ||
-            (slice.tv_sec == deadline.tv_sec && slice.tv_nsec >= deadline.tv_nsec))
-            break;
-        /* Wake at least once a second to tell the MTA we are alive. */
-        slice.tv_sec += 1;
-        if (slice.tv_sec > deadline.tv_sec ||
-            (slice.tv_sec == deadline.tv_sec && slice.tv_nsec > deadline.tv_nsec))
-            slice = deadline;
-        pthread_cond_timedwait(&j->cv, &j->lock, &slice);
-        if (!j->done && progress) {
-            pthread_mutex_unlock(&j->lock);
-            progress(pctx);
-            pthread_mutex_lock(&j->lock);
-        }
-    }
-    if (j->done) {
-        r = j->r;
-        *ret = j->res;
-        j->res = NULL;
-    } else {
-        r = -ETIMEDOUT;
-        j->abandoned = true;
-    }
-    pthread_mutex_unlock(&j->lock);
-    /* The scan thread stays with the late job and exits after it. */
-    if (r == -ETIMEDOUT)
-        scanner_abandon();
-    job_put(j);
-    return r;
-}
-
-/* ---- the decision ----------------------------------------------------- */
-
-static double
-ms_since(const struct timespec *t0)
-{
-    struct timespec t1;
-
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    return (double)(t1.tv_sec - t0->tv_sec) * 1000.0 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
-}
-
-/* The address inside "Name <addr>", or the whole text. */
-static void
-reply_from_addr(const char *from, char *buf, size_t size)
-{
-    const char *lt = strrchr(from, '<');
-
-    conn_addr_strip(lt ? lt : from, buf, size);
-}
-
-_Static_assert((unsigned)CONFIG_REQUIRE_ANY == (unsigned)REPLY_REQUIRE_ANY &&
-                   (unsigned)CONFIG_REQUIRE_AUTHENTICATED ==
-                       (unsigned)REPLY_REQUIRE_AUTHENTICATED &&
-                   (unsigned)CONFIG_REQUIRE_DMARC_PASS == (unsigned)REPLY_REQUIRE_DMARC_PASS &&
-                   (unsigned)CONFIG_REQUIRE_SPF_PASS == (unsigned)REPLY_REQUIRE_SPF_PASS &&
-                   (unsigned)CONFIG_REQUIRE_DKIM_ALIGNED == (unsigned)REPLY_REQUIRE_DKIM_ALIGNED,
-               "ReplyRequires words and reply_verify bits differ");
-
-/* ReplyRequires: is the envelope sender proved (reply_verify.h)? When the
- * Authentication-Results fields were refused, *ret_refusal names why. */
-static bool
-sender_verified(const struct config *cfg, const struct msg *m, const struct reply_header *hdrs,
-                const char **ret_refusal)
-{
-    struct reply_verify_input in = {0};
-    enum reply_verify_refusal why;
-    unsigned proved;
-    char host[CONN_HOST_MAX] = "";
-
-    if (cfg->reply_requires & CONFIG_REQUIRE_ANY)
-        return true;
-    in.env_sender = m->mail_from;
-    in.auth_authen = m->authenticated ? "yes" : NULL;
-    in.authserv_id = cfg->authserv_id;
-    if (in.authserv_id[0] == '\0')
-        in.authserv_id = m->mta_name;
-    if (in.authserv_id[0] == '\0') {
-        if (gethostname(host, sizeof(host)) < 0)
-            host[0] = '\0';
-        host[sizeof(host) - 1] = '\0';
-        in.authserv_id = host;
-    }
-    in.from = m->n_from == 1 ? m->from : NULL;
-    in.headers = hdrs;
-    in.n_headers = m->n_headers;
-    proved = reply_verify(&in, &why);
-    *ret_refusal = why != REPLY_VERIFY_READ ? reply_verify_refusal_name(why) : NULL;
-    return reply_verify_ok(cfg->reply_requires, proved);
-}
-
-/* The message's fields as reply_*() take them; NULL without memory. */
-static struct reply_header *
-msg_reply_headers(const struct msg *m)
-{
-    struct reply_header *h = calloc(m->n_headers ? m->n_headers : 1, sizeof(*h));
-
-    for (size_t i = 0; h != NULL && i < m->n_headers; i++) {
-        h[i].name = m->headers[i].name;
-        h[i].value = m->headers[i].value;
-    }
-    return h;
-}
-
-static void
-prepare_reply(struct snapshot *snap, struct msg *m, struct decision *d)
-{
-    const struct config *cfg = snap->cfg;
-    struct reply_header *hdrs = NULL;
-    const char **own = NULL;
-    size_t n_own = 0;
-    char from_addr[CONN_ADDR_MAX];
-    struct reply_input in = {0};
-    int r;
-
-    hdrs = msg_reply_headers(m);
-    own = calloc(m->n_rcpts + 1, sizeof(*own));
-    if (hdrs == NULL || own == NULL) {
-        d->reply_suppressed = "out of memory";
-        goto out;
-    }
-    reply_from_addr(cfg->reply_from, from_addr, sizeof(from_addr));
-    own[n_own++] = from_addr;
-    for (size_t i = 0; i < m->n_rcpts; i++)
-        if (m->rcpts[i].protected)
-            own[n_own++] = m->rcpts[i].addr;
-
-    d->reply_suppressed =
-        reply_suppress_reason(m->mail_from ? m->mail_from : "", hdrs, m->n_headers, own, n_own);
-    if (d->reply_suppressed != NULL)
-        goto out;
-    if (!sender_verified(cfg, m, hdrs, &d->reply_refusal)) {
-        d->reply_unverified = true;
-        goto out;
-    }
-
-    in.from = cfg->reply_from;
-    in.key = cb_reply_key;
-    in.to = m->mail_from;
-    in.doc_base = cfg->doc_base;
-    in.other_project = strcmp(cfg->project, "kernel") != 0;
-    in.result = d->res;
-    r = reply_render(snap->reply_template, &in, &d->reply_text);
-    if (r < 0) {
-        d->reply_text = NULL;
-        d->reply_suppressed = r == -EINVAL ? "bad sender" : "cannot render";
-    }
-out:
-    free(hdrs);
-    free(own);
-}
-
-/* One short write after the verdict; a failure only costs later look-ups. */
-static void
-record_scan(const struct config *cfg, const struct msg *m, const struct classifier_result *res)
-{
-    struct state_lookup_options lo;
-    struct state_lookup sl;
-    char eb[512];
-    int r;
-
-    if (cb_state == NULL || !cb_record || !cfg->record_state)
-        return;
-    lookup_options(cfg, &lo);
-    state_lookup_init(&sl, cb_state, &lo);
-    r = state_lookup_record(&sl, res);
-    if (r < 0 && shared_state_unreachable(cb_state, r))
-        log_debug("%s: shared state unreachable, message not recorded", m->queue_id);
-    else if (r < 0) {
-        /* Redis or StateDir: the operator must know which to look at. */
-        state_strerror(cb_state, r, eb, sizeof(eb));
-        log_warning("%s: cannot record the message in %s, verdict unchanged", m->queue_id, eb);
-    }
-    if (r < 0)
-        metrics_note_error(METRICS_ERR_STATE_RECORD);
-}
-
-static enum metrics_error
-cause_error(enum verdict_cause cause)
-{
-    switch (cause) {
-    case VERDICT_TIMEOUT:
-        return METRICS_ERR_TIMEOUT;
-    case VERDICT_OVERSIZE:
-        return METRICS_ERR_OVERSIZE;
-    case VERDICT_BUSY:
-        return METRICS_ERR_BUSY;
-    default:
-        return METRICS_ERR_INTERNAL;
-    }
-}
-
-/* The rules that held, by their slot in the metrics name table. */
-static void
-note_findings(const struct snapshot *snap, const struct classifier_result *res)
-{
-    size_t n_rules = classifier_rule_count(snap->classifier);
-
-    for (size_t i = 0; snap->metrics_rules != NULL && i < res->n_matched; i++)
-        if (res->matched[i] < n_rules)
-            metrics_note_finding(snap->metrics_rules[res->matched[i]]);
-}
-
-/*
- * Our own reply came back (reply_token.c): RFC 3834 says never answer it,
- * and it is no one's report, so it is not scanned at all: it passes as
- * other mail with nothing found (X-Slop-Status: No), is not recorded and
- * is not learned. Returns false when m is not ours (or no key is set).
- */
-static bool
-own_reply(const struct config *cfg, const struct msg *m, struct decision *d)
-{
-    struct classifier_result *res;
-    struct reply_header *h;
-    bool ours;
-
-    if (cb_reply_key == NULL || !m->have_message_id)
-        return false;
-    h = msg_reply_headers(m);
-    ours = h != NULL && reply_token_valid(cb_reply_key, h, m->n_headers);
-    free(h);
-    if (!ours || (res = calloc(1, sizeof(*res))) == NULL)
-        return false;
-    for (size_t i = 0; i < m->n_headers; i++) {
-        if (strcasecmp(m->headers[i].name, "Message-ID") == 0) {
-            const char *v = m->headers[i].value + strspn(m->headers[i].value, " \t<");
-
-            res->message_id = strndup(v, strcspn(v, "> \t\r\n"));
-            break;
-        }
-    }
-    res->kind = CLASSIFIER_KIND_OTHER;
-    res->action = CLASSIFIER_ACTION_NONE;
-    res->required = cfg->tag_threshold;
-    d->res = res;
-    d->own_reply = true;
-    return true;
-}
-
 void
 callbacks_decide(struct snapshot *snap, struct msg *m, void (*progress)(void *), void *pctx,
                  struct decision *d)
 {
-    const struct config *cfg = snap->cfg;
-    struct verdict_input in;
-    enum verdict_cause cause = VERDICT_INTERNAL_ERROR;
-    struct timespec t0;
-    int r;
+    struct decision_env env = {.st = cb_state, .record = cb_record, .reply_key = cb_reply_key};
 
-    msg_verdict_input(m, &in);
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-
-    if (m->error < 0)
-        goto failed;
-    if (m->busy) {
-        cause = VERDICT_BUSY;
-        goto failed;
-    }
-    if (m->oversize && cfg->on_oversize != CONFIG_FAIL_SCAN) {
-        cause = VERDICT_OVERSIZE;
-        goto failed;
-    }
-    if (own_reply(cfg, m, d)) {
-        if (verdict_build(cfg, d->res, &in, &d->plan) < 0)
-            goto failed;
-        /* d->res is the caller's, freed by decision_release(). */
-        return; // NOLINT(clang-analyzer-unix.Malloc)
-    }
-    r = scan_with_timeout(snap, m, progress, pctx, &d->res);
-    d->ms = ms_since(&t0);
-    metrics_note_scan((uint64_t)(d->ms * 1000.0));
-    if (r == -ETIMEDOUT) {
-        cause = VERDICT_TIMEOUT;
-        goto failed;
-    }
-    if (r < 0)
-        goto failed;
-    if (m->oversize)
-        d->res->truncated = true;
-    note_findings(snap, d->res);
-    if (verdict_build(cfg, d->res, &in, &d->plan) < 0)
-        goto failed;
-    record_scan(cfg, m, d->res);
-    /* The classifier caps a maintainer's action at tag; this holds even
-     * if a rule or threshold change lets one through. */
-    if (d->plan.reply && d->res->trusted_sender)
-        d->reply_suppressed = "trusted sender";
-    else if (d->plan.reply)
-        prepare_reply(snap, m, d);
-    return;
-
-failed:
-    metrics_note_error(cause_error(cause));
-    if (verdict_build_failure(cfg, cause, &in, &d->plan) < 0) {
-        /* Out of memory even for the failure plan: accept untouched. */
-        verdict_plan_init(&d->plan);
-        d->plan.cause = cause;
-    }
-}
-
-/* Copy user data for a log line: printable ASCII, capped. */
-static const char *
-log_clean(const char *s, char *buf, size_t size)
-{
-    size_t n = 0;
-
-    for (; s && *s && n + 1 < size; s++)
-        buf[n++] = (*s >= 0x21 && *s <= 0x7e && *s != '\'') ? *s : '?';
-    buf[n] = '\0';
-    return buf;
-}
-
-/* The first limit that cut what was scanned, for the decision line
- * (classifier_limits field names, as LIMIT_REACHED's evidence); NULL: none. */
-static const char *
-limit_name(const struct msg *m, const struct classifier_result *res, char *buf, size_t size)
-{
-    if (m->oversize)
-        return "max_message_bytes";
-    for (size_t i = 0; i < res->n_hits; i++) {
-        if (strcmp(res->hits[i].rule, "LIMIT_REACHED") == 0 && res->hits[i].evidence != NULL) {
-            log_clean(res->hits[i].evidence, buf, size);
-            buf[strcspn(buf, "=")] = '\0';
-            return buf;
-        }
-    }
-    if (m->headers_truncated)
-        return "headers";
-    return res->truncated ? "unknown" : NULL;
-}
-
-void
-callbacks_log_decision(const struct msg *m, const struct decision *d)
-{
-    char from[LOG_FIELD_MAX], mid[LOG_FIELD_MAX], tests[LOG_TESTS_MAX] = "";
-    char lbuf[64];
-    const struct classifier_result *res = d->res;
-    const char *limit;
-    size_t used = 0;
-
-    log_clean(m->mail_from, from, sizeof(from));
-    log_clean(res ? res->message_id : NULL, mid, sizeof(mid));
-    for (size_t i = 0; res && i < res->n_hits && used + 1 < sizeof(tests); i++) {
-        int w =
-            snprintf(tests + used, sizeof(tests) - used, "%s%s", i ? "," : "", res->hits[i].rule);
-
-        if (w < 0)
-            break;
-        used += (size_t)w;
-    }
-    if (res == NULL) {
-        log_info("%s: from=<%s> cause=%s result=%s ms=%.1f", m->queue_id, from,
-                 verdict_cause_name(d->plan.cause), verdict_result_name(d->plan.result), d->ms);
-        return;
-    }
-    limit = limit_name(m, res, lbuf, sizeof(lbuf));
-    log_info("%s: from=<%s> message-id=<%s> kind=%s score=%.1f tests=%s action=%s%s result=%s "
-             "ms=%.1f%s%s%s%s%s%s%s%s",
-             m->queue_id, from, mid, classifier_kind_name(res->kind), res->score,
-             tests[0] ? tests : "none", classifier_action_name(res->action),
-             d->plan.monitor ? " mode=monitor" : "", verdict_result_name(d->plan.result), d->ms,
-             res->truncated ? " truncated=yes" : "", limit ? " limit=" : "", limit ? limit : "",
-             d->plan.reply ? " reply=" : "", d->plan.reply ? d->reply_note : "",
-             d->plan.reply && d->reply_refusal ? " authres=" : "",
-             d->plan.reply && d->reply_refusal ? d->reply_refusal : "",
-             d->own_reply ? " own_reply=yes" : "");
-}
-
-/* ---- applying a plan through libmilter -------------------------------- */
-
-static sfsistat
-plan_status(const struct verdict_plan *p)
-{
-    switch (p->result) {
-    case VERDICT_REJECT:
-        return SMFIS_REJECT;
-    case VERDICT_TEMPFAIL:
-        return SMFIS_TEMPFAIL;
-    default:
-        return CB_PASS;
-    }
-}
-
-static int
-plan_set_reply(SMFICTX *ctx, struct verdict_plan *p)
-{
-    char esc[VERDICT_MAX_SMTP_LINES][VERDICT_SMTP_LINE_MAX + 1];
-    char *l[VERDICT_MAX_SMTP_LINES + 1] = {NULL};
-
-    if (p->n_smtp_lines == 0 || p->rcode[0] == '\0')
-        return 0;
-    for (size_t i = 0; i < p->n_smtp_lines; i++) {
-        if (verdict_escape(p->smtp_lines[i], esc[i], sizeof(esc[i])) < 0)
-            return -ENOSPC;
-        l[i] = esc[i];
-    }
-    if (p->n_smtp_lines == 1)
-        return smfi_setreply(ctx, p->rcode, p->xcode, l[0]) == MI_SUCCESS ? 0 : -EIO;
-    /* smfi_setmlreply stops at the first NULL; unused slots are NULL. */
-    return smfi_setmlreply(ctx, p->rcode, p->xcode, l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7],
-                           l[8], l[9], l[10], l[11], l[12], l[13], l[14], l[15], l[16], l[17],
-                           l[18], l[19], l[20], l[21], l[22], l[23], l[24], l[25], l[26], l[27],
-                           l[28], l[29], l[30], l[31], (char *)NULL) == MI_SUCCESS
-               ? 0
-               : -EIO;
-}
-
-/* Returns 0, or -EIO naming the failed call in *ret_what. */
-static int
-plan_apply(SMFICTX *ctx, struct verdict_plan *p, const char **ret_what)
-{
-    for (size_t i = 0; i < p->n_remove; i++) {
-        if (smfi_chgheader(ctx, p->remove[i].name, (int)p->remove[i].index, NULL) != MI_SUCCESS) {
-            *ret_what = "smfi_chgheader (remove)";
-            return -EIO;
-        }
-    }
-    if (p->subject) {
-        int ok = p->subject_add ? smfi_addheader(ctx, hdr_subject, p->subject)
-                                : smfi_chgheader(ctx, hdr_subject, 1, p->subject);
-
-        if (ok != MI_SUCCESS) {
-            *ret_what = "smfi_chgheader (Subject)";
-            return -EIO;
-        }
-    }
-    for (size_t i = 0; i < p->n_add; i++) {
-        if (smfi_addheader(ctx, p->add[i].name, p->add[i].value) != MI_SUCCESS) {
-            *ret_what = "smfi_addheader";
-            return -EIO;
-        }
-    }
-    if (p->quarantine && smfi_quarantine(ctx, p->quarantine) != MI_SUCCESS) {
-        *ret_what = "smfi_quarantine";
-        return -EIO;
-    }
-    if (plan_set_reply(ctx, p) < 0) {
-        *ret_what = "smfi_setmlreply";
-        return -EIO;
-    }
-    return 0;
+    decision_make(&env, snap, m, progress, pctx, d);
 }
 
 /* Status for a failure before there is a message to put headers on. */
@@ -1038,9 +332,9 @@ busy_early(SMFICTX *ctx, struct conn *c, sfsistat *ret)
         verdict_plan_release(&plan);
         return false;
     }
-    if (plan.n_smtp_lines > 0 && plan_set_reply(ctx, &plan) < 0)
+    if (plan.n_smtp_lines > 0 && verdict_apply_reply(ctx, &plan) < 0)
         log_warning("%s: cannot set the SMTP reply", c->msg->queue_id);
-    *ret = plan_status(&plan);
+    *ret = verdict_apply_status(&plan);
     verdict_plan_release(&plan);
     note_busy(cfg);
     metrics_note_skip(METRICS_SKIP_BUSY_AT_MAIL);
@@ -1199,66 +493,6 @@ eom_progress(void *ctx)
         log_debug("smfi_progress failed");
 }
 
-static void
-dispatch_reply(const struct config *cfg, struct msg *m, struct decision *d)
-{
-    enum state_claim claim;
-    char addr[CONN_ADDR_MAX];
-    time_t now = time(NULL);
-    int r;
-
-    if (d->reply_suppressed) {
-        snprintf(d->reply_note, sizeof(d->reply_note), "suppressed:%s", d->reply_suppressed);
-        for (char *p = d->reply_note; *p; p++)
-            if (*p == ' ')
-                *p = '-';
-        return;
-    }
-    if (d->reply_unverified) {
-        snprintf(d->reply_note, sizeof(d->reply_note), "unverified");
-        return;
-    }
-    if (cb_state == NULL || cb_sender == NULL || d->reply_text == NULL) {
-        snprintf(d->reply_note, sizeof(d->reply_note), "unavailable");
-        return;
-    }
-    snprintf(addr, sizeof(addr), "%s", m->mail_from);
-    for (char *p = addr; *p; p++)
-        *p = (char)tolower((unsigned char)*p);
-    r = state_reply_claim(cb_state, addr, now, cfg->reply_interval, cfg->reply_hourly_cap, &claim);
-    if (r < 0) {
-        char eb[512];
-
-        /* An outage of the shared ledger is logged once, not per message. */
-        if (shared_state_unreachable(cb_state, r))
-            log_debug("%s: reply ledger: %s, not replying", m->queue_id,
-                      log_strerror(r, eb, sizeof(eb)));
-        else {
-            state_strerror(cb_state, r, eb, sizeof(eb));
-            log_error("%s: reply ledger in %s, not replying", m->queue_id, eb);
-        }
-        snprintf(d->reply_note, sizeof(d->reply_note), "ledger-error");
-        metrics_note_error(METRICS_ERR_REPLY_LEDGER);
-        return;
-    }
-    if (claim == STATE_CLAIM_RECENT) {
-        snprintf(d->reply_note, sizeof(d->reply_note), "recent");
-        return;
-    }
-    if (claim == STATE_CLAIM_CAPPED) {
-        snprintf(d->reply_note, sizeof(d->reply_note), "capped");
-        return;
-    }
-    r = reply_sender_submit_job(cb_sender, m->mail_from, d->reply_text, m->queue_id, now);
-    if (r < 0) {
-        snprintf(d->reply_note, sizeof(d->reply_note), r == -EAGAIN ? "queue-full" : "not-queued");
-        if (state_reply_release(cb_state, addr, now) < 0)
-            log_warning("%s: cannot release the reply claim for <%s>", m->queue_id, addr);
-        return;
-    }
-    snprintf(d->reply_note, sizeof(d->reply_note), "queued");
-}
-
 static sfsistat
 cb_eom(SMFICTX *ctx)
 {
@@ -1283,7 +517,7 @@ cb_eom(SMFICTX *ctx)
     callbacks_decide(c->snap, m, eom_progress, ctx, &d);
     if (m->busy)
         note_busy(cfg);
-    status = plan_status(&d.plan);
+    status = verdict_apply_status(&d.plan);
     if (cfg->on_redis_error == CONFIG_FAIL_TEMPFAIL && cfg->mode != CONFIG_MODE_MONITOR &&
         state_redis_failures(state_redis_of(cb_state)) != fails) {
         /* OnRedisError tempfail: the MTA keeps the message and retries. */
@@ -1293,7 +527,7 @@ cb_eom(SMFICTX *ctx)
         d.plan.reply = false;
         status = SMFIS_TEMPFAIL;
         metrics_note_error(METRICS_ERR_SHARED_STATE);
-    } else if (plan_apply(ctx, &d.plan, &what) < 0) {
+    } else if (verdict_apply(ctx, &d.plan, &what) < 0) {
         struct verdict_input in;
 
         log_error("%s: %s failed, applying OnInternalError", m->queue_id, what);
@@ -1301,20 +535,20 @@ cb_eom(SMFICTX *ctx)
         /* Only the status of the failure policy: the MTA refused a change
          * already, so no further header changes are tried. */
         if (verdict_build_failure(cfg, VERDICT_INTERNAL_ERROR, &in, &d.plan) == 0 &&
-            d.plan.n_smtp_lines > 0 && plan_set_reply(ctx, &d.plan) < 0)
+            d.plan.n_smtp_lines > 0 && verdict_apply_reply(ctx, &d.plan) < 0)
             log_error("%s: cannot set the SMTP reply either", m->queue_id);
         d.plan.reply = false;
         status = early_failure(cfg);
         metrics_note_error(METRICS_ERR_MTA_CHANGE);
     } else if (d.plan.reply)
-        dispatch_reply(cfg, m, &d);
-    callbacks_log_decision(m, &d);
+        reply_dispatch(cb_state, cb_sender, cfg, m, &d);
+    decision_log(m, &d);
     metrics_note_message(d.res != NULL, d.res ? d.res->kind : CLASSIFIER_KIND_OTHER,
                          d.res ? d.res->action : CLASSIFIER_ACTION_NONE, d.plan.result,
                          cfg->mode == CONFIG_MODE_MONITOR);
     if (d.plan.reply)
         metrics_note_reply(d.reply_note);
-    metrics_note_eom((uint64_t)(ms_since(&t0) * 1000.0));
+    metrics_note_eom((uint64_t)(decision_ms_since(&t0) * 1000.0));
     decision_release(&d);
     c->msg = msg_free(m);
     return status;
@@ -1349,28 +583,6 @@ cb_close(SMFICTX *ctx)
         log_debug("smfi_setpriv failed at close");
     conn_free(c);
     return SMFIS_CONTINUE;
-}
-
-void
-callbacks_reply_status(void *ctx, const struct reply_status *status)
-{
-    struct state *st = ctx;
-    char rcpt[LOG_FIELD_MAX], addr[CONN_ADDR_MAX];
-    const char *id = status->id && *status->id ? status->id : "NOQUEUE";
-
-    log_clean(status->rcpt, rcpt, sizeof(rcpt));
-    metrics_note_reply_sent(status->ok);
-    if (status->ok) {
-        log_info("%s: reply to <%s> sent", id, rcpt);
-        return;
-    }
-    log_warning("%s: reply to <%s> failed: %s, releasing the claim", id, rcpt,
-                status->reason ? status->reason : "unknown");
-    snprintf(addr, sizeof(addr), "%s", status->rcpt ? status->rcpt : "");
-    for (char *p = addr; *p; p++)
-        *p = (char)tolower((unsigned char)*p);
-    if (st != NULL && state_reply_release(st, addr, status->claimed_at) < 0)
-        log_warning("%s: cannot release the reply claim for <%s>", id, rcpt);
 }
 
 static char milter_name[] = "slop-milter";

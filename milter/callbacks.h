@@ -1,42 +1,23 @@
 /*
- * callbacks.h - the libmilter callbacks and the decision they share with
- * the offline mode (-t).
+ * callbacks.h - the libmilter callbacks and the process-wide values they
+ * judge with: the state, the reply sender and key, OnStateError's mode.
  *
- * callbacks_decide() is the whole judging pipeline for one collected
- * message: scan with a time limit, failure policies, verdict, reply
- * check and rendering. eom applies its plan through libmilter; -t prints
- * it. Threading: callbacks_decide() is thread-safe; callbacks_setup() is
- * called once before smfi_main() and its values are read-only after.
+ * callbacks_decide() judges one collected message with those values
+ * (decision.c) for eom and for the offline mode (-t), which prints the
+ * plan. Threading: callbacks_decide() is thread-safe; callbacks_setup()
+ * is called once before smfi_main() and its values are read-only after.
  */
 #ifndef SLOP_MILTER_CALLBACKS_H
 #define SLOP_MILTER_CALLBACKS_H
 
 #include <stdbool.h>
 
-#include "verdict.h"
+#include "decision.h"
 
 struct msg;
 struct snapshot;
 struct state;
 struct reply_sender;
-struct reply_status;
-
-struct decision {
-    struct verdict_plan plan;
-    struct classifier_result *res; /* NULL when the message was not scanned */
-    double ms;                     /* time spent scanning */
-    char *reply_text;              /* rendered reply when plan.reply and allowed */
-    const char *reply_suppressed;  /* static reason when plan.reply but not allowed */
-    bool reply_unverified;         /* plan.reply, allowed, but the sender is not proved
-                                    * as ReplyRequires asks */
-    const char *reply_refusal;     /* static word when the Authentication-Results fields
-                                    * were refused as a whole (reply_verify.h), else NULL */
-    char reply_note[64];           /* outcome for the log line ("queued", "recent", ...) */
-    bool own_reply;                /* our own reply came back: passed unscanned */
-};
-
-void decision_init(struct decision *d);
-void decision_release(struct decision *d);
 
 /*
  * Judge the collected message m with snap. Never fails: an error becomes
@@ -48,9 +29,6 @@ void decision_release(struct decision *d);
  */
 void callbacks_decide(struct snapshot *snap, struct msg *m, void (*progress)(void *), void *pctx,
                       struct decision *d);
-
-/* Write the per-message decision line to the log. */
-void callbacks_log_decision(const struct msg *m, const struct decision *d);
 
 /*
  * State and reply sender for eom. st NULL: no look-ups, records or
@@ -74,16 +52,6 @@ void callbacks_state_down(enum callbacks_state_down how);
  * must outlive every callback; set before smfi_main(). */
 struct reply_key;
 void callbacks_set_reply_key(const struct reply_key *key);
-
-/*
- * Scans still reading the state given to callbacks_setup(): after a
- * timeout a scan's worker outlives its message. Close the state only when
- * this is 0.
- */
-unsigned callbacks_state_users(void);
-
-/* Status callback for struct reply_sender: logs and releases failed claims. */
-void callbacks_reply_status(void *ctx, const struct reply_status *status);
 
 /* smfi_register() with our callbacks; 0 or -EIO. */
 int callbacks_register(void);

@@ -110,3 +110,16 @@ log_strerror(int errnum, char *buf, size_t size)
         snprintf(buf, size, "%s", s);
     return buf;
 }
+
+/* Nothing but visible ASCII, and no quote: user data cannot break a line
+ * or close the quotes around it. */
+const char *
+log_clean(const char *s, char *buf, size_t size)
+{
+    size_t n = 0;
+
+    for (; s && *s && n + 1 < size; s++)
+        buf[n++] = (*s >= 0x21 && *s <= 0x7e && *s != '\'') ? *s : '?';
+    buf[n] = '\0';
+    return buf;
+}

@@ -15,6 +15,8 @@
 #include <stdbool.h>
 #include <syslog.h>
 
+#define LOG_FIELD_MAX 200 /* bytes of an address or message id in a log line */
+
 #define LOG_PRINTF(a, b) __attribute__((format(printf, a, b)))
 
 /*
@@ -36,5 +38,10 @@ void log_msg(int priority, const char *fmt, ...) LOG_PRINTF(2, 3);
 
 /* strerror_r into a caller buffer; returns buf. errnum may be negative. */
 const char *log_strerror(int errnum, char *buf, size_t size);
+
+/* User data s (may be NULL) for a log line: visible ASCII but the single
+ * quote, a '?' for anything else (spaces too), cut to fit size bytes
+ * (size > 0) with its NUL. Returns buf. */
+const char *log_clean(const char *s, char *buf, size_t size);
 
 #endif

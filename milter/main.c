@@ -44,8 +44,10 @@
 #include "membudget.h"
 #include "metrics_http.h"
 #include "postfix_line.h"
+#include "reply_dispatch.h"
 #include "reply_verify.h"
 #include "reply.h"
+#include "scan_job.h"
 #include "shared_state.h"
 #include "snapshot.h"
 #include "sockopt.h"
@@ -342,7 +344,7 @@ offline(struct snapshot *snap, char **files, int n)
     }
     callbacks_setup(NULL, false, NULL);
     callbacks_set_reply_key(NULL);
-    if (callbacks_state_users() == 0)
+    if (scan_job_state_users() == 0)
         state_close(st);
     return status;
 }
@@ -706,7 +708,7 @@ daemon_cleanup(bool release)
     rt.metrics = metrics_http_free(rt.metrics);
     rt.sender = reply_sender_free(rt.sender);
     /* A scan that timed out may still read it; exit closes it then. */
-    if (callbacks_state_users() == 0)
+    if (scan_job_state_users() == 0)
         rt.st = state_close(rt.st);
 }
 
@@ -972,7 +974,7 @@ run_daemon(struct snapshot *snap)
                                                                   : REPLY_TRANSPORT_SENDMAIL;
     rsc.sendmail_path = cfg->sendmail_path;
     rsc.smtp_server = cfg->smtp_server;
-    rsc.status_fn = callbacks_reply_status;
+    rsc.status_fn = reply_dispatch_status;
     rsc.status_ctx = rt.st;
     r = reply_sender_new(&rsc, &rt.sender);
     if (r < 0) {
