@@ -84,6 +84,14 @@ struct reply_key {
  */
 int reply_key_load(const char *path, bool create, struct reply_key *ret, char *err, size_t errlen);
 
+/*
+ * The key of our replies: key_file (ReplyKeyFile), which must exist, when
+ * not empty; else reply.key in state_dir, made when create and missing.
+ * As reply_key_load(), and -ENAMETOOLONG for a state_dir too long.
+ */
+int reply_key_setup(const char *key_file, const char *state_dir, bool create, struct reply_key *ret,
+                    char *err, size_t errlen);
+
 /* The token of a reply whose Message-ID and Date are written exactly as
  * given: REPLY_TOKEN_LEN hex digits and a NUL into out. 0, -EINVAL or
  * -ENOMEM. */

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -145,6 +146,21 @@ reply_key_load(const char *path, bool create, struct reply_key *ret, char *err, 
     if (r == 0)
         *ret = key;
     return r;
+}
+
+int
+reply_key_setup(const char *key_file, const char *state_dir, bool create, struct reply_key *ret,
+                char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+
+    if (key_file[0] != '\0')
+        return reply_key_load(key_file, false, ret, err, errlen);
+    if (snprintf(path, sizeof(path), "%s/reply.key", state_dir) >= (int)sizeof(path)) {
+        snprintf(err, errlen, "StateDir '%s' is too long", state_dir);
+        return -ENAMETOOLONG;
+    }
+    return reply_key_load(path, create, ret, err, errlen);
 }
 
 int
