@@ -361,75 +361,96 @@ line_end(const char *p, const char *end, size_t *ret_eol)
     return len;
 }
 
+/* Continuation lines (starting with a blank) at *pp joined to the value
+ * (*value, vlen bytes in cap) with '\n'; *pp moves past them. */
+static int
+load_continuations(struct msg *m, const char **pp, const char *end, char **value, size_t *vlen,
+                   size_t *cap)
+{
+    const char *p = *pp;
+
+    while (p < end && (*p == ' ' || *p == '\t')) {
+        size_t ceol, cl = line_end(p, end, &ceol);
+
+        if (*vlen + cl + 2 > *cap) {
+            size_t ncap = (*vlen + cl + 2) * 2;
+            char *nv = realloc(*value, ncap);
+
+            if (nv == NULL)
+                return msg_fail(m, -ENOMEM);
+            *value = nv;
+            *cap = ncap;
+        }
+        (*value)[(*vlen)++] = '\n';
+        memcpy(*value + *vlen, p, cl);
+        *vlen += cl;
+        p += cl + ceol;
+    }
+    *pp = p;
+    return 0;
+}
+
+/*
+ * The header field at *pp, "Name: value" and its continuation lines,
+ * added as the MTA hands it (no leading blank after ':'); *pp moves past
+ * it. Returns 0, 1 when the header ends here (an empty line, passed, or a
+ * line that is no field: the rest is body, as a lenient MTA takes it), or
+ * a negative errno.
+ */
+static int
+load_field(struct msg *m, const char **pp, const char *end)
+{
+    const char *p = *pp, *colon, *v;
+    size_t eol, ll = line_end(p, end, &eol);
+    char name[VERDICT_NAME_MAX * 4];
+    size_t nl, vlen, cap;
+    char *value;
+    int r;
+
+    if (ll == 0) {
+        *pp = p + eol;
+        return 1;
+    }
+    colon = memchr(p, ':', ll);
+    if (colon == NULL || colon == p || p[0] == ' ' || p[0] == '\t')
+        return 1;
+    nl = (size_t)(colon - p);
+    while (nl > 0 && (p[nl - 1] == ' ' || p[nl - 1] == '\t'))
+        nl--;
+    if (nl >= sizeof(name))
+        nl = sizeof(name) - 1;
+    memcpy(name, p, nl);
+    name[nl] = '\0';
+    v = colon + 1;
+    while (v < p + ll && (*v == ' ' || *v == '\t'))
+        v++;
+    vlen = (size_t)(p + ll - v);
+    cap = vlen + 1;
+    value = malloc(cap);
+    if (value == NULL)
+        return msg_fail(m, -ENOMEM);
+    memcpy(value, v, vlen);
+    p += ll + eol;
+    r = load_continuations(m, &p, end, &value, &vlen, &cap);
+    if (r == 0) {
+        value[vlen] = '\0';
+        r = msg_add_header(m, name, value);
+    }
+    free(value);
+    *pp = p;
+    return r;
+}
+
 int
 msg_load_raw(struct msg *m, const char *raw, size_t len)
 {
     const char *p = raw, *end = raw + len;
-    char *value = NULL;
     int r = 0;
 
-    /* Header fields: a line "Name: value", continuation lines start with
-     * a blank; the MTA hands values without the leading blank after ':'. */
-    while (p < end) {
-        size_t eol, ll = line_end(p, end, &eol);
-        const char *colon;
-        size_t vlen, cap;
-
-        if (ll == 0) {
-            p += eol;
-            break;
-        }
-        colon = memchr(p, ':', ll);
-        if (colon == NULL || colon == p || p[0] == ' ' || p[0] == '\t') {
-            /* Not a header field: treat the rest as body, like a lenient MTA. */
-            break;
-        }
-        {
-            char name[VERDICT_NAME_MAX * 4];
-            size_t nl = (size_t)(colon - p);
-            const char *v = colon + 1;
-
-            while (nl > 0 && (p[nl - 1] == ' ' || p[nl - 1] == '\t'))
-                nl--;
-            if (nl >= sizeof(name))
-                nl = sizeof(name) - 1;
-            memcpy(name, p, nl);
-            name[nl] = '\0';
-            while (v < p + ll && (*v == ' ' || *v == '\t'))
-                v++;
-            vlen = (size_t)(p + ll - v);
-            cap = vlen + 1;
-            value = malloc(cap);
-            if (value == NULL)
-                return msg_fail(m, -ENOMEM);
-            memcpy(value, v, vlen);
-            p += ll + eol;
-            while (p < end && (*p == ' ' || *p == '\t')) {
-                size_t ceol, cl = line_end(p, end, &ceol);
-                char *nv;
-
-                if (vlen + cl + 2 > cap) {
-                    cap = (vlen + cl + 2) * 2;
-                    nv = realloc(value, cap);
-                    if (nv == NULL) {
-                        r = msg_fail(m, -ENOMEM);
-                        goto out;
-                    }
-                    value = nv;
-                }
-                value[vlen++] = '\n';
-                memcpy(value + vlen, p, cl);
-                vlen += cl;
-                p += cl + ceol;
-            }
-            value[vlen] = '\0';
-            r = msg_add_header(m, name, value);
-            free(value);
-            value = NULL;
-            if (r < 0)
-                goto out;
-        }
-    }
+    while (p < end && r == 0)
+        r = load_field(m, &p, end);
+    if (r < 0)
+        return r;
     r = msg_end_headers(m);
     /* Body lines reach a milter with CRLF ends. */
     while (r == 0 && p < end) {
@@ -442,8 +463,6 @@ msg_load_raw(struct msg *m, const char *raw, size_t len)
         if (m->oversize)
             break;
     }
-out:
-    free(value);
     return r;
 }
 

@@ -71,47 +71,69 @@ reply_smtp_write(struct reply_smtp *c, const char *s, size_t n)
     return 0;
 }
 
+/* Take the buffered line ending at nl into c->last; its code, with
+ * *ret_final set when no continuation follows, or -EPROTO. */
+static int
+reply_smtp_line(struct reply_smtp *c, const char *nl, bool *ret_final)
+{
+    size_t len = (size_t)(nl - c->buf);
+
+    if (len > 0 && c->buf[len - 1] == '\r')
+        len--;
+    memcpy(c->last, c->buf, len);
+    c->last[len] = '\0';
+    memmove(c->buf, nl + 1, c->have - (size_t)(nl + 1 - c->buf));
+    c->have -= (size_t)(nl + 1 - c->buf);
+    if (len < 3 || c->last[0] < '1' || c->last[0] > '5' || c->last[1] < '0' || c->last[1] > '9' ||
+        c->last[2] < '0' || c->last[2] > '9')
+        return -EPROTO;
+    *ret_final = len == 3 || c->last[3] == ' ';
+    return (c->last[0] - '0') * 100 + (c->last[1] - '0') * 10 + (c->last[2] - '0');
+}
+
+/* More of the server's words into c->buf: 0 (also when interrupted),
+ * or -errno. */
+static int
+reply_smtp_fill(struct reply_smtp *c)
+{
+    ssize_t n;
+    int r;
+
+    if (c->have >= sizeof(c->buf) - 1)
+        return -EPROTO; /* a line longer than SMTP allows */
+    r = reply_smtp_wait(c, POLLIN);
+    if (r < 0)
+        return r;
+    n = recv(c->fd, c->buf + c->have, sizeof(c->buf) - 1 - c->have, 0);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return 0;
+    if (n < 0)
+        return -errno;
+    if (n == 0)
+        return -ECONNRESET;
+    c->have += (size_t)n;
+    return 0;
+}
+
 /* Read one reply (all continuation lines); returns the code or -errno. */
 static int
 reply_smtp_reply(struct reply_smtp *c)
 {
     for (unsigned lines = 0; lines < REPLY_SMTP_LINES_MAX;) {
         char *nl = memchr(c->buf, '\n', c->have);
+        bool final = false;
+        int r;
 
-        if (nl != NULL) {
-            size_t len = (size_t)(nl - c->buf);
-            bool final;
-            int code;
-
-            if (len > 0 && c->buf[len - 1] == '\r')
-                len--;
-            memcpy(c->last, c->buf, len);
-            c->last[len] = '\0';
-            memmove(c->buf, nl + 1, c->have - (size_t)(nl + 1 - c->buf));
-            c->have -= (size_t)(nl + 1 - c->buf);
-            lines++;
-            if (len < 3 || c->last[0] < '1' || c->last[0] > '5' || c->last[1] < '0' ||
-                c->last[1] > '9' || c->last[2] < '0' || c->last[2] > '9')
-                return -EPROTO;
-            code = (c->last[0] - '0') * 100 + (c->last[1] - '0') * 10 + (c->last[2] - '0');
-            final = len == 3 || c->last[3] == ' ';
-            if (final)
-                return code;
+        if (nl == NULL) {
+            r = reply_smtp_fill(c);
+            if (r < 0)
+                return r;
             continue;
         }
-        if (c->have >= sizeof(c->buf) - 1)
-            return -EPROTO; /* a line longer than SMTP allows */
-        int r = reply_smtp_wait(c, POLLIN);
-        if (r < 0)
+        lines++;
+        r = reply_smtp_line(c, nl, &final);
+        if (r < 0 || final)
             return r;
-        ssize_t n = recv(c->fd, c->buf + c->have, sizeof(c->buf) - 1 - c->have, 0);
-        if (n < 0 && (errno == EAGAIN || errno == EINTR))
-            continue;
-        if (n < 0)
-            return -errno;
-        if (n == 0)
-            return -ECONNRESET;
-        c->have += (size_t)n;
     }
     return -EPROTO;
 }
@@ -142,61 +164,69 @@ reply_smtp_step(struct reply_smtp *c, const char *cmd, const char *what, int lo,
     return true;
 }
 
-bool
-reply_smtp_send(struct reply_sender *s, const struct reply_job *j, char *reason, size_t reasonlen)
+/* A non-blocking connection to SMTPServer within the deadline; false
+ * with reason set when there is none. */
+static bool
+reply_smtp_connect(const struct reply_sender *s, struct reply_smtp *c, char *reason,
+                   size_t reasonlen)
 {
-    struct reply_smtp *c;
-    struct textbuf data;
-    char cmd[REPLY_ADDR_MAX + REPLY_HOST_MAX + 32];
-    bool ok = false;
-    int r;
+    int soerr = 0, r;
+    socklen_t sl = sizeof(soerr);
 
-    reply_buf_init(&data);
-    c = calloc(1, sizeof(*c));
-    if (c == NULL) {
-        snprintf(reason, reasonlen, "out of memory");
-        return false;
-    }
-    c->deadline = reply_clock_ms() + (int64_t)s->timeout_s * 1000;
     c->fd = socket(s->smtp_addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (c->fd < 0) {
         reply_reason_errno(reason, reasonlen, "smtp socket", errno);
-        goto out;
+        return false;
     }
-    if (connect(c->fd, (struct sockaddr *)&s->smtp_addr, s->smtp_addrlen) < 0) {
-        int soerr = 0;
-        socklen_t sl = sizeof(soerr);
+    if (connect(c->fd, (const struct sockaddr *)&s->smtp_addr, s->smtp_addrlen) == 0)
+        return true;
+    if (errno != EINPROGRESS) {
+        reply_reason_errno(reason, reasonlen, "smtp connect", errno);
+        return false;
+    }
+    r = reply_smtp_wait(c, POLLOUT);
+    if (r == 0 && getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr != 0)
+        r = -soerr;
+    if (r < 0) {
+        reply_reason_errno(reason, reasonlen, "smtp connect", -r);
+        return false;
+    }
+    return true;
+}
 
-        if (errno != EINPROGRESS) {
-            reply_reason_errno(reason, reasonlen, "smtp connect", errno);
-            goto out;
-        }
-        r = reply_smtp_wait(c, POLLOUT);
-        if (r == 0 && getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr != 0)
-            r = -soerr;
-        if (r < 0) {
-            reply_reason_errno(reason, reasonlen, "smtp connect", -r);
-            goto out;
-        }
-    }
+/* Greeting, EHLO (or HELO), MAIL FROM:<>, RCPT TO and DATA. */
+static bool
+reply_smtp_envelope(const struct reply_sender *s, struct reply_smtp *c, const char *rcpt,
+                    char *reason, size_t reasonlen)
+{
+    char cmd[REPLY_ADDR_MAX + REPLY_HOST_MAX + 32];
+
     if (!reply_smtp_step(c, NULL, "greeting", 220, 220, reason, reasonlen))
-        goto out;
+        return false;
     snprintf(cmd, sizeof(cmd), "EHLO %s\r\n", s->helo);
     if (!reply_smtp_step(c, cmd, "EHLO", 250, 250, reason, reasonlen)) {
         snprintf(cmd, sizeof(cmd), "HELO %s\r\n", s->helo);
         if (!reply_smtp_step(c, cmd, "HELO", 250, 250, reason, reasonlen))
-            goto out;
+            return false;
     }
     if (!reply_smtp_step(c, "MAIL FROM:<>\r\n", "MAIL FROM", 250, 250, reason, reasonlen))
-        goto out;
-    snprintf(cmd, sizeof(cmd), "RCPT TO:<%s>\r\n", j->rcpt);
+        return false;
+    snprintf(cmd, sizeof(cmd), "RCPT TO:<%s>\r\n", rcpt);
     if (!reply_smtp_step(c, cmd, "RCPT TO", 250, 251, reason, reasonlen))
-        goto out;
-    if (!reply_smtp_step(c, "DATA\r\n", "DATA", 354, 354, reason, reasonlen))
-        goto out;
+        return false;
+    return reply_smtp_step(c, "DATA\r\n", "DATA", 354, 354, reason, reasonlen);
+}
 
-    /* CRLF line ends and dot-stuffing. */
-    for (const char *p = j->msg; *p != '\0';) {
+/* The message with CRLF line ends and dot-stuffing, then its end. */
+static bool
+reply_smtp_data(struct reply_smtp *c, const char *msg, char *reason, size_t reasonlen)
+{
+    struct textbuf data;
+    bool ok = false;
+    int r;
+
+    reply_buf_init(&data);
+    for (const char *p = msg; *p != '\0';) {
         size_t len = strcspn(p, "\n");
         size_t tl = len;
 
@@ -220,18 +250,36 @@ reply_smtp_send(struct reply_sender *s, const struct reply_job *j, char *reason,
         reply_reason_errno(reason, reasonlen, "smtp DATA", -r);
         goto out;
     }
-    if (!reply_smtp_step(c, NULL, "end of DATA", 250, 250, reason, reasonlen))
-        goto out;
-    ok = true;
-    snprintf(reason, reasonlen, "sent");
-    /* The message is accepted; a failed QUIT changes nothing. */
-    reply_smtp_write(c, "QUIT\r\n", 6);
-    reply_smtp_reply(c);
+    ok = reply_smtp_step(c, NULL, "end of DATA", 250, 250, reason, reasonlen);
 out:
+    textbuf_release(&data);
+    return ok;
+}
+
+bool
+reply_smtp_send(struct reply_sender *s, const struct reply_job *j, char *reason, size_t reasonlen)
+{
+    struct reply_smtp *c;
+    bool ok;
+
+    c = calloc(1, sizeof(*c));
+    if (c == NULL) {
+        snprintf(reason, reasonlen, "out of memory");
+        return false;
+    }
+    c->deadline = reply_clock_ms() + (int64_t)s->timeout_s * 1000;
+    ok = reply_smtp_connect(s, c, reason, reasonlen) &&
+         reply_smtp_envelope(s, c, j->rcpt, reason, reasonlen) &&
+         reply_smtp_data(c, j->msg, reason, reasonlen);
+    if (ok) {
+        snprintf(reason, reasonlen, "sent");
+        /* The message is accepted; a failed QUIT changes nothing. */
+        reply_smtp_write(c, "QUIT\r\n", 6);
+        reply_smtp_reply(c);
+    }
     if (c->fd >= 0)
         close(c->fd);
     free(c);
-    textbuf_release(&data);
     return ok;
 }
 
@@ -251,16 +299,13 @@ reply_loopback(const struct sockaddr *sa)
     return false;
 }
 
-/* Resolve "host:port", "[v6]:port" or "host" once, at start-up. */
-int
-reply_smtp_resolve(struct reply_sender *s, const char *server, bool allow_remote)
+/* "host:port", "[v6]:port" or "host" into host (REPLY_HOST_MAX + 1
+ * bytes) and *ret_port (into server, or "25"); -EINVAL when malformed. */
+static int
+reply_smtp_split(const char *server, char *host, const char **ret_port)
 {
-    char host[REPLY_HOST_MAX + 1];
-    const char *port = "25";
-    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
     const char *colon;
     size_t hlen;
-    int r;
 
     if (server[0] == '[') {
         const char *close_br = strchr(server, ']');
@@ -282,15 +327,30 @@ reply_smtp_resolve(struct reply_sender *s, const char *server, bool allow_remote
         return -EINVAL;
     memcpy(host, server, hlen);
     host[hlen] = '\0';
+    *ret_port = "25";
     if (colon != NULL) {
+        const char *port = colon + 1;
         char *end;
-        long p;
+        long p = strtol(port, &end, 10);
 
-        port = colon + 1;
-        p = strtol(port, &end, 10);
         if (*port == '\0' || *end != '\0' || p < 1 || p > 65535)
             return -EINVAL;
+        *ret_port = port;
     }
+    return 0;
+}
+
+/* Resolve "host:port", "[v6]:port" or "host" once, at start-up. */
+int
+reply_smtp_resolve(struct reply_sender *s, const char *server, bool allow_remote)
+{
+    char host[REPLY_HOST_MAX + 1];
+    const char *port;
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
+    int r = reply_smtp_split(server, host, &port);
+
+    if (r < 0)
+        return r;
     r = getaddrinfo(host, port, &hints, &ai);
     if (r != 0)
         return r == EAI_MEMORY ? -ENOMEM : -EHOSTUNREACH;

@@ -111,12 +111,11 @@ reply_first_token(const char *value, char *out, size_t outlen)
     out[n] = '\0';
 }
 
-const char *
-reply_suppress_reason(const char *env_sender, const struct reply_header *headers, size_t n_headers,
-                      const char *const *own_addrs, size_t n_own)
+/* Why the envelope sender must not be answered; NULL: it may be. */
+static const char *
+sender_reason(const char *env_sender, const char *const *own_addrs, size_t n_own)
 {
     char addr[REPLY_ADDR_MAX + 1];
-    char tok[32];
     size_t len;
 
     if (env_sender == NULL)
@@ -134,32 +133,45 @@ reply_suppress_reason(const char *env_sender, const struct reply_header *headers
         return "own address";
     if (reply_system_local(addr))
         return "system sender";
+    return NULL;
+}
 
-    for (size_t i = 0; i < n_headers; i++) {
-        const char *name = headers[i].name;
-        const char *value = headers[i].value ? headers[i].value : "";
+/* Why a header field forbids a reply; NULL: it does not. */
+static const char *
+header_reason(const char *name, const char *value)
+{
+    char tok[32];
 
-        if (name == NULL)
-            continue;
-        if (strcasecmp(name, "Auto-Submitted") == 0) {
-            reply_first_token(value, tok, sizeof(tok));
-            if (strcmp(tok, "no") != 0)
-                return "auto-submitted";
-        } else if ((reply_ieq_prefix(name, "List-") && name[5] != '\0') ||
-                   strcasecmp(name, "Mailing-List") == 0 ||
-                   strcasecmp(name, "X-Mailing-List") == 0) {
-            return "list header";
-        } else if (strcasecmp(name, "Precedence") == 0) {
-            reply_first_token(value, tok, sizeof(tok));
-            if (strcmp(tok, "bulk") == 0 || strcmp(tok, "list") == 0 || strcmp(tok, "junk") == 0)
-                return "precedence";
-        } else if (strcasecmp(name, "X-Auto-Response-Suppress") == 0) {
-            /* Any class named (All, OOF, AutoReply, DR...) covers us;
-             * only an explicit None lets a reply through. */
-            reply_first_token(value, tok, sizeof(tok));
-            if (strcmp(tok, "none") != 0)
-                return "auto-response-suppress";
-        }
+    if (strcasecmp(name, "Auto-Submitted") == 0) {
+        reply_first_token(value, tok, sizeof(tok));
+        return strcmp(tok, "no") != 0 ? "auto-submitted" : NULL;
+    }
+    if ((reply_ieq_prefix(name, "List-") && name[5] != '\0') ||
+        strcasecmp(name, "Mailing-List") == 0 || strcasecmp(name, "X-Mailing-List") == 0)
+        return "list header";
+    if (strcasecmp(name, "Precedence") == 0) {
+        reply_first_token(value, tok, sizeof(tok));
+        if (strcmp(tok, "bulk") == 0 || strcmp(tok, "list") == 0 || strcmp(tok, "junk") == 0)
+            return "precedence";
+        return NULL;
+    }
+    if (strcasecmp(name, "X-Auto-Response-Suppress") == 0) {
+        /* Any class named (All, OOF, AutoReply, DR...) covers us;
+         * only an explicit None lets a reply through. */
+        reply_first_token(value, tok, sizeof(tok));
+        return strcmp(tok, "none") != 0 ? "auto-response-suppress" : NULL;
     }
     return NULL;
+}
+
+const char *
+reply_suppress_reason(const char *env_sender, const struct reply_header *headers, size_t n_headers,
+                      const char *const *own_addrs, size_t n_own)
+{
+    const char *why = sender_reason(env_sender, own_addrs, n_own);
+
+    for (size_t i = 0; why == NULL && i < n_headers; i++)
+        if (headers[i].name != NULL)
+            why = header_reason(headers[i].name, headers[i].value ? headers[i].value : "");
+    return why;
 }

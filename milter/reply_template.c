@@ -119,98 +119,152 @@ reply_template_fail(char *err, size_t errlen, const char *name, unsigned line, i
     return r;
 }
 
+/* Where reply_template_parse() stands in t->text. */
+struct tmpl_parse {
+    struct reply_template *t;
+    const char *s;
+    size_t len;
+    size_t cap;        /* of t->segs */
+    size_t lit;        /* start of the text run not yet pushed */
+    size_t line_start; /* of the current line, for REPLY_LINE_MAX */
+    unsigned line;
+    const char *name; /* for errors: the file, or "(built-in template)" */
+    char *err;
+    size_t errlen;
+};
+
+static int
+parse_push(struct tmpl_parse *p, enum reply_seg_kind kind, size_t off, size_t len)
+{
+    return reply_template_push(p->t, &p->cap, kind, off, len);
+}
+
+/* The line end (LF or CRLF) at *i: the line's text, then a newline. */
+static int
+parse_newline(struct tmpl_parse *p, size_t *i)
+{
+    bool crlf = p->s[*i] == '\r';
+    int r;
+
+    if (*i - p->line_start > REPLY_LINE_MAX)
+        return reply_template_fail(p->err, p->errlen, p->name, p->line, -EINVAL,
+                                   "line longer than %d bytes", REPLY_LINE_MAX);
+    r = parse_push(p, SEG_TEXT, p->lit, *i - p->lit);
+    if (r == 0)
+        r = parse_push(p, SEG_NEWLINE, 0, 0);
+    if (r < 0)
+        return r;
+    *i += crlf ? 2 : 1;
+    p->lit = p->line_start = *i;
+    p->line++;
+    return 0;
+}
+
+/* The placeholder named by the n bytes at name; false for none. */
+static bool
+placeholder_kind(const char *name, size_t n, enum reply_seg_kind *ret)
+{
+    for (size_t k = 0; k < sizeof(reply_placeholders) / sizeof(*reply_placeholders); k++) {
+        if (strlen(reply_placeholders[k].name) == n &&
+            memcmp(reply_placeholders[k].name, name, n) == 0) {
+            *ret = reply_placeholders[k].kind;
+            return true;
+        }
+    }
+    return false;
+}
+
+static int
+unknown_placeholder(const struct tmpl_parse *p, const char *nm, size_t n)
+{
+    char shown[REPLY_PH_NAME_MAX + 1];
+    size_t k;
+
+    /* The name goes into an error message: show it cleaned. */
+    for (k = 0; k < n && k < REPLY_PH_NAME_MAX; k++)
+        shown[k] = (nm[k] >= 0x20 && nm[k] < 0x7f) ? nm[k] : '?';
+    shown[k] = '\0';
+    return reply_template_fail(p->err, p->errlen, p->name, p->line, -EINVAL,
+                               "unknown placeholder '{%s}'", shown);
+}
+
+/* "{{" or a "{name}" at *i. */
+static int
+parse_brace(struct tmpl_parse *p, size_t *i)
+{
+    const char *s = p->s;
+    enum reply_seg_kind kind;
+    size_t end;
+    int r = parse_push(p, SEG_TEXT, p->lit, *i - p->lit);
+
+    if (r < 0)
+        return r;
+    if (*i + 1 < p->len && s[*i + 1] == '{') {
+        /* "{{" is a literal brace: keep the first one. */
+        r = parse_push(p, SEG_TEXT, *i, 1);
+        *i += 2;
+        p->lit = *i;
+        return r;
+    }
+    for (end = *i + 1; end < p->len && end - *i <= REPLY_PH_NAME_MAX + 1; end++)
+        if (s[end] == '}' || s[end] == '\n' || s[end] == '{')
+            break;
+    if (end >= p->len || s[end] != '}')
+        return reply_template_fail(p->err, p->errlen, p->name, p->line, -EINVAL,
+                                   "unterminated placeholder (write '{{' for '{')");
+    if (!placeholder_kind(s + *i + 1, end - *i - 1, &kind))
+        return unknown_placeholder(p, s + *i + 1, end - *i - 1);
+    r = parse_push(p, kind, 0, 0);
+    *i = end + 1;
+    p->lit = *i;
+    return r;
+}
+
+/* Any other character at *i: tab, printable ASCII or valid UTF-8. */
+static int
+parse_char(struct tmpl_parse *p, size_t *i)
+{
+    unsigned char c = (unsigned char)p->s[*i];
+    size_t l = 1;
+
+    if ((c < 0x20 && c != '\t') || c == 0x7f)
+        return reply_template_fail(p->err, p->errlen, p->name, p->line, -EINVAL,
+                                   "control character 0x%02x", c);
+    if (c >= 0x80) {
+        l = reply_char_len((const unsigned char *)p->s + *i, p->len - *i);
+        if (l == 0)
+            return reply_template_fail(p->err, p->errlen, p->name, p->line, -EINVAL,
+                                       "invalid UTF-8");
+    }
+    *i += l;
+    return 0;
+}
+
 /* Split text (owned by t, len bytes) into segments. */
 static int
 reply_template_parse(struct reply_template *t, size_t len, const char *name, char *err,
                      size_t errlen)
 {
-    const char *s = t->text;
-    size_t cap = 0, lit = 0, line_start = 0;
-    unsigned line = 1;
-    int r;
+    struct tmpl_parse p = {
+        .t = t, .s = t->text, .len = len, .line = 1, .name = name, .err = err, .errlen = errlen};
+    int r = 0;
 
-    for (size_t i = 0; i < len;) {
-        unsigned char c = (unsigned char)s[i];
+    for (size_t i = 0; i < len && r == 0;) {
+        unsigned char c = (unsigned char)p.s[i];
 
-        if (c == '\n' || (c == '\r' && i + 1 < len && s[i + 1] == '\n')) {
-            if (i - line_start > REPLY_LINE_MAX)
-                return reply_template_fail(err, errlen, name, line, -EINVAL,
-                                           "line longer than %d bytes", REPLY_LINE_MAX);
-            r = reply_template_push(t, &cap, SEG_TEXT, lit, i - lit);
-            if (r == 0)
-                r = reply_template_push(t, &cap, SEG_NEWLINE, 0, 0);
-            if (r < 0)
-                return r;
-            i += c == '\r' ? 2 : 1;
-            lit = line_start = i;
-            line++;
-            continue;
-        }
-        if (c == '{') {
-            size_t end, n;
-            bool found = false;
-
-            r = reply_template_push(t, &cap, SEG_TEXT, lit, i - lit);
-            if (r < 0)
-                return r;
-            if (i + 1 < len && s[i + 1] == '{') {
-                /* "{{" is a literal brace: keep the first one. */
-                r = reply_template_push(t, &cap, SEG_TEXT, i, 1);
-                if (r < 0)
-                    return r;
-                i += 2;
-                lit = i;
-                continue;
-            }
-            for (end = i + 1; end < len && end - i <= REPLY_PH_NAME_MAX + 1; end++)
-                if (s[end] == '}' || s[end] == '\n' || s[end] == '{')
-                    break;
-            if (end >= len || s[end] != '}')
-                return reply_template_fail(err, errlen, name, line, -EINVAL,
-                                           "unterminated placeholder (write '{{' for '{')");
-            n = end - i - 1;
-            for (size_t k = 0; k < sizeof(reply_placeholders) / sizeof(*reply_placeholders); k++) {
-                if (strlen(reply_placeholders[k].name) == n &&
-                    memcmp(reply_placeholders[k].name, s + i + 1, n) == 0) {
-                    r = reply_template_push(t, &cap, reply_placeholders[k].kind, 0, 0);
-                    if (r < 0)
-                        return r;
-                    found = true;
-                    break;
-                }
-            }
-            if (!found) {
-                char shown[REPLY_PH_NAME_MAX + 1];
-                size_t k;
-
-                /* The name goes into an error message: show it cleaned. */
-                for (k = 0; k < n && k < REPLY_PH_NAME_MAX; k++)
-                    shown[k] = (s[i + 1 + k] >= 0x20 && s[i + 1 + k] < 0x7f) ? s[i + 1 + k] : '?';
-                shown[k] = '\0';
-                return reply_template_fail(err, errlen, name, line, -EINVAL,
-                                           "unknown placeholder '{%s}'", shown);
-            }
-            i = end + 1;
-            lit = i;
-            continue;
-        }
-        if ((c < 0x20 && c != '\t') || c == 0x7f)
-            return reply_template_fail(err, errlen, name, line, -EINVAL, "control character 0x%02x",
-                                       c);
-        if (c >= 0x80) {
-            size_t l = reply_char_len((const unsigned char *)s + i, len - i);
-
-            if (l == 0)
-                return reply_template_fail(err, errlen, name, line, -EINVAL, "invalid UTF-8");
-            i += l;
-            continue;
-        }
-        i++;
+        if (c == '\n' || (c == '\r' && i + 1 < len && p.s[i + 1] == '\n'))
+            r = parse_newline(&p, &i);
+        else if (c == '{')
+            r = parse_brace(&p, &i);
+        else
+            r = parse_char(&p, &i);
     }
-    if (len - line_start > REPLY_LINE_MAX)
-        return reply_template_fail(err, errlen, name, line, -EINVAL, "line longer than %d bytes",
+    if (r < 0)
+        return r;
+    if (len - p.line_start > REPLY_LINE_MAX)
+        return reply_template_fail(err, errlen, name, p.line, -EINVAL, "line longer than %d bytes",
                                    REPLY_LINE_MAX);
-    return reply_template_push(t, &cap, SEG_TEXT, lit, len - lit);
+    return parse_push(&p, SEG_TEXT, p.lit, len - p.lit);
 }
 
 int

@@ -52,15 +52,76 @@ snapshot_free(struct snapshot *s)
     free(s);
 }
 
+/* cfg's thresholds, limits and profile as the classifier takes them;
+ * rcpt (CLASSIFIER_MAX_PATTERNS + 1 slots, checked by the caller) gets
+ * ReportRecipients and must outlive opts. */
+static void
+classifier_options_of(const struct config *cfg, const char **rcpt, struct classifier_options *opts)
+{
+    for (size_t i = 0; i < cfg->report_recipients.n; i++)
+        rcpt[i] = cfg->report_recipients.items[i];
+    rcpt[cfg->report_recipients.n] = NULL;
+
+    classifier_options_default(opts);
+    opts->thresholds.score[CLASSIFIER_ACTION_TAG] = cfg->tag_threshold;
+    opts->thresholds.score[CLASSIFIER_ACTION_REPLY] = cfg->reply_threshold;
+    opts->thresholds.score[CLASSIFIER_ACTION_QUARANTINE] = cfg->quarantine_threshold;
+    opts->thresholds.score[CLASSIFIER_ACTION_REJECT] = cfg->reject_threshold;
+    opts->doc_base = cfg->doc_base;
+    opts->profile = cfg->project;
+    opts->report_recipients = (const char *const *)rcpt;
+    opts->limits.max_message_bytes = (size_t)cfg->max_message_size;
+    opts->limits.max_mime_depth = cfg->max_mime_depth;
+    opts->limits.max_mime_parts = cfg->max_mime_parts;
+    opts->limits.max_part_bytes = (size_t)cfg->max_part_size;
+    opts->limits.max_headers = cfg->max_headers;
+    opts->limits.max_lines = cfg->max_lines;
+    opts->limits.max_line_bytes = cfg->max_line_length;
+    opts->limits.max_files = cfg->max_patch_files;
+    opts->limits.max_hunks = cfg->max_patch_hunks;
+    opts->limits.match_limit = cfg->regex_match_limit;
+    opts->limits.depth_limit = cfg->regex_depth_limit;
+}
+
+/* s->classifier from s->cfg; each failure told through relay. */
+static int
+build_classifier(struct snapshot *s, struct diag_relay *relay)
+{
+    const struct config *cfg = s->cfg;
+    const char *rcpt[CLASSIFIER_MAX_PATTERNS + 1];
+    struct classifier_options opts;
+    char text[1024], eb[128];
+    int r;
+
+    if (cfg->report_recipients.n > CLASSIFIER_MAX_PATTERNS) {
+        if (relay->fn) {
+            snprintf(text, sizeof(text), "ReportRecipients: more than %d patterns",
+                     CLASSIFIER_MAX_PATTERNS);
+            relay->fn(relay->ctx, text);
+        }
+        return -EINVAL;
+    }
+    classifier_options_of(cfg, rcpt, &opts);
+    r = classifier_new(cfg->rules_dir, &opts, relay_rules_diag, relay, &s->classifier);
+    if (r < 0) {
+        if (relay->count == 0 && relay->fn) {
+            /* GNU strerror_r may return a static string instead of filling eb. */
+            snprintf(text, sizeof(text), "%s: cannot load rules: %s", cfg->rules_dir,
+                     strerror_r(-r, eb, sizeof(eb)));
+            relay->fn(relay->ctx, text);
+        }
+        return -EINVAL;
+    }
+    return 0;
+}
+
 int
 snapshot_build(const char *config_path, const struct config_paths *paths, snapshot_diag_fn *diag_fn,
                void *diag_ctx, struct snapshot **ret)
 {
     struct diag_relay relay = {.fn = diag_fn, .ctx = diag_ctx};
-    struct classifier_options opts;
     struct config_error cerr = {""};
     struct snapshot *s;
-    const char *rcpt[CLASSIFIER_MAX_PATTERNS + 1];
     char terr[768] = "";
     int r;
 
@@ -75,54 +136,9 @@ snapshot_build(const char *config_path, const struct config_paths *paths, snapsh
             diag_fn(diag_ctx, cerr.text);
         goto out;
     }
-
-    if (s->cfg->report_recipients.n > CLASSIFIER_MAX_PATTERNS) {
-        if (diag_fn) {
-            char text[128];
-
-            snprintf(text, sizeof(text), "ReportRecipients: more than %d patterns",
-                     CLASSIFIER_MAX_PATTERNS);
-            diag_fn(diag_ctx, text);
-        }
-        r = -EINVAL;
+    r = build_classifier(s, &relay);
+    if (r < 0)
         goto out;
-    }
-    for (size_t i = 0; i < s->cfg->report_recipients.n; i++)
-        rcpt[i] = s->cfg->report_recipients.items[i];
-    rcpt[s->cfg->report_recipients.n] = NULL;
-
-    classifier_options_default(&opts);
-    opts.thresholds.score[CLASSIFIER_ACTION_TAG] = s->cfg->tag_threshold;
-    opts.thresholds.score[CLASSIFIER_ACTION_REPLY] = s->cfg->reply_threshold;
-    opts.thresholds.score[CLASSIFIER_ACTION_QUARANTINE] = s->cfg->quarantine_threshold;
-    opts.thresholds.score[CLASSIFIER_ACTION_REJECT] = s->cfg->reject_threshold;
-    opts.doc_base = s->cfg->doc_base;
-    opts.profile = s->cfg->project;
-    opts.report_recipients = (const char *const *)rcpt;
-    opts.limits.max_message_bytes = (size_t)s->cfg->max_message_size;
-    opts.limits.max_mime_depth = s->cfg->max_mime_depth;
-    opts.limits.max_mime_parts = s->cfg->max_mime_parts;
-    opts.limits.max_part_bytes = (size_t)s->cfg->max_part_size;
-    opts.limits.max_headers = s->cfg->max_headers;
-    opts.limits.max_lines = s->cfg->max_lines;
-    opts.limits.max_line_bytes = s->cfg->max_line_length;
-    opts.limits.max_files = s->cfg->max_patch_files;
-    opts.limits.max_hunks = s->cfg->max_patch_hunks;
-    opts.limits.match_limit = s->cfg->regex_match_limit;
-    opts.limits.depth_limit = s->cfg->regex_depth_limit;
-    r = classifier_new(s->cfg->rules_dir, &opts, relay_rules_diag, &relay, &s->classifier);
-    if (r < 0) {
-        if (relay.count == 0 && diag_fn) {
-            char text[1024], eb[128];
-
-            /* GNU strerror_r may return a static string instead of filling eb. */
-            snprintf(text, sizeof(text), "%s: cannot load rules: %s", s->cfg->rules_dir,
-                     strerror_r(-r, eb, sizeof(eb)));
-            diag_fn(diag_ctx, text);
-        }
-        r = -EINVAL;
-        goto out;
-    }
 
     r = metrics_rules_map(s->classifier, &s->metrics_rules);
     if (r < 0) {
