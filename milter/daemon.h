@@ -7,7 +7,6 @@
 
 #include <stdbool.h>
 
-struct config;
 struct config_paths;
 struct snapshot;
 
@@ -21,16 +20,6 @@ struct daemon_options {
 /* Block the signals the daemon's signal thread takes (and SIGHUP, left to
  * libmilter), ignore SIGPIPE: before any thread starts. */
 void daemon_block_signals(void);
-
-/*
- * StateDir's data file checked before anything maps it. Sets
- * *ret_without when OnStateError lets the daemon run without state.
- * Returns EX_OK, or EX_CANTCREAT to refuse (after logging why).
- */
-int daemon_state_file_ok(const struct config *cfg, bool *ret_without);
-
-/* For state_on_damage(): LMDB met a damaged page and aborts on return. */
-void daemon_state_damaged(const char *dir, const char *reason);
 
 /* Start and serve with snap until stopped; o is copied. Returns a
  * sysexits code. */

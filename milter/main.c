@@ -18,6 +18,7 @@
 #include "classifier.h"
 #include "config.h"
 #include "daemon.h"
+#include "daemon_state.h"
 #include "ids.h"
 #include "log.h"
 #include "offline.h"
