@@ -34,6 +34,8 @@
 #include <unistd.h>
 
 #include "gate.h"
+#include "gate_limit.h"
+#include "gate_tempfail.h"
 #include "log.h"
 
 #define GATE_TEMPFAIL_MAX 256 /* over-cap connections answered at once */

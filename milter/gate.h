@@ -24,25 +24,6 @@
 #ifndef SLOP_MILTER_GATE_H
 #define SLOP_MILTER_GATE_H
 
-#include <stdint.h>
-
-/* Threads the daemon runs besides its connections (see gate_limit.c). */
-#define GATE_RESERVED_TASKS 48
-/* Threads one connection may hold: libmilter's worker and its scan thread. */
-#define GATE_TASKS_PER_CONN 2
-/* Without any task limit: enough for Postfix's default 100 smtpd processes twice. */
-#define GATE_DEFAULT_CAP 256
-
-/*
- * The task limit of this process: the smallest of the pids cgroup's
- * pids.max up the hierarchy (systemd's TasksMax) and, when not root,
- * RLIMIT_NPROC. 0: no limit found.
- */
-uint64_t gate_task_limit(void);
-
-/* MaxConnections 0: the cap that keeps threads under limit (0: none). */
-unsigned gate_auto_cap(uint64_t limit);
-
 /*
  * Start counting and the tempfail thread, and log the cap chosen.
  * max_connections: MaxConnections (0: gate_auto_cap() of the task
@@ -69,17 +50,5 @@ enum gate_note {
     GATE_NOTE_KINDS,
 };
 void gate_note(enum gate_note what, unsigned read_timeout);
-
-/*
- * The tempfail answer to an over-cap connection, one packet at a time.
- * in/in_len: the bytes read so far; *ret_used: bytes consumed; out
- * (at least GATE_REPLY_MAX bytes) and *ret_out_len: the reply to send.
- * Returns 1 to keep reading, 0 when the connection is finished (QUIT),
- * -EPROTO on a malformed or oversized packet.
- */
-#define GATE_REPLY_MAX 32
-#define GATE_PACKET_MAX 4096 /* bytes of one MTA packet taken before the tempfail */
-int gate_tempfail_step(const unsigned char *in, size_t in_len, size_t *ret_used, unsigned char *out,
-                       size_t *ret_out_len);
 
 #endif

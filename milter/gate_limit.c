@@ -20,7 +20,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "gate.h"
+#include "gate_limit.h"
 
 #define GATE_CGROUP_LINE 1024
 /* Descriptors of the daemon itself: state, logs, replies. */

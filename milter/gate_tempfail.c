@@ -20,7 +20,7 @@
 #include <libmilter/mfapi.h>
 #include <libmilter/mfdef.h>
 
-#include "gate.h"
+#include "gate_tempfail.h"
 
 #define GATE_HEAD 5 /* length and command byte */
 

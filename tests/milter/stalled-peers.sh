@@ -61,8 +61,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-# GATE_RESERVED_TASKS (milter/gate.h) plus two threads per connection.
-reserved=$(sed -n 's/^#define GATE_RESERVED_TASKS \([0-9]*\).*/\1/p' "$here/../../milter/gate.h")
+# GATE_RESERVED_TASKS (milter/gate_limit.h) plus two threads per connection.
+reserved=$(sed -n 's/^#define GATE_RESERVED_TASKS \([0-9]*\).*/\1/p' "$here/../../milter/gate_limit.h")
 limit=$((reserved + 2 * cap))
 run_as=""
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1 &&

@@ -21,6 +21,8 @@
 #include <libmilter/mfdef.h>
 
 #include "gate.h"
+#include "gate_limit.h"
+#include "gate_tempfail.h"
 
 static size_t
 packet(unsigned char *buf, char cmd, const void *data, uint32_t len)
