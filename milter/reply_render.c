@@ -152,6 +152,68 @@ reply_evidence_shown(const struct classifier_hit *hit)
            !reply_rule_in(hit->rule, reply_internal_evidence, n, false);
 }
 
+/* A finding kept from the sender: internal rules and markers. */
+static bool
+reply_hit_hidden(const struct classifier_hit *hit)
+{
+    if (hit->rule != NULL && strncmp(hit->rule, "__", 2) == 0)
+        return true;
+    return reply_rule_in(hit->rule, reply_internal_rules,
+                         sizeof(reply_internal_rules) / sizeof(reply_internal_rules[0]), true);
+}
+
+/* One finding: its sentence, its evidence and its document, cleaned;
+ * false (b's error set) without memory. */
+static bool
+reply_render_finding(struct textbuf *b, const struct classifier_hit *hit, bool first)
+{
+    char *desc, *ev = NULL, *doc = NULL, *rule;
+    struct textbuf line;
+    bool ok = false;
+
+    reply_buf_init(&line);
+    desc = reply_clean_dup(hit->description ? hit->description : hit->rule, REPLY_TEXT_MAX);
+    rule = reply_clean_dup(hit->rule ? hit->rule : "?", 64);
+    if (reply_evidence_shown(hit))
+        ev = reply_quote_dup(hit->evidence, REPLY_EVIDENCE_MAX);
+    if (hit->doc != NULL)
+        doc = reply_clean_dup(hit->doc, REPLY_TEXT_MAX);
+    if (desc == NULL || rule == NULL || (reply_evidence_shown(hit) && ev == NULL) ||
+        (hit->doc && doc == NULL)) {
+        b->err = b->err ? b->err : -ENOMEM;
+        goto out;
+    }
+    if (!first)
+        textbuf_add(b, "\n", 1);
+    /* Rule descriptions are phrases; the reply shows sentences. */
+    if (desc[0] >= 'a' && desc[0] <= 'z')
+        desc[0] = (char)(desc[0] - 'a' + 'A');
+    textbuf_printf(&line, "%s (%s, %.1f points).", desc[0] ? desc : rule, rule, hit->score);
+    if (line.err == 0)
+        reply_wrap(b, line.p, "- ", "  ");
+    else
+        b->err = b->err ? b->err : line.err;
+    if (ev != NULL && ev[0] != '\0') {
+        textbuf_release(&line);
+        textbuf_printf(&line, "Evidence: \"%s\"", ev);
+        if (line.err == 0)
+            reply_wrap(b, line.p, "  ", "    ");
+    }
+    if (doc != NULL && doc[0] != '\0') {
+        textbuf_adds(b, "  See: ");
+        textbuf_adds(b, doc);
+        textbuf_add(b, "\n", 1);
+    }
+    ok = true;
+out:
+    textbuf_release(&line);
+    free(desc);
+    free(rule);
+    free(ev);
+    free(doc);
+    return ok;
+}
+
 static void
 reply_render_findings(struct textbuf *b, const struct classifier_result *res)
 {
@@ -159,57 +221,15 @@ reply_render_findings(struct textbuf *b, const struct classifier_result *res)
 
     for (size_t h = 0; res != NULL && h < res->n_hits; h++) {
         const struct classifier_hit *hit = &res->hits[h];
-        char *desc, *ev = NULL, *doc = NULL, *rule;
-        struct textbuf line;
 
-        reply_buf_init(&line);
-        if (hit->rule != NULL && strncmp(hit->rule, "__", 2) == 0)
-            continue;
-        if (reply_rule_in(hit->rule, reply_internal_rules,
-                          sizeof(reply_internal_rules) / sizeof(reply_internal_rules[0]), true))
+        if (reply_hit_hidden(hit))
             continue;
         if (shown == REPLY_FINDINGS_MAX) {
             hidden++;
             continue;
         }
-        desc = reply_clean_dup(hit->description ? hit->description : hit->rule, REPLY_TEXT_MAX);
-        rule = reply_clean_dup(hit->rule ? hit->rule : "?", 64);
-        if (reply_evidence_shown(hit))
-            ev = reply_quote_dup(hit->evidence, REPLY_EVIDENCE_MAX);
-        if (hit->doc != NULL)
-            doc = reply_clean_dup(hit->doc, REPLY_TEXT_MAX);
-        if (desc == NULL || rule == NULL || (reply_evidence_shown(hit) && ev == NULL) ||
-            (hit->doc && doc == NULL)) {
-            b->err = b->err ? b->err : -ENOMEM;
-        } else {
-            if (shown > 0)
-                textbuf_add(b, "\n", 1);
-            /* Rule descriptions are phrases; the reply shows sentences. */
-            if (desc[0] >= 'a' && desc[0] <= 'z')
-                desc[0] = (char)(desc[0] - 'a' + 'A');
-            textbuf_printf(&line, "%s (%s, %.1f points).", desc[0] ? desc : rule, rule, hit->score);
-            if (line.err == 0)
-                reply_wrap(b, line.p, "- ", "  ");
-            else
-                b->err = b->err ? b->err : line.err;
-            if (ev != NULL && ev[0] != '\0') {
-                textbuf_release(&line);
-                textbuf_printf(&line, "Evidence: \"%s\"", ev);
-                if (line.err == 0)
-                    reply_wrap(b, line.p, "  ", "    ");
-            }
-            if (doc != NULL && doc[0] != '\0') {
-                textbuf_adds(b, "  See: ");
-                textbuf_adds(b, doc);
-                textbuf_add(b, "\n", 1);
-            }
+        if (reply_render_finding(b, hit, shown == 0))
             shown++;
-        }
-        textbuf_release(&line);
-        free(desc);
-        free(rule);
-        free(ev);
-        free(doc);
     }
     if (shown == 0)
         textbuf_adds(b, "- (no specific findings)\n");
@@ -304,86 +324,110 @@ reply_doc_url(struct textbuf *b, const char *base, const char *page)
     textbuf_adds(b, page);
 }
 
+/* The body line being built from the template, and what it held. */
+struct body_line {
+    struct textbuf text;
+    bool had_ph, had_text;
+    size_t blank_run; /* blank lines just written */
+};
+
+/* End the line (nl: at a template newline, not the end): a line of
+ * placeholders that expanded to nothing is dropped, blank lines collapse. */
+static void
+body_end_line(struct textbuf *b, struct body_line *l, bool nl)
+{
+    struct textbuf *line = &l->text;
+    bool blank = true;
+
+    for (size_t k = 0; k < line->len; k++)
+        if (line->p[k] != ' ' && line->p[k] != '\t' && line->p[k] != '\n')
+            blank = false;
+    if (nl)
+        textbuf_add(line, "\n", 1);
+    if (blank && l->had_ph && !l->had_text) {
+        /* Drop it. */
+    } else if (blank) {
+        if (++l->blank_run <= 1 && line->len > 0)
+            textbuf_add(b, "\n", 1);
+    } else {
+        /* Multi-line expansions end with '\n' already. */
+        if (line->len >= 2 && line->p[line->len - 1] == '\n' && line->p[line->len - 2] == '\n')
+            line->len--;
+        textbuf_add(b, line->p ? line->p : "", line->len);
+        l->blank_run = 0;
+    }
+    line->len = 0;
+    l->had_ph = l->had_text = false;
+    if (line->err != 0 && b->err == 0)
+        b->err = line->err;
+}
+
+/* A placeholder's expansion into line. */
+static void
+body_expand(struct textbuf *line, enum reply_seg_kind kind, const struct reply_input *in,
+            const char *subject, const char *msgid)
+{
+    const struct classifier_result *res = in->result;
+
+    switch (kind) {
+    case SEG_SUBJECT:
+        textbuf_adds(line, subject);
+        break;
+    case SEG_MESSAGE_ID:
+        textbuf_adds(line, msgid ? msgid : "(none)");
+        break;
+    case SEG_FINDINGS:
+        reply_render_findings(line, res);
+        break;
+    case SEG_QUESTIONS:
+        reply_render_questions(line, res, in->other_project);
+        break;
+    case SEG_DISCLOSURE:
+        if (res != NULL && res->disclosure)
+            reply_wrap(line, reply_disclosure_note, "", "");
+        break;
+    case SEG_THREAT_MODEL_URL:
+        reply_doc_url(line, in->doc_base, "process/threat-model.html");
+        break;
+    case SEG_SECURITY_BUGS_URL:
+        reply_doc_url(line, in->doc_base, "process/security-bugs.html");
+        break;
+    case SEG_SCORE:
+        textbuf_printf(line, "%.1f", res ? res->score : 0.0);
+        break;
+    case SEG_TEXT:
+    case SEG_NEWLINE:
+        break;
+    }
+}
+
 /* Render the body from the template: lines made only of placeholders that
  * expand to nothing are dropped, and runs of blank lines collapse. */
 static void
 reply_render_body(struct textbuf *b, const struct reply_template *t, const struct reply_input *in,
                   const char *subject, const char *msgid)
 {
-    const struct classifier_result *res = in->result;
-    struct textbuf line;
-    bool had_ph = false, had_text = false;
-    size_t blank_run = 0;
+    struct body_line l = {.had_ph = false};
 
-    reply_buf_init(&line);
+    reply_buf_init(&l.text);
     for (size_t i = 0; i <= t->n_segs && b->err == 0; i++) {
         const struct reply_seg *seg = i < t->n_segs ? &t->segs[i] : NULL;
 
         if (seg == NULL || seg->kind == SEG_NEWLINE) {
-            bool blank = true;
-
-            for (size_t k = 0; k < line.len; k++)
-                if (line.p[k] != ' ' && line.p[k] != '\t' && line.p[k] != '\n')
-                    blank = false;
-            if (seg != NULL)
-                textbuf_add(&line, "\n", 1);
-            if (blank && had_ph && !had_text) {
-                /* Drop it. */
-            } else if (blank) {
-                if (++blank_run <= 1 && line.len > 0)
-                    textbuf_add(b, "\n", 1);
-            } else {
-                /* Multi-line expansions end with '\n' already. */
-                if (line.len >= 2 && line.p[line.len - 1] == '\n' && line.p[line.len - 2] == '\n')
-                    line.len--;
-                textbuf_add(b, line.p ? line.p : "", line.len);
-                blank_run = 0;
-            }
-            line.len = 0;
-            had_ph = had_text = false;
-            if (line.err != 0 && b->err == 0)
-                b->err = line.err;
+            body_end_line(b, &l, seg != NULL);
             continue;
         }
-        switch (seg->kind) {
-        case SEG_TEXT:
-            textbuf_add(&line, t->text + seg->off, seg->len);
+        if (seg->kind == SEG_TEXT) {
+            textbuf_add(&l.text, t->text + seg->off, seg->len);
             for (size_t k = 0; k < seg->len; k++)
                 if (t->text[seg->off + k] != ' ' && t->text[seg->off + k] != '\t')
-                    had_text = true;
-            break;
-        case SEG_SUBJECT:
-            textbuf_adds(&line, subject);
-            break;
-        case SEG_MESSAGE_ID:
-            textbuf_adds(&line, msgid ? msgid : "(none)");
-            break;
-        case SEG_FINDINGS:
-            reply_render_findings(&line, res);
-            break;
-        case SEG_QUESTIONS:
-            reply_render_questions(&line, res, in->other_project);
-            break;
-        case SEG_DISCLOSURE:
-            if (res != NULL && res->disclosure)
-                reply_wrap(&line, reply_disclosure_note, "", "");
-            break;
-        case SEG_THREAT_MODEL_URL:
-            reply_doc_url(&line, in->doc_base, "process/threat-model.html");
-            break;
-        case SEG_SECURITY_BUGS_URL:
-            reply_doc_url(&line, in->doc_base, "process/security-bugs.html");
-            break;
-        case SEG_SCORE:
-            textbuf_printf(&line, "%.1f", res ? res->score : 0.0);
-            break;
-        case SEG_NEWLINE:
-            break;
+                    l.had_text = true;
+            continue;
         }
-        if (seg->kind != SEG_TEXT)
-            had_ph = true;
+        body_expand(&l.text, seg->kind, in, subject, msgid);
+        l.had_ph = true;
     }
-    textbuf_release(&line);
+    textbuf_release(&l.text);
     /* No trailing blank lines; exactly one final newline. */
     while (b->err == 0 && b->len > 1 && b->p[b->len - 1] == '\n' && b->p[b->len - 2] == '\n')
         b->len--;
