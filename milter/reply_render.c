@@ -493,17 +493,74 @@ reply_strip_re(const char *s)
     }
 }
 
+/* Our reply's Message-ID, "<slop.RANDOM@host>", into own_id. */
+static void
+reply_own_id(char *own_id, size_t size, const char *host, time_t now)
+{
+    unsigned char rnd[12];
+
+    if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd)) {
+        /* Uniqueness, not secrecy, is needed here. */
+        uint64_t x = (uint64_t)now ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)own_id;
+
+        for (size_t i = 0; i < sizeof(rnd); i++, x = x * 6364136223846793005ULL + 1)
+            rnd[i] = (unsigned char)(x >> 56);
+    }
+    memcpy(own_id, "<slop.", 6);
+    for (size_t i = 0; i < sizeof(rnd); i++)
+        snprintf(own_id + 6 + 2 * i, 3, "%02x", rnd[i]);
+    snprintf(own_id + 6 + 2 * sizeof(rnd), size - 6 - 2 * sizeof(rnd), "@%s>", host);
+}
+
+/* The reply's header up to its blank line. msgid: the checked Message-ID
+ * of the mail answered, or NULL. */
+static int
+reply_render_header(struct textbuf *b, const struct reply_input *in, const char *from,
+                    const char *to, const char *host, const char *date, const char *msgid)
+{
+    char own_id[6 + 2 * 12 + 1 + REPLY_HOST_MAX + 2];
+
+    if (from != NULL && from[0] != '\0')
+        reply_header_folded(b, "From", from);
+    else
+        textbuf_printf(b, "From: slop-milter <postmaster@%s>\n", host);
+    textbuf_printf(b, "To: <%s>\n", to);
+    /* Nothing from the mail goes into a header but a checked Message-ID. */
+    textbuf_adds(b, "Subject: " REPLY_SUBJECT "\n");
+    textbuf_printf(b, "Date: %s\n", date);
+    reply_own_id(own_id, sizeof(own_id), host, in->now ? in->now : time(NULL));
+    textbuf_printf(b, "Message-ID: %s\n", own_id);
+    /* What comes back to us with it is known as ours (reply_token.c). */
+    if (in->key != NULL) {
+        char token[REPLY_TOKEN_LEN + 1];
+        int r = reply_token_make(in->key, own_id, date, token);
+
+        if (r < 0)
+            return r;
+        textbuf_printf(b, REPLY_TOKEN_HEADER ": %s\n", token);
+    }
+    if (msgid != NULL) {
+        textbuf_printf(b, "In-Reply-To: %s\n", msgid);
+        textbuf_printf(b, "References: %s\n", msgid);
+    }
+    textbuf_adds(b, "Auto-Submitted: auto-replied\n"
+                    "X-Auto-Response-Suppress: All\n"
+                    "MIME-Version: 1.0\n"
+                    "Content-Type: text/plain; charset=utf-8\n"
+                    "Content-Transfer-Encoding: 8bit\n"
+                    "\n");
+    return 0;
+}
+
 int
 reply_render(const struct reply_template *t, const struct reply_input *in, char **ret_msg)
 {
     char to[REPLY_ADDR_MAX + 1], msgid[REPLY_MSGID_MAX], host[REPLY_HOST_MAX + 1];
-    char date[64], own_id[6 + 2 * 12 + 1 + REPLY_HOST_MAX + 2];
+    char date[64];
     const char *subject_in, *msgid_in;
     char *subject = NULL, *from = NULL;
-    unsigned char rnd[12];
     bool have_msgid;
     struct textbuf b;
-    time_t now;
     int r;
 
     reply_buf_init(&b);
@@ -515,17 +572,9 @@ reply_render(const struct reply_template *t, const struct reply_input *in, char 
     msgid_in = in->message_id ? in->message_id : (in->result ? in->result->message_id : NULL);
     have_msgid = reply_msgid(msgid_in, msgid);
     reply_hostname(in->hostname, host);
-    now = in->now ? in->now : time(NULL);
-    r = reply_date(now, date, sizeof(date));
+    r = reply_date(in->now ? in->now : time(NULL), date, sizeof(date));
     if (r < 0)
         return r;
-    if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd)) {
-        /* Uniqueness, not secrecy, is needed here. */
-        uint64_t x = (uint64_t)now ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&b;
-
-        for (size_t i = 0; i < sizeof(rnd); i++, x = x * 6364136223846793005ULL + 1)
-            rnd[i] = (unsigned char)(x >> 56);
-    }
 
     subject = reply_quote_dup(reply_strip_re(subject_in ? subject_in : ""), REPLY_SUBJECT_SHOWN);
     if (in->from != NULL)
@@ -534,39 +583,9 @@ reply_render(const struct reply_template *t, const struct reply_input *in, char 
         r = -ENOMEM;
         goto out;
     }
-
-    if (from != NULL && from[0] != '\0')
-        reply_header_folded(&b, "From", from);
-    else
-        textbuf_printf(&b, "From: slop-milter <postmaster@%s>\n", host);
-    textbuf_printf(&b, "To: <%s>\n", to);
-    /* Nothing from the mail goes into a header but a checked Message-ID. */
-    textbuf_adds(&b, "Subject: " REPLY_SUBJECT "\n");
-    textbuf_printf(&b, "Date: %s\n", date);
-    memcpy(own_id, "<slop.", 6);
-    for (size_t i = 0; i < sizeof(rnd); i++)
-        snprintf(own_id + 6 + 2 * i, 3, "%02x", rnd[i]);
-    snprintf(own_id + 6 + 2 * sizeof(rnd), sizeof(own_id) - 6 - 2 * sizeof(rnd), "@%s>", host);
-    textbuf_printf(&b, "Message-ID: %s\n", own_id);
-    /* What comes back to us with it is known as ours (reply_token.c). */
-    if (in->key != NULL) {
-        char token[REPLY_TOKEN_LEN + 1];
-
-        r = reply_token_make(in->key, own_id, date, token);
-        if (r < 0)
-            goto out;
-        textbuf_printf(&b, REPLY_TOKEN_HEADER ": %s\n", token);
-    }
-    if (have_msgid) {
-        textbuf_printf(&b, "In-Reply-To: %s\n", msgid);
-        textbuf_printf(&b, "References: %s\n", msgid);
-    }
-    textbuf_adds(&b, "Auto-Submitted: auto-replied\n"
-                     "X-Auto-Response-Suppress: All\n"
-                     "MIME-Version: 1.0\n"
-                     "Content-Type: text/plain; charset=utf-8\n"
-                     "Content-Transfer-Encoding: 8bit\n"
-                     "\n");
+    r = reply_render_header(&b, in, from, to, host, date, have_msgid ? msgid : NULL);
+    if (r < 0)
+        goto out;
     reply_render_body(&b, t, in, subject[0] ? subject : "(no subject)", have_msgid ? msgid : NULL);
     r = reply_buf_err(&b);
     if (r < 0)
