@@ -136,6 +136,31 @@ reply_link_like(const char *w, size_t n)
     return false;
 }
 
+/* The bytes of the whole characters of the wl-byte word p that fit in
+ * max. */
+static size_t
+reply_whole_chars(const char *p, size_t wl, size_t max)
+{
+    size_t take = 0;
+
+    while (take < wl) {
+        size_t l = reply_char_len((const unsigned char *)p + take, wl - take);
+
+        if (l == 0 || take + l > max)
+            break;
+        take += l;
+    }
+    return take;
+}
+
+/* n bytes of a word with its double quotes made single. */
+static void
+reply_quote_word(struct textbuf *b, const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        textbuf_add(b, p[i] == '"' ? "'" : p + i, 1);
+}
+
 /*
  * Text taken from the mail, made fit to show as quoted data: clean (see
  * reply_clean), each link-like word replaced by "[link removed]", double
@@ -166,23 +191,14 @@ reply_quote_dup(const char *s, size_t max)
             if (b.len > 0 || link)
                 break;
             /* One long word: whole characters up to max. */
-            take = 0;
-            while (take < wl) {
-                size_t l = reply_char_len((const unsigned char *)p + take, wl - take);
-
-                if (l == 0 || take + l > max)
-                    break;
-                take += l;
-            }
+            take = reply_whole_chars(p, wl, max);
         }
         if (sep)
             textbuf_add(&b, " ", 1);
-        if (link) {
+        if (link)
             textbuf_adds(&b, removed);
-        } else {
-            for (size_t i = 0; i < take; i++)
-                textbuf_add(&b, p[i] == '"' ? "'" : p + i, 1);
-        }
+        else
+            reply_quote_word(&b, p, take);
         p += wl;
         while (*p == ' ')
             p++;
