@@ -441,23 +441,125 @@ parse_escape(struct pf_parser *ps, char *lit, bool in_class)
     }
 }
 
+/* A class being read: its ASCII members, folded to lower case. */
+struct pf_class {
+    unsigned char set[128];
+    bool any; /* a member outside ASCII, or one not known exactly */
+    int prev; /* the last single member, a range's low end, or -1 */
+};
+
+/* A range after its '-' (at ps->p): marks prev..hi, or makes the class
+ * inexact when hi is not ASCII or below prev. False when the high end is
+ * a bad escape, which fails the parse. */
+static bool
+class_range(struct pf_parser *ps, struct pf_class *cl)
+{
+    char lit;
+    int hi;
+
+    ps->p++;
+    if (*ps->p == '\\') {
+        ps->p++;
+        if (parse_escape(ps, &lit, true) != 1) {
+            ps->fail = true;
+            return false;
+        }
+        hi = (unsigned char)lit;
+    } else {
+        hi = (unsigned char)*ps->p++;
+    }
+    if (hi >= 0x80 || hi < cl->prev) {
+        cl->any = true;
+    } else {
+        for (int k = cl->prev; k <= hi; k++)
+            cl->set[(unsigned char)pf_lower((char)k)] = 1;
+    }
+    cl->prev = -1;
+    return true;
+}
+
+/* One member that is not a range: a byte, an escape, or a UTF-8
+ * sequence. An escape that is not one byte makes the class inexact. */
+static void
+class_single(struct pf_parser *ps, struct pf_class *cl)
+{
+    char lit;
+    int c;
+
+    if (*ps->p == '\\') {
+        ps->p++;
+        if (parse_escape(ps, &lit, true) != 1) {
+            cl->any = true;
+            cl->prev = -1;
+            return;
+        }
+        c = (unsigned char)lit;
+    } else {
+        c = (unsigned char)*ps->p++;
+    }
+    if (c >= 0x80) {
+        /* Skip the rest of the UTF-8 sequence: one class member. */
+        while (ps->p < ps->end && ((unsigned char)*ps->p & 0xc0) == 0x80)
+            ps->p++;
+        cl->any = true;
+        cl->prev = -1;
+        return;
+    }
+    cl->set[(unsigned char)pf_lower((char)c)] = 1;
+    cl->prev = c;
+}
+
+/* "[:", "[." or "[=" inside a class: POSIX forms the parser does not
+ * read, so the parse fails. */
+static bool
+class_at_posix(const struct pf_parser *ps)
+{
+    return *ps->p == '[' && ps->p + 1 < ps->end &&
+           (ps->p[1] == ':' || ps->p[1] == '.' || ps->p[1] == '=');
+}
+
+/* A '-' that opens a range: after a single member, not last. */
+static bool
+class_at_range(const struct pf_parser *ps, const struct pf_class *cl)
+{
+    return *ps->p == '-' && cl->prev >= 0 && ps->p + 1 < ps->end && ps->p[1] != ']';
+}
+
+/* A read class as an exact set: one to eight ASCII bytes, not negated,
+ * no inexact member, no word boundary marker. */
+static void
+class_exact(struct pf_parser *ps, struct pf_info *x, const struct pf_class *cl, bool negate)
+{
+    unsigned n = 0;
+
+    if (negate || cl->any || cl->set[(unsigned char)PF_WB])
+        return;
+    for (unsigned k = 0; k < 128; k++)
+        n += cl->set[k];
+    if (n == 0 || n > 8)
+        return;
+    x->kind = PF_EXACT;
+    for (unsigned k = 0; k < 128; k++) {
+        char s = (char)k;
+
+        if (cl->set[k] && strv_add(&x->s, &s, 1, PF_SET_MAX) < 0)
+            ps->nomem = true;
+    }
+}
+
 /* A character class after '['. Small classes of ASCII bytes are exact. */
 static void
 parse_class(struct pf_parser *ps, struct pf_info *x)
 {
-    unsigned char set[128] = {0};
-    bool negate = false, any = false, first = true;
-    int prev = -1;
-    unsigned n = 0;
+    struct pf_class cl = {.prev = -1};
+    bool negate = false;
 
     if (ps->p < ps->end && *ps->p == '^') {
         negate = true;
         ps->p++;
     }
-    for (;;) {
-        int c;
-        char lit;
-
+    /* A ']' first in the class is a member, not its end. */
+    for (bool first = true;; first = false) {
         if (ps->p >= ps->end) {
             ps->fail = true;
             return;
@@ -466,70 +568,16 @@ parse_class(struct pf_parser *ps, struct pf_info *x)
             ps->p++;
             break;
         }
-        first = false;
-        if (*ps->p == '[' && ps->p + 1 < ps->end &&
-            (ps->p[1] == ':' || ps->p[1] == '.' || ps->p[1] == '=')) {
+        if (class_at_posix(ps)) {
             ps->fail = true;
             return;
         }
-        if (*ps->p == '-' && prev >= 0 && ps->p + 1 < ps->end && ps->p[1] != ']') {
-            int hi;
-
-            ps->p++;
-            if (*ps->p == '\\') {
-                ps->p++;
-                if (parse_escape(ps, &lit, true) != 1) {
-                    ps->fail = true;
-                    return;
-                }
-                hi = (unsigned char)lit;
-            } else {
-                hi = (unsigned char)*ps->p++;
-            }
-            if (hi >= 0x80 || hi < prev) {
-                any = true;
-            } else {
-                for (int k = prev; k <= hi; k++)
-                    set[(unsigned char)pf_lower((char)k)] = 1;
-            }
-            prev = -1;
-            continue;
-        }
-        if (*ps->p == '\\') {
-            ps->p++;
-            if (parse_escape(ps, &lit, true) != 1) {
-                any = true;
-                prev = -1;
-                continue;
-            }
-            c = (unsigned char)lit;
-        } else {
-            c = (unsigned char)*ps->p++;
-        }
-        if (c >= 0x80) {
-            /* Skip the rest of the UTF-8 sequence: one class member. */
-            while (ps->p < ps->end && ((unsigned char)*ps->p & 0xc0) == 0x80)
-                ps->p++;
-            any = true;
-            prev = -1;
-            continue;
-        }
-        set[(unsigned char)pf_lower((char)c)] = 1;
-        prev = c;
+        if (!class_at_range(ps, &cl))
+            class_single(ps, &cl);
+        else if (!class_range(ps, &cl))
+            return;
     }
-    if (negate || any || set[(unsigned char)PF_WB])
-        return;
-    for (unsigned k = 0; k < 128; k++)
-        n += set[k];
-    if (n == 0 || n > 8)
-        return;
-    x->kind = PF_EXACT;
-    for (unsigned k = 0; k < 128; k++) {
-        char s = (char)k;
-
-        if (set[k] && strv_add(&x->s, &s, 1, PF_SET_MAX) < 0)
-            ps->nomem = true;
-    }
+    class_exact(ps, x, &cl, negate);
 }
 
 static void parse_alt(struct pf_parser *ps, struct pf_info *ret);
