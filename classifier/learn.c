@@ -78,6 +78,54 @@ word_byte(unsigned char c)
            c >= 0x80;
 }
 
+/* A word read from a region, folded to lower case; its bytes past
+ * LEARN_WORD_MAX are dropped. */
+struct osb_word {
+    char w[LEARN_WORD_MAX];
+    size_t len;
+    bool ident; /* a name such as foo_bar, kmalloc2 or nfTables */
+};
+
+/* The next word of r from *i, which it moves past the word. */
+static void
+osb_next_word(const struct region *r, size_t *i, struct osb_word *wd)
+{
+    const unsigned char *p = (const unsigned char *)r->text;
+    bool lower = false;
+
+    wd->len = 0;
+    wd->ident = false;
+    while (*i < r->len && !word_byte(p[*i]))
+        (*i)++;
+    while (*i < r->len && word_byte(p[*i])) {
+        unsigned char c = p[(*i)++];
+
+        /* foo_bar, kmalloc2, nfTables: a name, not a word. */
+        if (c == '_' || (c >= '0' && c <= '9') || (lower && c >= 'A' && c <= 'Z'))
+            wd->ident = true;
+        lower = c >= 'a' && c <= 'z';
+        if (wd->len < sizeof(wd->w))
+            wd->w[wd->len++] = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    }
+}
+
+/* The tokens of word hash h: h itself, then its pair with each of the
+ * have earlier words in the window; then h joins the window. */
+static void
+osb_add_word(struct token_sink *s, uint64_t left[LEARN_WINDOW - 1], size_t *have, uint64_t h)
+{
+    sink_add(s, h);
+    for (size_t d = 0; d < *have && s->n < s->max; d++) {
+        uint64_t dist = d + 1;
+
+        sink_add(s, fingerprint_fnv(fingerprint_fnv(left[d], &h, sizeof(h)), &dist, sizeof(dist)));
+    }
+    memmove(left + 1, left, (LEARN_WINDOW - 2) * sizeof(left[0]));
+    left[0] = fingerprint_fnv(s->pair_seed, &h, sizeof(h));
+    if (*have < LEARN_WINDOW - 1)
+        (*have)++;
+}
+
 /* OSB over one region. A pair token hashes the earlier word's hash, the
  * later one's and the distance; left[d] holds the FNV state after the
  * earlier word, so each pair hashes only the last 16 bytes. */
@@ -86,41 +134,18 @@ tokens_osb(struct token_sink *s, char tag, const struct region *r)
 {
     uint64_t left[LEARN_WINDOW - 1] = {0};
     size_t have = 0;
-    const unsigned char *p = (const unsigned char *)r->text;
     size_t i = 0;
 
     while (i < r->len && s->n < s->max) {
-        char w[LEARN_WORD_MAX];
-        size_t wl = 0;
-        bool ident = false, lower = false;
+        struct osb_word wd;
         uint64_t h;
 
-        while (i < r->len && !word_byte(p[i]))
-            i++;
-        while (i < r->len && word_byte(p[i])) {
-            unsigned char c = p[i++];
-
-            /* foo_bar, kmalloc2, nfTables: a name, not a word. */
-            if (c == '_' || (c >= '0' && c <= '9') || (lower && c >= 'A' && c <= 'Z'))
-                ident = true;
-            lower = c >= 'a' && c <= 'z';
-            if (wl < sizeof(w))
-                w[wl++] = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-        }
-        if (wl < LEARN_WORD_MIN && !ident)
+        osb_next_word(r, &i, &wd);
+        if (wd.len < LEARN_WORD_MIN && !wd.ident)
             continue;
-        h = ident ? token_hash(s->kind, tag, "\x01id", 3) : token_hash(s->kind, tag, w, wl);
-        sink_add(s, h);
-        for (size_t d = 0; d < have && s->n < s->max; d++) {
-            uint64_t dist = d + 1;
-
-            sink_add(s,
-                     fingerprint_fnv(fingerprint_fnv(left[d], &h, sizeof(h)), &dist, sizeof(dist)));
-        }
-        memmove(left + 1, left, sizeof(left) - sizeof(left[0]));
-        left[0] = fingerprint_fnv(s->pair_seed, &h, sizeof(h));
-        if (have < LEARN_WINDOW - 1)
-            have++;
+        h = wd.ident ? token_hash(s->kind, tag, "\x01id", 3)
+                     : token_hash(s->kind, tag, wd.w, wd.len);
+        osb_add_word(s, left, &have, h);
     }
 }
 
