@@ -17,6 +17,7 @@
 #include "measure_prose.h"
 #include "measure_text.h"
 #include "message.h"
+#include "needle.h"
 #include "report_trace.h"
 
 static bool
@@ -83,44 +84,33 @@ has_offset(const char *p, size_t len)
     return false;
 }
 
-/* A trace mark and its length. */
-struct trace_mark {
-    const char *text;
-    size_t len;
-};
-
-#define TRACE_MARK(s)                                                                              \
-    {                                                                                              \
-        s, sizeof(s) - 1                                                                           \
-    }
-
 /* Grouped by first byte, so a byte's candidates are one run of them. */
-static const struct trace_mark trace_marks[] = {
-    TRACE_MARK("Call Trace:"),
-    TRACE_MARK("Code: "),
-    TRACE_MARK("CPU: "),
-    TRACE_MARK("RIP: "),
-    TRACE_MARK("RSP: "),
-    TRACE_MARK("RAX: "),
-    TRACE_MARK("<TASK>"),
-    TRACE_MARK("</TASK>"),
-    TRACE_MARK("<IRQ>"),
-    TRACE_MARK("</IRQ>"),
-    TRACE_MARK("BUG: "),
-    TRACE_MARK("WARNING: "),
-    TRACE_MARK("Workqueue: "),
-    TRACE_MARK("KASAN: "),
-    TRACE_MARK("Kernel panic"),
-    TRACE_MARK("UBSAN: "),
-    TRACE_MARK("Oops: "),
-    TRACE_MARK("general protection fault"),
-    TRACE_MARK("Modules linked in:"),
-    TRACE_MARK("MemorySanitizer"),
-    TRACE_MARK("Hardware name:"),
-    TRACE_MARK("AddressSanitizer"),
-    TRACE_MARK("LeakSanitizer"),
-    TRACE_MARK("ThreadSanitizer"),
-    TRACE_MARK("runtime error: "),
+static const struct needle trace_marks[] = {
+    NEEDLE("Call Trace:"),
+    NEEDLE("Code: "),
+    NEEDLE("CPU: "),
+    NEEDLE("RIP: "),
+    NEEDLE("RSP: "),
+    NEEDLE("RAX: "),
+    NEEDLE("<TASK>"),
+    NEEDLE("</TASK>"),
+    NEEDLE("<IRQ>"),
+    NEEDLE("</IRQ>"),
+    NEEDLE("BUG: "),
+    NEEDLE("WARNING: "),
+    NEEDLE("Workqueue: "),
+    NEEDLE("KASAN: "),
+    NEEDLE("Kernel panic"),
+    NEEDLE("UBSAN: "),
+    NEEDLE("Oops: "),
+    NEEDLE("general protection fault"),
+    NEEDLE("Modules linked in:"),
+    NEEDLE("MemorySanitizer"),
+    NEEDLE("Hardware name:"),
+    NEEDLE("AddressSanitizer"),
+    NEEDLE("LeakSanitizer"),
+    NEEDLE("ThreadSanitizer"),
+    NEEDLE("runtime error: "),
 };
 
 static bool
@@ -145,9 +135,9 @@ is_trace_line(const char *p, size_t len)
 
         if (mark_first[c] == 0)
             continue;
-        for (size_t k = mark_first[c] - 1u; k < n_marks && trace_marks[k].text[0] == (char)c; k++)
-            if (trace_marks[k].len <= len - i &&
-                memcmp(p + i, trace_marks[k].text, trace_marks[k].len) == 0)
+        for (size_t k = mark_first[c] - 1u; k < n_marks && trace_marks[k].s[0] == (char)c; k++)
+            if (trace_marks[k].n <= len - i &&
+                memcmp(p + i, trace_marks[k].s, trace_marks[k].n) == 0)
                 return true;
     }
     return false;

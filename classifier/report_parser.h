@@ -21,6 +21,7 @@
 
 #include "ascii.h"
 #include "message.h"
+#include "needle.h"
 #include "span.h"
 #include "strv.h"
 
@@ -160,17 +161,6 @@ starts(const char *s, size_t n, const char *prefix)
 
     return n >= k && memcmp(s, prefix, k) == 0;
 }
-
-/* A needle with its length, so the per-line search needs no strlen(). */
-struct needle {
-    const char *s;
-    size_t n;
-};
-
-#define NEEDLE(lit)                                                                                \
-    {                                                                                              \
-        lit, sizeof(lit) - 1                                                                       \
-    }
 
 /* Whether s[0..n) ends with suffix, tested by its last byte first. */
 static inline bool
