@@ -2,8 +2,12 @@
  * rule_prefilter_lit.c - one literal of the prefilter's analyser as the
  * tables take it: its core without the word-boundary marks (PF_WB) and
  * the white space at its ends, and the PF_WB_* and PF_WS_* tests that
- * stand for them. No state; thread-safe.
+ * stand for them; and a required set less the literals that contain
+ * another. No state; thread-safe.
  */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rule_prefilter_lit.h"
@@ -106,4 +110,63 @@ rule_prefilter_lit_unmark(struct strv *v)
     }
     *v = out;
     return 0;
+}
+
+/* What redundant() knows of a literal before comparing it: its length
+ * and the bytes in it, each as bit (byte % 64). */
+struct lit_shape {
+    size_t len;
+    uint64_t bytes;
+};
+
+static struct lit_shape
+lit_shape(const char *s)
+{
+    struct lit_shape sh = {strlen(s), 0};
+
+    for (size_t i = 0; i < sh.len; i++)
+        sh.bytes |= UINT64_C(1) << ((unsigned char)s[i] % 64);
+    return sh;
+}
+
+/* True when some other literal of v is a substring of v[i]: v[i] then
+ * adds nothing to the filter. An equal one only counts once, so the
+ * first of equals stays. Only a literal no longer than v[i], with no
+ * byte that v[i] lacks, can be in it: sh[] spares most compares. */
+static bool
+redundant(const struct strv *v, const struct lit_shape *sh, size_t i)
+{
+    for (size_t j = 0; j < v->n; j++) {
+        if (j == i || sh[j].len > sh[i].len || (sh[j].bytes & ~sh[i].bytes) != 0)
+            continue;
+        if (sh[j].len == sh[i].len ? j < i && strcmp(v->v[i], v->v[j]) == 0
+                                   : strstr(v->v[i], v->v[j]) != NULL)
+            return true;
+    }
+    return false;
+}
+
+int
+rule_prefilter_lit_prune(const struct strv *v, struct strv *ret)
+{
+    struct lit_shape *sh;
+    int r = 0;
+
+    memset(ret, 0, sizeof(*ret));
+    sh = malloc((v->n ? v->n : 1) * sizeof(*sh));
+    if (sh == NULL)
+        return -ENOMEM;
+    for (size_t i = 0; i < v->n; i++)
+        sh[i] = lit_shape(v->v[i]);
+    for (size_t i = 0; i < v->n; i++) {
+        if (redundant(v, sh, i))
+            continue;
+        r = strv_add(ret, v->v[i], sh[i].len, PF_REQ_MAX);
+        if (r < 0) {
+            strv_release(ret);
+            break;
+        }
+    }
+    free(sh);
+    return r;
 }

@@ -83,4 +83,9 @@ bool rule_prefilter_lit_has(const struct strv *v, size_t n, const size_t *lens, 
  * give it. Returns 0, or -ENOMEM with v left empty. */
 int rule_prefilter_lit_unmark(struct strv *v);
 
+/* The literals of v into *ret, less those that contain another: a
+ * literal with another inside it adds nothing to a required set.
+ * Returns 0, or -ENOMEM with *ret empty. */
+int rule_prefilter_lit_prune(const struct strv *v, struct strv *ret);
+
 #endif

@@ -1032,67 +1032,6 @@ parse_alt(struct pf_parser *ps, struct pf_info *ret)
     }
 }
 
-/* What redundant() knows of a literal before comparing it: its length
- * and the bytes in it, each as bit (byte % 64). */
-struct lit_shape {
-    size_t len;
-    uint64_t bytes;
-};
-
-static struct lit_shape
-lit_shape(const char *s)
-{
-    struct lit_shape sh = {strlen(s), 0};
-
-    for (size_t i = 0; i < sh.len; i++)
-        sh.bytes |= UINT64_C(1) << ((unsigned char)s[i] % 64);
-    return sh;
-}
-
-/* True when some other literal of v is a substring of v[i]: v[i] then
- * adds nothing to the filter. An equal one only counts once, so the
- * first of equals stays. Only a literal no longer than v[i], with no
- * byte that v[i] lacks, can be in it: sh[] spares most compares. */
-static bool
-redundant(const struct strv *v, const struct lit_shape *sh, size_t i)
-{
-    for (size_t j = 0; j < v->n; j++) {
-        if (j == i || sh[j].len > sh[i].len || (sh[j].bytes & ~sh[i].bytes) != 0)
-            continue;
-        if (sh[j].len == sh[i].len ? j < i && strcmp(v->v[i], v->v[j]) == 0
-                                   : strstr(v->v[i], v->v[j]) != NULL)
-            return true;
-    }
-    return false;
-}
-
-/* The literals of required set x into *ret, less those that contain
- * another (they add nothing). */
-static int
-finish_set(const struct pf_info *x, struct strv *ret)
-{
-    struct lit_shape *sh;
-    int r = 0;
-
-    memset(ret, 0, sizeof(*ret));
-    sh = malloc((x->s.n ? x->s.n : 1) * sizeof(*sh));
-    if (sh == NULL)
-        return -ENOMEM;
-    for (size_t i = 0; i < x->s.n; i++)
-        sh[i] = lit_shape(x->s.v[i]);
-    for (size_t i = 0; i < x->s.n; i++) {
-        if (redundant(&x->s, sh, i))
-            continue;
-        r = strv_add(ret, x->s.v[i], sh[i].len, PF_REQ_MAX);
-        if (r < 0) {
-            strv_release(ret);
-            break;
-        }
-    }
-    free(sh);
-    return r;
-}
-
 static bool
 same_set(const struct pf_info *a, const struct pf_info *b)
 {
@@ -1143,7 +1082,7 @@ rule_prefilter_parse_marked(const char *src, size_t len, uint32_t options,
     if (r <= 0)
         goto out;
     chosen[0] = &x;
-    r = finish_set(&x, &ret[(*n)++]);
+    r = rule_prefilter_lit_prune(&x.s, &ret[(*n)++]);
     /* The best of the rest first, each distinct from those taken. */
     while (r == 0 && !ps.top_alt && *n < RULE_PF_SETS) {
         size_t best = SIZE_MAX;
@@ -1158,7 +1097,7 @@ rule_prefilter_parse_marked(const char *src, size_t len, uint32_t options,
             break;
         used[best] = true;
         chosen[*n] = &cand[best];
-        r = finish_set(&cand[best], &ret[(*n)++]);
+        r = rule_prefilter_lit_prune(&cand[best].s, &ret[(*n)++]);
     }
 out:
     if (r < 0) {
@@ -1216,7 +1155,7 @@ rule_prefilter_parse_literals(const char *src, size_t len, uint32_t options, str
     r = parse_required(&ps, options, &x);
     if (r <= 0)
         goto out;
-    r = finish_set(&x, ret);
+    r = rule_prefilter_lit_prune(&x.s, ret);
     if (r < 0)
         goto out;
     if (!rule_prefilter_lit_usable(ret))
