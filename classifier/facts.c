@@ -14,7 +14,6 @@
  * Threading: no shared state; the callbacks run in the scanning thread.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +24,7 @@
 #include "facts.h"
 #include "fingerprint.h"
 #include "series.h"
+#include "textbuf.h"
 
 #define FACTS_MAX_LOOKUPS 64 /* identifiers or paths looked up per kind */
 #define FACTS_MAX_HUNKS 512  /* hunk fingerprints looked up per patch */
@@ -34,58 +34,53 @@
 #define FACTS_EVIDENCE_MAX 512
 #define FACTS_NAME_MAX 128
 
-struct sbuf {
-    char buf[FACTS_EVIDENCE_MAX];
-    size_t len;
+/* One evidence text: the kit's buffer, cut at FACTS_EVIDENCE_MAX - 1
+ * bytes, and the count of list items written and left out. A list item
+ * past FACTS_LIST_MAX is only counted. Nothing is allocated before the
+ * first append, so a check that writes nothing needs no release. */
+struct evidence {
+    struct textbuf t;
     unsigned items;
     unsigned more;
 };
 
-static void sbuf_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void
-sbuf_printf(struct sbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-
-    if (b->len >= sizeof(b->buf) - 1)
-        return;
-    va_start(ap, fmt);
-    n = vsnprintf(b->buf + b->len, sizeof(b->buf) - b->len, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    b->len += (size_t)n;
-    if (b->len >= sizeof(b->buf))
-        b->len = sizeof(b->buf) - 1;
-}
+#define EVIDENCE_INIT                                                                              \
+    {                                                                                              \
+        .t = {.max = FACTS_EVIDENCE_MAX - 1 }                                                      \
+    }
 
 /* Append one list item; past FACTS_LIST_MAX items only count them. */
 static void
-sbuf_item(struct sbuf *b, const char *s, const char *suffix)
+evidence_item(struct evidence *b, const char *s, const char *suffix)
 {
     if (b->items >= FACTS_LIST_MAX) {
         b->more++;
         return;
     }
-    sbuf_printf(b, "%s%s%s", b->items > 0 ? ", " : "", s, suffix);
+    textbuf_printf(&b->t, "%s%s%s", b->items > 0 ? ", " : "", s, suffix);
     b->items++;
 }
 
 static void
-sbuf_more(struct sbuf *b)
+evidence_more(struct evidence *b)
 {
     if (b->more > 0)
-        sbuf_printf(b, " and %u more", b->more);
+        textbuf_printf(&b->t, " and %u more", b->more);
 }
 
+/* The text of b becomes the evidence of measure id, cut at the cap if
+ * it ran past it; b is left empty. */
 static int
-set_evidence(struct message *m, enum measure_id id, const struct sbuf *b)
+set_evidence(struct message *m, enum measure_id id, struct evidence *b)
 {
+    char *text = b->t.err == -ENOMEM ? NULL : textbuf_steal(&b->t, NULL);
+
+    textbuf_release(&b->t);
+    if (text == NULL)
+        return -ENOMEM;
     free(m->measure_evidence[id]);
-    m->measure_evidence[id] = strndup(b->buf, b->len);
-    return m->measure_evidence[id] ? 0 : -ENOMEM;
+    m->measure_evidence[id] = text;
+    return 0;
 }
 
 static bool
@@ -295,7 +290,7 @@ struct tree_check {
     const struct classifier_lookup *lk;
     bool patch;
     unsigned looked;
-    struct sbuf ids, paths, diff;
+    struct evidence ids, paths, diff;
     unsigned n_ids, n_paths, n_diff;
 };
 
@@ -317,7 +312,7 @@ tree_functions(struct tree_check *tc)
             continue;
         tc->looked++;
         if (!lk->has_symbol(lk->ctx, symbol_lookup_name(name, buf, sizeof(buf)))) {
-            sbuf_item(&tc->ids, name, "()");
+            evidence_item(&tc->ids, name, "()");
             tc->n_ids++;
         }
     }
@@ -340,7 +335,7 @@ tree_calls(struct tree_check *tc)
 
         tc->looked++;
         if (!lk->has_symbol(lk->ctx, symbol_lookup_name(calls.v[i], buf, sizeof(buf)))) {
-            sbuf_item(&tc->ids, calls.v[i], "() (called)");
+            evidence_item(&tc->ids, calls.v[i], "() (called)");
             tc->n_ids++;
         }
     }
@@ -369,7 +364,7 @@ tree_configs(struct tree_check *tc)
             continue;
         tc->looked++;
         if (!lk->has_config(lk->ctx, buf)) {
-            sbuf_item(&tc->ids, name, "");
+            evidence_item(&tc->ids, name, "");
             tc->n_ids++;
         }
     }
@@ -391,7 +386,7 @@ tree_paths(struct tree_check *tc)
             continue;
         looked++;
         if (!lk->has_path(lk->ctx, path)) {
-            sbuf_item(&tc->paths, path, "");
+            evidence_item(&tc->paths, path, "");
             tc->n_paths++;
         }
     }
@@ -403,7 +398,7 @@ tree_paths(struct tree_check *tc)
             continue;
         looked++;
         if (!lk->has_path(lk->ctx, path)) {
-            sbuf_item(&tc->diff, path, "");
+            evidence_item(&tc->diff, path, "");
             tc->n_diff++;
         }
     }
@@ -411,20 +406,25 @@ tree_paths(struct tree_check *tc)
 
 /* The evidence of a measure that found n missing names, if any. */
 static int
-tree_evidence(struct message *m, enum measure_id id, struct sbuf *b, unsigned n, const char *label,
-              const char *why)
+tree_evidence(struct message *m, enum measure_id id, struct evidence *b, unsigned n,
+              const char *label, const char *why)
 {
     if (n == 0)
         return 0;
-    sbuf_more(b);
-    sbuf_printf(b, " not found in the %s%s", label, why);
+    evidence_more(b);
+    textbuf_printf(&b->t, " not found in the %s%s", label, why);
     return set_evidence(m, id, b);
 }
 
 static int
 facts_tree(struct message *m, const struct classifier_lookup *lk)
 {
-    struct tree_check tc = {.m = m, .lk = lk, .patch = m->kind == CLASSIFIER_KIND_PATCH};
+    struct tree_check tc = {.m = m,
+                            .lk = lk,
+                            .patch = m->kind == CLASSIFIER_KIND_PATCH,
+                            .ids = EVIDENCE_INIT,
+                            .paths = EVIDENCE_INIT,
+                            .diff = EVIDENCE_INIT};
     char label[128];
     int r;
 
@@ -436,7 +436,7 @@ facts_tree(struct message *m, const struct classifier_lookup *lk)
     tree_functions(&tc);
     r = tree_calls(&tc);
     if (r < 0)
-        return r;
+        goto out;
     tree_configs(&tc);
     tree_paths(&tc);
 
@@ -449,6 +449,10 @@ facts_tree(struct message *m, const struct classifier_lookup *lk)
     if (r == 0)
         r = tree_evidence(m, MEASURE_DIFF_MISSING_PATHS, &tc.diff, tc.n_diff, label,
                           ": the diff is against files that do not exist");
+out:
+    textbuf_release(&tc.ids.t);
+    textbuf_release(&tc.paths.t);
+    textbuf_release(&tc.diff.t);
     return r;
 }
 
@@ -482,10 +486,10 @@ hunk_fps_add(void *ctx, uint64_t fp)
 static int
 set_fixed(struct message *m, const struct classifier_fix *fix)
 {
-    struct sbuf b = {0};
+    struct evidence b = EVIDENCE_INIT;
 
     m->measures[MEASURE_ALREADY_FIXED] = 1;
-    sbuf_printf(&b, "already fixed in %.12s (\"%s\")", fix->commit, fix->subject);
+    textbuf_printf(&b.t, "already fixed in %.12s (\"%s\")", fix->commit, fix->subject);
     return set_evidence(m, MEASURE_ALREADY_FIXED, &b);
 }
 
@@ -625,7 +629,7 @@ facts_duplicate(struct message *m, const struct classifier_envelope *env,
                 const struct classifier_lookup *lk, const struct classifier_result *res)
 {
     struct classifier_seen seen;
-    struct sbuf b = {0};
+    struct evidence b = EVIDENCE_INIT;
     char date[32] = "an unknown date";
     struct tm tm;
     time_t t;
@@ -649,7 +653,7 @@ facts_duplicate(struct message *m, const struct classifier_envelope *env,
     if (gmtime_r(&t, &tm) != NULL)
         strftime(date, sizeof(date), "%Y-%m-%d", &tm);
     m->measures[MEASURE_DUPLICATE] = 1;
-    sbuf_printf(&b, "duplicate of <%s> from %s", seen.message_id, date);
+    textbuf_printf(&b.t, "duplicate of <%s> from %s", seen.message_id, date);
     return set_evidence(m, MEASURE_DUPLICATE, &b);
 }
 
@@ -718,7 +722,7 @@ facts_maintainers(struct message *m, const struct classifier_envelope *env,
                   const struct classifier_lookup *lk)
 {
     struct strv missing = {0};
-    struct sbuf b = {0};
+    struct evidence b = EVIDENCE_INIT;
     size_t looked = 0;
     int r = 0;
 
@@ -736,10 +740,10 @@ facts_maintainers(struct message *m, const struct classifier_envelope *env,
     }
     if (missing.n > 0) {
         m->measures[MEASURE_UNCC_MAINTAINERS] = (double)missing.n;
-        sbuf_printf(&b, "maintainers not in Cc: ");
+        textbuf_printf(&b.t, "maintainers not in Cc: ");
         for (size_t i = 0; i < missing.n; i++)
-            sbuf_item(&b, missing.v[i], "");
-        sbuf_more(&b);
+            evidence_item(&b, missing.v[i], "");
+        evidence_more(&b);
         r = set_evidence(m, MEASURE_UNCC_MAINTAINERS, &b);
     }
 out:
@@ -760,7 +764,7 @@ sender_trust(struct message *m, const struct classifier_lookup *lk, struct class
 static int
 facts_sender(struct message *m, const struct classifier_lookup *lk, struct classifier_result *res)
 {
-    struct sbuf b = {0};
+    struct evidence b = EVIDENCE_INIT;
     uint32_t n;
 
     if (m->from_addr == NULL)
@@ -774,7 +778,7 @@ facts_sender(struct message *m, const struct classifier_lookup *lk, struct class
     m->measures[MEASURE_SENDER_DAILY] = n;
     if (n == 0)
         return 0;
-    sbuf_printf(&b, "%u patches and reports from %s today", n, m->from_addr);
+    textbuf_printf(&b.t, "%u patches and reports from %s today", n, m->from_addr);
     return set_evidence(m, MEASURE_SENDER_DAILY, &b);
 }
 
