@@ -14,9 +14,12 @@
 void
 patch_rbuf_adopt(struct rbuf *rb, struct region *r, bool map)
 {
-    rb->text = r->text;
-    rb->len = r->text ? r->len : 0;
-    rb->cap = rb->len;
+    /* The region's allocation holds at least its text and NUL; counting
+     * only the text makes the next add grow it, as it must. */
+    memset(&rb->text, 0, sizeof(rb->text));
+    rb->text.p = r->text;
+    rb->text.len = r->text ? r->len : 0;
+    rb->text.cap = rb->text.len;
     rb->lines = r->lines;
     rb->n = r->n_lines;
     rb->lcap = r->n_lines;
@@ -26,24 +29,17 @@ patch_rbuf_adopt(struct rbuf *rb, struct region *r, bool map)
     r->len = r->n_lines = 0;
 }
 
-/* Room for len more bytes, a '\n' and a NUL. */
+/* Room for len more bytes, a '\n' and a NUL; the first allocation is
+ * sized from the whole patch text (first_cap), not grown to it. */
 static int
 reserve_text(struct rbuf *rb, size_t len)
 {
-    size_t cap;
-    char *t;
-
-    if (rb->len + len + 2 <= rb->cap)
+    /* Most lines fit: that test stays here, in the parser's loop. */
+    if (rb->text.len + len + 2 <= rb->text.cap)
         return 0;
-    cap = rb->cap ? rb->cap : rb->first_cap ? rb->first_cap : 256;
-    while (cap < rb->len + len + 2)
-        cap *= 2;
-    t = realloc(rb->text, cap);
-    if (t == NULL)
+    if (rb->text.cap == 0 && rb->first_cap > 1 && textbuf_reserve(&rb->text, rb->first_cap - 1) < 0)
         return -ENOMEM;
-    rb->text = t;
-    rb->cap = cap;
-    return 0;
+    return textbuf_reserve(&rb->text, len + 1) < 0 ? -ENOMEM : 0;
 }
 
 /* The map entry of the line about to be written. */
@@ -59,7 +55,7 @@ map_line(struct rbuf *rb, const char *file, uint32_t line)
         rb->lines = l;
         rb->lcap = lcap;
     }
-    rb->lines[rb->n].offset = rb->len;
+    rb->lines[rb->n].offset = rb->text.len;
     rb->lines[rb->n].file = file;
     rb->lines[rb->n].line = line;
     return 0;
@@ -76,28 +72,28 @@ patch_rbuf_add(struct rbuf *rb, const char *p, size_t len, const char *file, uin
     /* A NUL inside a region would end it early for every regex. Copy
      * first and mend the (rare) NULs after: memchr() beats a byte loop. */
     if (len > 0) {
-        char *d = rb->text + rb->len, *z = d;
+        char *d = rb->text.p + rb->text.len, *z = d;
 
         memcpy(d, p, len);
         while (!rb->no_nul && (z = memchr(z, '\0', len - (size_t)(z - d))) != NULL)
             *z++ = ' ';
-        rb->len += len;
+        rb->text.len += len;
     }
-    rb->text[rb->len++] = '\n';
-    rb->text[rb->len] = '\0';
+    rb->text.p[rb->text.len++] = '\n';
+    rb->text.p[rb->text.len] = '\0';
     return 0;
 }
 
 int
 patch_rbuf_finish(struct rbuf *rb, struct region *r)
 {
-    if (rb->text == NULL) {
-        rb->text = strdup("");
-        if (rb->text == NULL)
+    if (rb->text.p == NULL) {
+        rb->text.p = strdup("");
+        if (rb->text.p == NULL)
             return -ENOMEM;
     }
-    r->text = rb->text;
-    r->len = rb->len;
+    r->text = rb->text.p;
+    r->len = rb->text.len;
     r->lines = rb->map ? rb->lines : NULL;
     r->n_lines = rb->map ? rb->n : 0;
     if (!rb->map)
@@ -109,7 +105,7 @@ patch_rbuf_finish(struct rbuf *rb, struct region *r)
 void
 patch_rbuf_release(struct rbuf *rb)
 {
-    free(rb->text);
+    textbuf_release(&rb->text);
     free(rb->lines);
     memset(rb, 0, sizeof(*rb));
 }

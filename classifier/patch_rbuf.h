@@ -14,10 +14,10 @@
 #include <stdint.h>
 
 #include "region.h"
+#include "textbuf.h"
 
 struct rbuf {
-    char *text;
-    size_t len, cap;
+    struct textbuf text; /* the region's text, no cap of its own */
     struct region_line *lines;
     size_t n, lcap;
     bool map;
