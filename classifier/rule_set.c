@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file_read.h"
 #include "rule.h"
 #include "rule_prefix.h"
 
@@ -105,31 +106,17 @@ read_rule_file(const char *path, size_t file, struct rule_diag *d, char **ret, s
         rule_parse_diag(d, file, 0, "file larger than %u bytes", RULE_FILE_MAX_BYTES);
         goto out;
     }
-    /* Room for one byte more than fstat said reveals a file that grew
-     * while being read (an editor saving it during a reload). */
-    buf = malloc((size_t)st.st_size + 2);
-    if (buf == NULL) {
-        r = -ENOMEM;
+    /* A file that grew past what fstat said while being read (an editor
+     * saving it during a reload) is longer than its own size. */
+    r = file_read_fd(fd, (size_t)st.st_size, 0, &buf, &len);
+    if (r == -EFBIG)
+        rule_parse_diag(d, file, 0, "file changed while being read");
+    else if (r < 0 && r != -ENOMEM)
+        rule_parse_diag(d, file, 0, "cannot read: %s", strerror_r(-r, ebuf, sizeof(ebuf)));
+    if (r < 0) {
+        r = r == -ENOMEM ? r : 0;
         goto out;
     }
-    for (;;) {
-        ssize_t n = read(fd, buf + len, (size_t)st.st_size + 1 - len);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            rule_parse_diag(d, file, 0, "cannot read: %s", strerror_r(errno, ebuf, sizeof(ebuf)));
-            goto out;
-        }
-        if (n == 0)
-            break;
-        len += (size_t)n;
-        if (len > (size_t)st.st_size) {
-            rule_parse_diag(d, file, 0, "file changed while being read");
-            goto out;
-        }
-    }
-    buf[len] = '\0';
     *ret = buf;
     *ret_len = len;
     buf = NULL;
