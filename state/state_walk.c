@@ -40,6 +40,12 @@
 #define WALK_TABLES_MAX 64
 #define WALK_NAME_MAX 200
 #define WALK_PATH_MAX 4096
+/* LMDB follows the page numbers it reads without a check, so damaged
+ * pages can send a cursor round a cycle that never ends. A walk still
+ * going after this long is taken for one: its child is stopped by
+ * SIGALRM and the state reported damaged. A whole state of millions of
+ * entries walks in a few seconds. */
+#define WALK_SECONDS 20u
 
 enum walk_phase {
     WALK_BEGIN = 1, /* about to walk name */
@@ -183,6 +189,8 @@ static void __attribute__((noreturn)) walk_child(const char *dir, bool nolock, i
 
     /* A walk that LMDB aborts is expected here, not a core to keep. */
     (void)setrlimit(RLIMIT_CORE, &no_core);
+    (void)signal(SIGALRM, SIG_DFL);
+    alarm(WALK_SECONDS);
     /* LMDB prints its assertion to stderr as well: the parent says it
      * once, in the caller's words. */
     null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
@@ -294,6 +302,9 @@ walk_verdict(const struct walk_seen *w, int sig, char *reason, size_t size)
         return 0;
     if (w->lmdb.name[0] != '\0')
         snprintf(reason, size, "table %s: LMDB stopped walking its pages: %s", table, w->lmdb.name);
+    else if (sig == SIGALRM)
+        snprintf(reason, size, "table %s: the walk of its pages did not end within %u s", table,
+                 WALK_SECONDS);
     else if (sig != 0)
         snprintf(reason, size, "table %s: walking its pages died by signal %d (%s)", table, sig,
                  strsignal(sig));
