@@ -37,10 +37,10 @@
 #define LEARN_WORD_MIN 2
 #define LEARN_WINDOW 5 /* OSB window: the word and the 4 before it */
 #define LEARN_RAW_MAX ((size_t)CLASSIFIER_LEARN_MAX_TOKENS * 5)
-/* Most slots of the set that drops repeated raw tokens: a power of two
- * at least twice LEARN_RAW_MAX, so that a probe rarely goes far. */
-#define LEARN_SEEN_BITS_MAX 13
-#define LEARN_SEEN_SLOTS ((size_t)1 << LEARN_SEEN_BITS_MAX)
+/* Most buckets of the sort of the raw word tokens (tokens_sort()): a
+ * power of two at least half of LEARN_RAW_MAX, about two tokens a bucket. */
+#define LEARN_SORT_BITS_MAX 11
+#define LEARN_FNV_PRIME UINT64_C(0x100000001b3)
 
 struct token_sink {
     uint64_t *v;
@@ -48,6 +48,38 @@ struct token_sink {
     unsigned char kind; /* hashed into every token */
     uint64_t pair_seed; /* the FNV state after the kind and the pair tag */
 };
+
+/* fingerprint_fnv() over the 8 bytes at p, as the tokens were always
+ * hashed, without a call and a loop per pair. */
+static inline uint64_t
+fnv_8(uint64_t h, const void *p)
+{
+    const unsigned char *b = p;
+
+    h = (h ^ b[0]) * LEARN_FNV_PRIME;
+    h = (h ^ b[1]) * LEARN_FNV_PRIME;
+    h = (h ^ b[2]) * LEARN_FNV_PRIME;
+    h = (h ^ b[3]) * LEARN_FNV_PRIME;
+    h = (h ^ b[4]) * LEARN_FNV_PRIME;
+    h = (h ^ b[5]) * LEARN_FNV_PRIME;
+    h = (h ^ b[6]) * LEARN_FNV_PRIME;
+    return (h ^ b[7]) * LEARN_FNV_PRIME;
+}
+
+/* fnv_8() over the distance d as a host-order u64. On a little-endian
+ * host its bytes are d then seven zeros, and an FNV step over a zero
+ * byte is only the multiplication: (h ^ d) times the prime's 8th power. */
+static inline uint64_t
+fnv_dist(uint64_t h, uint64_t d)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t p2 = LEARN_FNV_PRIME * LEARN_FNV_PRIME, p4 = p2 * p2;
+
+    return (h ^ d) * (p4 * p4);
+#else
+    return fnv_8(h, &d);
+#endif
+}
 
 static void
 sink_add(struct token_sink *s, uint64_t h)
@@ -71,42 +103,70 @@ kind_token(enum classifier_kind kind)
     return token_hash((unsigned char)kind, 'k', "kind", 4);
 }
 
-static bool
-word_byte(unsigned char c)
+/* What a byte is to a word: none, a small or a capital letter, a digit
+ * or '_' (which make a word a name), or a non-ASCII byte. */
+enum word_class {
+    WC_NONE = 0,
+    WC_LOWER,
+    WC_UPPER,
+    WC_NAME,
+    WC_HIGH,
+};
+
+static inline enum word_class
+word_class(unsigned char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           c >= 0x80;
+    /* Small letters first: most bytes of prose are. */
+    if ((unsigned)(c - 'a') < 26)
+        return WC_LOWER;
+    if (c >= 0x80)
+        return WC_HIGH;
+    if ((unsigned)(c - 'A') < 26)
+        return WC_UPPER;
+    if ((unsigned)(c - '0') < 10 || c == '_')
+        return WC_NAME;
+    return WC_NONE;
 }
 
-/* A word read from a region, folded to lower case; its bytes past
- * LEARN_WORD_MAX are dropped. */
+/* A word read from a region: the FNV hash, from seed, of its first
+ * LEARN_WORD_MAX bytes folded to lower case, as token_hash() gives it. */
 struct osb_word {
-    char w[LEARN_WORD_MAX];
+    uint64_t h;
     size_t len;
     bool ident; /* a name such as foo_bar, kmalloc2 or nfTables */
 };
 
-/* The next word of r from *i, which it moves past the word. */
+/* The next word of r from *i, which it moves past the word. Hashed as it
+ * is read: a word is touched once. */
 static void
-osb_next_word(const struct region *r, size_t *i, struct osb_word *wd)
+osb_next_word(const struct region *r, size_t *i, uint64_t seed, struct osb_word *wd)
 {
     const unsigned char *p = (const unsigned char *)r->text;
-    bool lower = false;
+    size_t k = *i, len = 0;
+    uint64_t h = seed;
+    bool lower = false, ident = false;
 
-    wd->len = 0;
-    wd->ident = false;
-    while (*i < r->len && !word_byte(p[*i]))
-        (*i)++;
-    while (*i < r->len && word_byte(p[*i])) {
-        unsigned char c = p[(*i)++];
+    while (k < r->len && word_class(p[k]) == WC_NONE)
+        k++;
+    for (; k < r->len; k++) {
+        unsigned char c = p[k];
+        enum word_class wc = word_class(c);
 
+        if (wc == WC_NONE)
+            break;
         /* foo_bar, kmalloc2, nfTables: a name, not a word. */
-        if (c == '_' || (c >= '0' && c <= '9') || (lower && c >= 'A' && c <= 'Z'))
-            wd->ident = true;
-        lower = c >= 'a' && c <= 'z';
-        if (wd->len < sizeof(wd->w))
-            wd->w[wd->len++] = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+        if (wc == WC_NAME || (lower && wc == WC_UPPER))
+            ident = true;
+        lower = wc == WC_LOWER;
+        if (len < LEARN_WORD_MAX) {
+            h = (h ^ (wc == WC_UPPER ? c - 'A' + 'a' : c)) * LEARN_FNV_PRIME;
+            len++;
+        }
     }
+    *i = k;
+    wd->h = h;
+    wd->len = len;
+    wd->ident = ident;
 }
 
 /* The tokens of word hash h: h itself, then its pair with each of the
@@ -118,10 +178,10 @@ osb_add_word(struct token_sink *s, uint64_t left[LEARN_WINDOW - 1], size_t *have
     for (size_t d = 0; d < *have && s->n < s->max; d++) {
         uint64_t dist = d + 1;
 
-        sink_add(s, fingerprint_fnv(fingerprint_fnv(left[d], &h, sizeof(h)), &dist, sizeof(dist)));
+        sink_add(s, fnv_dist(fnv_8(left[d], &h), dist));
     }
     memmove(left + 1, left, (LEARN_WINDOW - 2) * sizeof(left[0]));
-    left[0] = fingerprint_fnv(s->pair_seed, &h, sizeof(h));
+    left[0] = fnv_8(s->pair_seed, &h);
     if (*have < LEARN_WINDOW - 1)
         (*have)++;
 }
@@ -133,19 +193,18 @@ static void
 tokens_osb(struct token_sink *s, char tag, const struct region *r)
 {
     uint64_t left[LEARN_WINDOW - 1] = {0};
+    uint64_t seed = token_hash(s->kind, tag, NULL, 0);
+    uint64_t ident = token_hash(s->kind, tag, "\x01id", 3);
     size_t have = 0;
     size_t i = 0;
 
     while (i < r->len && s->n < s->max) {
         struct osb_word wd;
-        uint64_t h;
 
-        osb_next_word(r, &i, &wd);
+        osb_next_word(r, &i, seed, &wd);
         if (wd.len < LEARN_WORD_MIN && !wd.ident)
             continue;
-        h = wd.ident ? token_hash(s->kind, tag, "\x01id", 3)
-                     : token_hash(s->kind, tag, wd.w, wd.len);
-        osb_add_word(s, left, &have, h);
+        osb_add_word(s, left, &have, wd.ident ? ident : wd.h);
     }
 }
 
@@ -192,83 +251,56 @@ tokens_structure(struct token_sink *s, const struct message *m)
     }
 }
 
-/* Moves the distinct values of v[0..n) to its front, first ones first,
- * and returns how many there are; seen is scratch of LEARN_SEEN_SLOTS
- * (n <= LEARN_RAW_MAX). A set, not a sort: most raw tokens are dropped
- * by the selection that follows, so ordering them all is wasted. The set
- * is sized to n, so that a short text does not clear the whole scratch. */
-static size_t
-tokens_distinct(uint64_t *v, size_t n, uint64_t *seen)
+static int
+cmp_u64(const void *a, const void *b)
 {
-    unsigned bits = 4;
-    size_t m = 0, mask;
-    bool zero = false; /* 0 marks a free slot */
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
-    while (bits < LEARN_SEEN_BITS_MAX && ((size_t)1 << bits) < 2 * n)
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * Sort v[0..n) ascending and drop repeats; returns how many distinct
+ * values are left at its front. tmp is scratch of n values. The tokens
+ * are hashes, spread evenly: a counting pass by their top bits puts each
+ * in a bucket of about two, and an insertion pass orders the buckets.
+ * Hashes of crafted text could crowd one bucket, so the insertion pass
+ * gives up after 8 moves a value and qsort() finishes: the order is the
+ * same, the cost stays O(n log n).
+ */
+static size_t
+tokens_sort(uint64_t *v, size_t n, uint64_t *tmp)
+{
+    uint16_t start[((size_t)1 << LEARN_SORT_BITS_MAX) + 1];
+    unsigned bits = 1;
+    size_t moves = 0, m = 0;
+
+    if (n < 2)
+        return n;
+    while (bits < LEARN_SORT_BITS_MAX && ((size_t)2 << bits) < n)
         bits++;
-    mask = ((size_t)1 << bits) - 1;
-    memset(seen, 0, (mask + 1) * sizeof(*seen));
-    for (size_t i = 0; i < n; i++) {
-        uint64_t x = v[i];
-        size_t j = (size_t)((x * UINT64_C(0x9e3779b97f4a7c15)) >> (64 - bits));
+    memset(start, 0, (((size_t)1 << bits) + 1) * sizeof(start[0]));
+    for (size_t i = 0; i < n; i++)
+        start[(v[i] >> (64 - bits)) + 1]++;
+    for (size_t j = 1; j <= ((size_t)1 << bits); j++)
+        start[j] = (uint16_t)(start[j] + start[j - 1]);
+    for (size_t i = 0; i < n; i++)
+        tmp[start[v[i] >> (64 - bits)]++] = v[i];
+    for (size_t i = 1; i < n && moves <= 8 * n; i++) {
+        uint64_t x = tmp[i];
+        size_t j = i;
 
-        if (x == 0) {
-            if (!zero)
-                v[m++] = x;
-            zero = true;
-            continue;
-        }
-        while (seen[j] != 0 && seen[j] != x)
-            j = (j + 1) & mask;
-        if (seen[j] == x)
-            continue;
-        seen[j] = x;
-        v[m++] = x;
+        for (; j > 0 && tmp[j - 1] > x; j--)
+            tmp[j] = tmp[j - 1];
+        tmp[j] = x;
+        moves += i - j;
     }
+    if (moves > 8 * n)
+        qsort(tmp, n, sizeof(*tmp), cmp_u64);
+    for (size_t i = 0; i < n; i++)
+        if (m == 0 || v[m - 1] != tmp[i])
+            v[m++] = tmp[i];
     return m;
-}
-
-/* Restore the max-heap order of h[0..n) below slot i. */
-static void
-heap_sift(uint64_t *h, size_t n, size_t i)
-{
-    uint64_t x = h[i];
-
-    for (size_t c = 2 * i + 1; c < n; c = 2 * i + 1) {
-        if (c + 1 < n && h[c + 1] > h[c])
-            c++;
-        if (h[c] <= x)
-            break;
-        h[i] = h[c];
-        i = c;
-    }
-    h[i] = x;
-}
-
-/* The k smallest values of v[0..n) into v[0..k), ascending; returns how
- * many (k, or n when fewer). A heap of k: O(n log k) whatever the input. */
-static size_t
-tokens_smallest(uint64_t *v, size_t n, size_t k)
-{
-    if (k > n)
-        k = n;
-    if (k == 0)
-        return 0;
-    for (size_t i = k / 2; i-- > 0;)
-        heap_sift(v, k, i);
-    for (size_t i = k; i < n; i++)
-        if (v[i] < v[0]) {
-            v[0] = v[i];
-            heap_sift(v, k, 0);
-        }
-    for (size_t end = k - 1; end > 0; end--) {
-        uint64_t t = v[0];
-
-        v[0] = v[end];
-        v[end] = t;
-        heap_sift(v, end, 0);
-    }
-    return k;
 }
 
 /* The sorted a[0..na) and b[0..nb) into ret, each value once. */
@@ -297,13 +329,13 @@ learn_tokens(const struct message *m, uint64_t *ret, size_t max, size_t *ret_n)
         {REGION_NOTES, 'N'},   {REGION_COMMENTS, 'C'},
     };
     struct token_sink s = {.max = LEARN_RAW_MAX, .kind = (unsigned char)m->kind};
-    uint64_t *seen;
+    uint64_t *tmp;
     size_t ns, nw;
 
-    s.v = malloc((LEARN_RAW_MAX + LEARN_SEEN_SLOTS) * sizeof(*s.v));
+    s.v = malloc(2 * LEARN_RAW_MAX * sizeof(*s.v));
     if (s.v == NULL)
         return -ENOMEM;
-    seen = s.v + LEARN_RAW_MAX;
+    tmp = s.v + LEARN_RAW_MAX;
     s.pair_seed = token_hash(s.kind, 'o', NULL, 0);
     /* Structure first and always kept (the kind's token carries the
      * totals), so that a long text cannot crowd it out; of the words,
@@ -313,11 +345,11 @@ learn_tokens(const struct message *m, uint64_t *ret, size_t max, size_t *ret_n)
     ns = s.n < max ? s.n : max;
     for (size_t i = 0; i < sizeof(prose) / sizeof(prose[0]); i++)
         tokens_osb(&s, prose[i].tag, &m->regions[prose[i].id]);
-    nw = tokens_distinct(s.v + ns, s.n - ns, seen);
-    nw = tokens_smallest(s.v + ns, nw, max - ns);
-    tokens_smallest(s.v, ns, ns);
+    nw = tokens_sort(s.v + ns, s.n - ns, tmp);
+    if (nw > max - ns)
+        nw = max - ns;
     /* Sorted and distinct, as the look-up's cursor and the key want. */
-    *ret_n = tokens_merge(s.v, ns, s.v + ns, nw, ret);
+    *ret_n = tokens_merge(s.v, tokens_sort(s.v, ns, tmp), s.v + ns, nw, ret);
     free(s.v);
     return 0;
 }
@@ -423,14 +455,6 @@ format_count(char *buf, size_t size, uint64_t v)
     buf[o] = '\0';
 }
 
-static int
-cmp_u64_key(const void *key, const void *elt)
-{
-    uint64_t x = *(const uint64_t *)key, y = *(const uint64_t *)elt;
-
-    return x < y ? -1 : x > y;
-}
-
 /* Whether both classes have learned enough messages of m's kind for the
  * model to say anything: asked first, so that without a usable model the
  * tokens are neither made nor looked up. */
@@ -472,7 +496,7 @@ learn_apply(struct message *m, const struct classifier_envelope *env)
         goto out;
     /* The messages of this kind learned in each class are the totals a
      * token is measured against; the kind's token itself is no evidence. */
-    kt = bsearch(&ktok, tokens, n, sizeof(*tokens), cmp_u64_key);
+    kt = bsearch(&ktok, tokens, n, sizeof(*tokens), cmp_u64);
     if (kt == NULL)
         goto out;
     kinds[0] = counts[kt - tokens][0];
