@@ -1,7 +1,8 @@
 /*
  * report_trace.c - the lines of a trace as a report quotes them: a
  * kernel oops or sanitizer report (registers, frames, time stamps,
- * markers, sections), or another runtime's backtrace.
+ * markers, sections), a hypervisor's console log, or another runtime's
+ * backtrace.
  *
  * Threading: the markers' filter is built once (report_trace_init(),
  * under the caller's pthread_once()) and only read after;
@@ -326,6 +327,12 @@ report_trace_start(struct span s, uint64_t has)
         break;
     case 'l':
         if (starts(t.p, t.len, "lr : "))
+            return true;
+        break;
+    case '(':
+        /* A Xen hypervisor's console prefixes each line of its log, an
+         * assertion's or a crash's, with "(XEN) ". */
+        if (starts(t.p, t.len, "(XEN) "))
             return true;
         break;
     case '<':

@@ -395,6 +395,16 @@ static const struct split_case {
      {"File \"/srv/app/views.py\", line 42", "rack/multipart.rb:88:in", "Parser.java:120",
       "#0  0x00007ffff7f42b32"},
      {"Then see lib/x.c:75 for the loop."}},
+    {"hypervisor console",
+     "With the debug build the hypervisor notices within a minute:\n"
+     "\n"
+     "(XEN) Assertion 'page_get_owner(pg) == d' failed at common/grant_table.c:1734\n"
+     "(XEN) ----[ Xen-4.19-unstable  x86_64  debug=y  Not tainted ]----\n"
+     "(XEN) CPU:    3\n"
+     "\n"
+     "On a release build the guest sees its page change (XEN) after reuse.\n",
+     {"failed at common/grant_table.c:1734", "Xen-4.19-unstable", "(XEN) CPU:"},
+     {"With the debug build", "(XEN) after reuse."}},
     {"config lines",
      "My config:\nCONFIG_KASAN=y\n# CONFIG_SLUB_DEBUG is not set\nthat is all\n",
      {"CONFIG_KASAN=y", "# CONFIG_SLUB_DEBUG is not set"},
