@@ -113,6 +113,10 @@ static const char *const report_weak[] = {
     "stack trace",
     "segfault",
     "denial of service",
+    /* What web and library reports say where a kernel report names a
+     * crash: "an attacker can ...", "the allowlist is bypassed". */
+    "attacker",
+    "bypass",
 };
 
 #define MESSAGE_N_STRONG (sizeof(report_strong) / sizeof(report_strong[0]))

@@ -40,6 +40,7 @@
 #define NAME_MAX_LEN 64
 #define GENUINE_PREFIX "det-genuine-"
 #define THIN_PREFIX "det-report-thin-"
+#define GENUINE_REPORT_PREFIX "det-genuine-report-"
 
 struct row {
     char fixture[256];
@@ -332,9 +333,10 @@ list_fixtures(const char *prefix, char **names, size_t max)
 
 /* Every fixture named prefix* under the kernel and the generic profile:
  * with want_action, each must reach the tag threshold; without, each must
- * stay below it (no action). Returns the fixtures checked. */
+ * stay without an action and below the threshold less margin. Returns the
+ * fixtures checked. */
 static size_t
-check_prefix_actions(const char *prefix, bool want_action)
+check_prefix_actions(const char *prefix, bool want_action, double margin)
 {
     struct classifier_options opts;
     struct classifier *c, *g;
@@ -350,12 +352,12 @@ check_prefix_actions(const char *prefix, bool want_action)
         for (int k = 0; k < 2; k++) {
             struct classifier_result *res = scan_fixture(k == 0 ? c : g, names[i]);
             bool acted = res->action != CLASSIFIER_ACTION_NONE ||
-                         res->score >= opts.thresholds.score[CLASSIFIER_ACTION_TAG];
+                         res->score >= opts.thresholds.score[CLASSIFIER_ACTION_TAG] - margin;
 
             if (acted != want_action) {
-                print_error("%s: %s (%s profile)\n", names[i],
-                            want_action ? "reached no action" : "genuine fixture reached an action",
-                            k == 0 ? "kernel" : "generic");
+                print_error("%s: %s %.1f points below a tag (%s profile)\n", names[i],
+                            want_action ? "reached no action" : "genuine fixture came closer than",
+                            margin, k == 0 ? "kernel" : "generic");
                 print_hits(res);
                 failures++;
             }
@@ -377,7 +379,18 @@ test_genuine_fixtures_quiet(void **state)
 {
     (void)state;
     /* The brief asks for several shapes of genuine mail; keep at least six. */
-    assert_true(check_prefix_actions(GENUINE_PREFIX, false) >= 6);
+    assert_true(check_prefix_actions(GENUINE_PREFIX, false, 0.0) >= 6);
+}
+
+/* Valid reports keep a margin: a small hit of the kind unseen mail brings
+ * (a long layout, a speculative phrase) must not tag one. Each stays more
+ * than two points below a tag, the weight of one missing piece that only
+ * counts with others. */
+static void
+test_valid_reports_margin(void **state)
+{
+    (void)state;
+    assert_true(check_prefix_actions(GENUINE_REPORT_PREFIX, false, 2.0) >= 15);
 }
 
 /* Thin reports (det-report-thin-*: no version, no reproducer, no trace,
@@ -388,7 +401,7 @@ static void
 test_thin_reports_act(void **state)
 {
     (void)state;
-    assert_true(check_prefix_actions(THIN_PREFIX, true) >= 2);
+    assert_true(check_prefix_actions(THIN_PREFIX, true, 0.0) >= 2);
 }
 
 /* Under the generic profile the kernel's own rules (threat model,
@@ -434,6 +447,7 @@ main(void)
         cmocka_unit_test(test_table_rows),
         cmocka_unit_test(test_table_covers_rules),
         cmocka_unit_test(test_genuine_fixtures_quiet),
+        cmocka_unit_test(test_valid_reports_margin),
         cmocka_unit_test(test_thin_reports_act),
         cmocka_unit_test(test_generic_profile),
     };
