@@ -23,8 +23,12 @@
  * 3: learned messages keyed by a digest of the tokens they added, with
  * the Message-ID's digest as a hint, and new tokens. A writable open of
  * schema 2 state empties learn_token and learn_msg (their keys and tokens
- * cannot be carried over: docs/state.md) and records 3. */
-#define STATE_SCHEMA_VERSION 3
+ * cannot be carried over: docs/state.md) and records 3.
+ * 4: the learn generation in index_meta, bumped by every write of the
+ * learned counts, that the per-process copy of them is keyed on
+ * (state_learn.h); a release before it would write counts without
+ * bumping it. A writable open of schema 3 state bumps it and records 4. */
+#define STATE_SCHEMA_VERSION 4
 
 enum state_flags {
     STATE_READONLY = 1 << 0, /* open for reading only (slopctl db stats) */

@@ -68,6 +68,8 @@ struct state_mail {
  * MAINTAINERS are the host's own in both configurations (state_redis.h)
  * and read LMDB directly.
  */
+struct state_learn_cache;
+
 struct state_ops {
     int (*reply_claim)(struct state *st, const char *addr, time_t now, uint32_t interval_s,
                        uint32_t hourly_cap, enum state_claim *ret);
@@ -94,12 +96,14 @@ struct state {
     MDB_dbi ledger;
     MDB_dbi hourly;
     bool readonly;
-    bool nosync;      /* STATE_NOSYNC: the owner calls state_sync() */
-    bool learn_stale; /* schema < 3 opened read-only: learned tables read as empty */
+    bool nosync;         /* STATE_NOSYNC: the owner calls state_sync() */
+    bool learn_stale;    /* schema < 3 opened read-only: learned tables read as empty */
+    bool learn_uncached; /* schema < 4 opened read-only: no learn generation, no copy */
     pthread_rwlock_t resize_lock;
     MDB_dbi tables[STATE_T__COUNT];
     bool have[STATE_T__COUNT];
-    struct state_redis *redis; /* owned; the shared tables live there when set */
+    struct state_redis *redis;             /* owned; the shared tables live there when set */
+    struct state_learn_cache *learn_cache; /* owned, never NULL once open */
 };
 
 typedef int state_txn_fn(struct state *st, MDB_txn *txn, void *ctx);

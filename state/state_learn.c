@@ -6,9 +6,10 @@
  * a u64 message key to the i64 time it was learned, its u8 class and the
  * u64 digest of its Message-ID (a hint for people reading a dump, never
  * a key); "index_meta" key "learn_totals" holds the u64 messages per
- * class. A token whose counts both reach 0 is deleted. Counts never go
- * below 0: forgetting a message whose tokens were pruned meanwhile
- * leaves 0.
+ * class and "learn_generation" a u64 that every transaction changing
+ * learn_token bumps (schema 4), on which the per-process copy of the
+ * counts (state_learn_cache.c) is keyed. A token whose counts both reach 0 is deleted. Counts never
+ * go below 0: forgetting a message whose tokens were pruned meanwhile leaves 0.
  *
  * The message key is a digest of the very tokens the message adds
  * (classifier_learn_tokens()), as rspamd's learn cache keys by its
@@ -26,11 +27,13 @@
 
 #include "state_internal.h"
 #include "state_learn.h"
+#include "state_learn_cache.h"
 
 #define LEARN_TOKEN_BYTES 16
 #define LEARN_MSG_BYTES 17 /* schema 3; 9 in schema 2 */
 
 static char learn_totals_key[] = "learn_totals";
+static char learn_generation_key[] = "learn_generation";
 
 struct token_val {
     int64_t seen;
@@ -72,6 +75,40 @@ totals_put(struct state *st, MDB_txn *txn, const uint64_t v[2])
     return mdb_put(txn, st->tables[STATE_T_INDEX_META], &key, &val, 0);
 }
 
+/* The learn generation in txn; 0 when none was ever recorded. */
+static int
+generation_get(struct state *st, MDB_txn *txn, uint64_t *ret)
+{
+    MDB_val key = {sizeof(learn_generation_key) - 1, learn_generation_key}, val;
+    int rc;
+
+    *ret = 0;
+    if (!st->have[STATE_T_INDEX_META])
+        return MDB_SUCCESS;
+    rc = mdb_get(txn, st->tables[STATE_T_INDEX_META], &key, &val);
+    if (rc == MDB_SUCCESS && val.mv_size == sizeof(*ret))
+        memcpy(ret, val.mv_data, sizeof(*ret));
+    return rc == MDB_NOTFOUND ? MDB_SUCCESS : rc;
+}
+
+/* In a write transaction that changes learn_token: a copy of the counts
+ * built before it no longer answers once it commits. */
+static int
+generation_bump(struct state *st, MDB_txn *txn)
+{
+    MDB_val key = {sizeof(learn_generation_key) - 1, learn_generation_key}, val;
+    uint64_t gen;
+    int rc;
+
+    rc = generation_get(st, txn, &gen);
+    if (rc != MDB_SUCCESS)
+        return rc;
+    gen++;
+    val.mv_size = sizeof(gen);
+    val.mv_data = &gen;
+    return mdb_put(txn, st->tables[STATE_T_INDEX_META], &key, &val, 0);
+}
+
 struct counts_ctx {
     const uint64_t *tokens;
     size_t n;
@@ -79,33 +116,19 @@ struct counts_ctx {
     uint32_t (*ret)[2];
     struct state_learn_totals totals;
     bool below;
+    bool answered; /* by the copy */
+    uint64_t gen;  /* the learn generation the transaction read */
 };
 
+/* The counts of c's tokens from LMDB: one cursor over the sorted tokens,
+ * which finds a key on the leaf page it is on without descending from
+ * the root again. */
 static int
-counts_txn(struct state *st, MDB_txn *txn, void *ctx)
+counts_read(struct state *st, MDB_txn *txn, struct counts_ctx *c)
 {
-    struct counts_ctx *c = ctx;
     MDB_cursor *cur;
-    MDB_stat ms;
-    int rc;
+    int rc = MDB_SUCCESS;
 
-    c->totals.tokens = 0;
-    c->totals.messages[0] = c->totals.messages[1] = 0;
-    if (!st->have[STATE_T_LEARN_TOKEN] || st->learn_stale) {
-        c->below = true;
-        return MDB_SUCCESS;
-    }
-    rc = totals_get(st, txn, c->totals.messages);
-    if (rc != MDB_SUCCESS)
-        return rc;
-    if (mdb_stat(txn, st->tables[STATE_T_LEARN_TOKEN], &ms) == MDB_SUCCESS)
-        c->totals.tokens = ms.ms_entries;
-    c->below = c->totals.messages[0] < c->minimum || c->totals.messages[1] < c->minimum ||
-               c->totals.messages[0] == 0 || c->totals.messages[1] == 0;
-    if (c->below || c->ret == NULL)
-        return MDB_SUCCESS;
-    /* One cursor over sorted tokens: LMDB finds a key on the leaf page
-     * the cursor is on without descending from the root again. */
     rc = mdb_cursor_open(txn, st->tables[STATE_T_LEARN_TOKEN], &cur);
     if (rc != MDB_SUCCESS)
         return rc;
@@ -129,6 +152,68 @@ counts_txn(struct state *st, MDB_txn *txn, void *ctx)
     return rc == MDB_NOTFOUND ? MDB_SUCCESS : rc;
 }
 
+static int
+counts_txn(struct state *st, MDB_txn *txn, void *ctx)
+{
+    struct counts_ctx *c = ctx;
+    MDB_stat ms;
+    int rc;
+
+    c->answered = false;
+    c->totals.tokens = 0;
+    c->totals.messages[0] = c->totals.messages[1] = 0;
+    if (!st->have[STATE_T_LEARN_TOKEN] || st->learn_stale) {
+        c->below = true;
+        return MDB_SUCCESS;
+    }
+    rc = totals_get(st, txn, c->totals.messages);
+    if (rc != MDB_SUCCESS)
+        return rc;
+    if (mdb_stat(txn, st->tables[STATE_T_LEARN_TOKEN], &ms) == MDB_SUCCESS)
+        c->totals.tokens = ms.ms_entries;
+    c->below = c->totals.messages[0] < c->minimum || c->totals.messages[1] < c->minimum ||
+               c->totals.messages[0] == 0 || c->totals.messages[1] == 0;
+    if (c->below || c->ret == NULL)
+        return MDB_SUCCESS;
+    if (st->learn_uncached)
+        return counts_read(st, txn, c);
+    rc = generation_get(st, txn, &c->gen);
+    if (rc != MDB_SUCCESS)
+        return rc;
+    c->answered = state_learn_cache_lookup(st->learn_cache, c->gen, c->totals.tokens, c->tokens,
+                                           c->n, c->ret);
+    return c->answered ? MDB_SUCCESS : counts_read(st, txn, c);
+}
+
+static int
+cache_build_txn(struct state *st, MDB_txn *txn, void *ctx)
+{
+    uint64_t gen;
+    int rc;
+
+    (void)ctx;
+    rc = generation_get(st, txn, &gen);
+    if (rc != MDB_SUCCESS)
+        return rc;
+    return state_learn_cache_build(st->learn_cache, txn, st->tables[STATE_T_LEARN_TOKEN], gen);
+}
+
+/* After a look-up the copy could not answer: build it when this process
+ * asks often enough under one generation (state_learn_cache_want()). A
+ * failed build costs nothing but the look-ups that keep reading LMDB. */
+static void
+cache_maybe_build(struct state *st, const struct counts_ctx *c)
+{
+    int r;
+
+    if (c->answered || c->ret == NULL || c->below || st->learn_uncached ||
+        !state_learn_cache_want(st->learn_cache, c->gen, c->totals.tokens))
+        return;
+    r = state_run(st, true, cache_build_txn, NULL);
+    if (r < 0)
+        state_learn_cache_build_cancel(st->learn_cache);
+}
+
 int
 state_learn_counts(struct state *st, const uint64_t *tokens, size_t n, uint64_t minimum,
                    uint32_t (*ret)[2], struct state_learn_totals *ret_totals)
@@ -143,9 +228,30 @@ state_learn_counts(struct state *st, const uint64_t *tokens, size_t n, uint64_t 
     r = state_run(st, true, counts_txn, &c);
     if (r < 0)
         return r;
+    cache_maybe_build(st, &c);
     if (ret_totals != NULL)
         *ret_totals = c.totals;
     return c.below ? -ENOENT : 0;
+}
+
+static int
+generation_txn(struct state *st, MDB_txn *txn, void *ctx)
+{
+    return generation_get(st, txn, ctx);
+}
+
+int
+state_learn_generation(struct state *st, uint64_t *ret)
+{
+    uint64_t gen = 0;
+    int r;
+
+    if (st == NULL || ret == NULL)
+        return -EINVAL;
+    r = state_run(st, true, generation_txn, &gen);
+    if (r == 0)
+        *ret = gen;
+    return r;
 }
 
 int
@@ -277,9 +383,9 @@ learn_txn(struct state *st, MDB_txn *txn, void *ctx)
         val.mv_data = buf;
         rc = mdb_put(txn, st->tables[STATE_T_LEARN_MSG], &key, &val, 0);
     }
-    if (rc != MDB_SUCCESS)
-        return rc;
-    return totals_put(st, txn, totals);
+    if (rc == MDB_SUCCESS)
+        rc = totals_put(st, txn, totals);
+    return rc == MDB_SUCCESS ? generation_bump(st, txn) : rc;
 }
 
 /* The message's key: FNV-1a (64 bits) over its sorted tokens' bytes. */
@@ -342,16 +448,24 @@ state_learn_upgrade(struct state *st, MDB_txn *txn, uint32_t from)
     MDB_val key = {sizeof(learn_totals_key) - 1, learn_totals_key};
     int rc;
 
-    if (from != 2)
-        return MDB_SUCCESS; /* schema 1 had no learned tables; 3 is current */
-    /* Schema 2 keyed messages by Message-ID and counted other tokens: a
-     * move or forget could not find what they added. Empty is honest. */
-    rc = mdb_drop(txn, st->tables[STATE_T_LEARN_TOKEN], 0);
-    if (rc == MDB_SUCCESS)
-        rc = mdb_drop(txn, st->tables[STATE_T_LEARN_MSG], 0);
-    if (rc == MDB_SUCCESS)
-        rc = mdb_del(txn, st->tables[STATE_T_INDEX_META], &key, NULL);
-    return rc == MDB_NOTFOUND ? MDB_SUCCESS : rc;
+    if (from < 2)
+        return MDB_SUCCESS; /* schema 1 had no learned tables */
+    if (from == 2) {
+        /* Schema 2 keyed messages by Message-ID and counted other tokens:
+         * a move or forget could not find what they added. Empty is
+         * honest. */
+        rc = mdb_drop(txn, st->tables[STATE_T_LEARN_TOKEN], 0);
+        if (rc == MDB_SUCCESS)
+            rc = mdb_drop(txn, st->tables[STATE_T_LEARN_MSG], 0);
+        if (rc == MDB_SUCCESS)
+            rc = mdb_del(txn, st->tables[STATE_T_INDEX_META], &key, NULL);
+        if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND)
+            return rc;
+    }
+    /* Schema 3 releases wrote counts without a generation, and one may
+     * have written since a copy was keyed on the last one (a state
+     * loaded back after a downgrade). */
+    return generation_bump(st, txn);
 }
 
 struct prune_ctx {
@@ -458,6 +572,8 @@ prune_txn(struct state *st, MDB_txn *txn, void *ctx)
         rc = MDB_SUCCESS;
 out:
     mdb_cursor_close(cur);
+    if (rc == MDB_SUCCESS && c->removed > 0)
+        rc = generation_bump(st, txn);
     return rc;
 }
 

@@ -76,4 +76,41 @@ int state_learn_totals(struct state *st, struct state_learn_totals *ret);
  * records stay, so a message is still not learned twice. */
 int state_learn_prune(struct state *st, time_t before, uint64_t max_tokens, uint64_t *ret_removed);
 
+/*
+ * The per-process copy of the learned counts that the look-ups answer
+ * from (state_learn_cache.c): it holds every token as of one learn
+ * generation, which each learn, move, forget and prune bumps, and a
+ * look-up uses it only when its own read transaction sees that very
+ * generation, so every answer is what LMDB holds then. Built by a cursor
+ * walk once the process has asked asks_min times under one generation,
+ * at most once per interval_s seconds, by one thread while the others
+ * read LMDB; never for more than max_tokens tokens (0: never), and 24 to
+ * 48 bytes a token. Defaults: 2,000,000 tokens (64 MiB at most), 16
+ * asks, 10 s.
+ */
+struct state_learn_cache_limits {
+    uint64_t max_tokens;
+    uint32_t asks_min;
+    uint32_t interval_s;
+};
+
+struct state_learn_cache_stats {
+    uint64_t generation; /* of the copy held */
+    uint64_t tokens;     /* in the copy held; 0: none */
+    size_t bytes;        /* the copy's memory */
+    uint64_t builds;     /* copies built since open */
+    uint64_t hits;       /* look-ups the copy answered */
+    uint64_t misses;     /* look-ups that read LMDB */
+};
+
+/* Set st's limits (state_open() sets the defaults). 0 or -EINVAL. */
+int state_learn_cache_configure(struct state *st, const struct state_learn_cache_limits *l);
+
+/* What st's copy holds and did. 0 or -EINVAL. */
+int state_learn_cache_stats(struct state *st, struct state_learn_cache_stats *ret);
+
+/* The learn generation st's state holds (0 before anything was learned
+ * under schema 4). 0 or a negative errno. */
+int state_learn_generation(struct state *st, uint64_t *ret);
+
 #endif

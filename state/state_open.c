@@ -25,6 +25,7 @@
 
 #include "state.h"
 #include "state_internal.h"
+#include "state_learn_cache.h"
 
 #define STATE_MAP_DEFAULT ((size_t)64 << 20)
 #define STATE_MAP_MIN ((size_t)32 << 10)
@@ -84,6 +85,9 @@ state_open_txn(struct state *st, MDB_txn *txn, void *ctx)
     /* A read-only open of older state reads its learned tables as empty:
      * their keys and tokens are not the ones this release computes. */
     st->learn_stale = c->version < 3;
+    /* Older releases write learned counts without bumping the learn
+     * generation: a read-only open of their state never trusts a copy. */
+    st->learn_uncached = c->version < 4;
     /* Upgrade older state: state_tables_open() above created the tables
      * a newer schema adds, and the learned tables of schema 2 are emptied
      * (state_learn_upgrade()); recording the version finishes it. */
@@ -94,6 +98,7 @@ state_open_txn(struct state *st, MDB_txn *txn, void *ctx)
         if (rc != MDB_SUCCESS)
             return rc;
         st->learn_stale = false;
+        st->learn_uncached = false;
         val.mv_size = sizeof(v);
         val.mv_data = &v;
         c->version = v;
@@ -151,6 +156,7 @@ state_free(struct state *st)
     if (st->env != NULL)
         mdb_env_close(st->env);
     state_redis_free(st->redis);
+    state_learn_cache_free(st->learn_cache);
     pthread_rwlock_destroy(&st->resize_lock);
     free(st->dir);
     free(st);
@@ -173,6 +179,12 @@ state_new(const char *dir, unsigned flags, struct state **ret)
         return -ENOMEM;
     }
     st->ops = &state_lmdb_ops;
+    st->learn_cache = state_learn_cache_new();
+    if (st->learn_cache == NULL) {
+        free(st->dir);
+        free(st);
+        return -ENOMEM;
+    }
     st->readonly = (flags & STATE_READONLY) != 0;
     st->nosync = (flags & STATE_NOSYNC) != 0 && !st->readonly;
 
@@ -182,6 +194,7 @@ state_new(const char *dir, unsigned flags, struct state **ret)
     r = -pthread_rwlock_init(&st->resize_lock, &attr);
     pthread_rwlockattr_destroy(&attr);
     if (r < 0) {
+        state_learn_cache_free(st->learn_cache);
         free(st->dir);
         free(st);
         return r;

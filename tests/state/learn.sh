@@ -54,6 +54,14 @@ run() {
     "$SLOPCTL" "$@" --rules "$RULES" >"$T/out" 2>"$T/err"
     rc=$?
 }
+set_schema() { # set_schema DUMP HEX: the schema_version a db dump records
+    python3 -c '
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+i = lines.index(" " + b"schema_version".hex())
+lines[i + 1] = " " + sys.argv[2]
+open(sys.argv[1], "w").write("\n".join(lines))' "$1" "$2"
+}
 stat_of() { # stat_of STATE FIELD: slop, genuine or tokens
     "$SLOPCTL" learn --stats --state "$1" 2>/dev/null | awk -v f="$2" '$1 == f { print $NF }'
 }
@@ -164,8 +172,8 @@ check "learn --stats: active at the minimum" grep -qx \
 
 # ---- schema and prune ----
 "$SLOPCTL" db stats --state "$S" >"$T/out" 2>"$T/err"
-check "db stats: schema 3 with learn tables" \
-    sh -c "grep -qi 'schema.*3' '$T/out' && grep -q learn_token '$T/out' && grep -q learn_msg '$T/out'"
+check "db stats: schema 4 with learn tables" \
+    sh -c "grep -qi 'schema 4' '$T/out' && grep -q learn_token '$T/out' && grep -q learn_msg '$T/out'"
 cp -r "$S" "$T/pruned"
 "$SLOPCTL" db prune --state "$T/pruned" --learned-max 50 >"$T/out" 2>"$T/err"
 check "db prune caps the learned tokens" [ "$(stat_of "$T/pruned" tokens)" = 50 ]
@@ -205,15 +213,10 @@ check "forgetting both leaves no message and no token" \
 # ---- schema 2 state: read as unlearned, emptied by the upgrade ----
 # Its keys (Message-IDs) and tokens are not this release's: a state made
 # schema 2 through db dump and load reads as nothing learned, and the
-# first writable open empties the learned tables and records schema 3.
+# first writable open empties the learned tables and records schema 4.
 "$SLOPCTL" learn --slop --state "$T/mid-fresh" --rules "$RULES" "$T/train-slop" >/dev/null 2>&1
 "$SLOPCTL" db dump --state "$T/mid-fresh" "$T/dump" >/dev/null 2>&1
-python3 -c '
-import sys
-lines = open(sys.argv[1]).read().split("\n")
-i = lines.index(" " + b"schema_version".hex())
-lines[i + 1] = " 02000000"
-open(sys.argv[1], "w").write("\n".join(lines))' "$T/dump"
+set_schema "$T/dump" 02000000
 "$SLOPCTL" db load --state "$T/old" "$T/dump" >/dev/null 2>&1
 check "a schema 2 state with learned counts" \
     sh -c "'$SLOPCTL' db stats --state '$T/old' | grep -q 'schema 2' &&
@@ -223,7 +226,18 @@ check "read-only, its learned counts read as none" \
 run learn --genuine --state "$T/old" "$T/mid-a"
 check "the upgrade empties them: only the new message counts" \
     [ "$(stat_of "$T/old" slop)" = 0 -a "$(stat_of "$T/old" genuine)" = 1 ]
-check "and records schema 3" sh -c "'$SLOPCTL' db stats --state '$T/old' | grep -q 'schema 3'"
+check "and records schema 4" sh -c "'$SLOPCTL' db stats --state '$T/old' | grep -q 'schema 4'"
+
+# ---- schema 3 state: its counts stay, the upgrade adds the generation ----
+set_schema "$T/dump" 03000000
+"$SLOPCTL" db load --state "$T/three" "$T/dump" >/dev/null 2>&1
+three_slop=$(stat_of "$T/three" slop)
+check "a schema 3 state reads its learned counts" \
+    sh -c "'$SLOPCTL' db stats --state '$T/three' | grep -q 'schema 3' && [ '$three_slop' -gt 0 ]"
+run learn --slop --state "$T/three" "$T/mid-b"
+check "its upgrade keeps them and records schema 4" \
+    sh -c "[ '$(stat_of "$T/three" slop)' = '$three_slop' ] &&
+           '$SLOPCTL' db stats --state '$T/three' | grep -q 'schema 4'"
 
 # ---- SIGKILL while learning, a reader scanning all along ----
 K=$T/killed

@@ -2,7 +2,10 @@
  * test_state.c - the LMDB state: ledger claims, hourly cap, release,
  * prune, stats, growth of a tiny map, threads and processes racing for
  * one claim, recovery after a writer is killed mid-loop, and what a
- * STATE_NOSYNC writer's commits are worth when it is killed unsynced.
+ * STATE_NOSYNC writer's commits are worth when it is killed unsynced;
+ * the learned counts' per-process copy (state_learn_cache.c) against
+ * LMDB after learn, move, forget and prune, beyond its cap, and under two
+ * reading threads and a learning one.
  *
  * Each test works in its own mkdtemp() directory, removed afterwards.
  */
@@ -10,6 +13,7 @@
 #include <ftw.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -27,6 +31,7 @@
 
 #include "state.h"
 #include "state_db.h"
+#include "state_learn.h"
 #include "state_redis.h"
 
 #define T0 ((time_t)1700000000) /* a fixed, hour-aligned-enough start */
@@ -813,6 +818,352 @@ test_backend_chosen_at_attach(void **pstate)
     state_close(st);
 }
 
+/* ---- the learned counts' per-process copy against LMDB ---- */
+
+#define LEARN_VOCAB 3000  /* tokens of the test's model */
+#define LEARN_PER_MSG 400 /* tokens a message adds */
+#define LEARN_N_MSGS 40
+
+/* Token i of the vocabulary; token 0 is a token too (the copy keeps it
+ * apart from its free slots). */
+static uint64_t
+vocab(size_t i)
+{
+    return i == 0 ? 0 : (uint64_t)i * UINT64_C(0x9e3779b97f4a7c15);
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* Message k: LEARN_PER_MSG tokens of the vocabulary picked by a fixed LCG, so
+ * that messages share many tokens, sorted and distinct. */
+static size_t
+msg_tokens(unsigned k, uint64_t *ret)
+{
+    uint32_t x = 2654435761u * (k + 1);
+    size_t n = 0, m = 0;
+
+    for (size_t i = 0; i < LEARN_PER_MSG; i++) {
+        x = x * 1103515245u + 12345u;
+        ret[n++] = vocab((x >> 8) % LEARN_VOCAB);
+    }
+    qsort(ret, n, sizeof(*ret), cmp_u64);
+    for (size_t i = 0; i < n; i++)
+        if (m == 0 || ret[m - 1] != ret[i])
+            ret[m++] = ret[i];
+    return m;
+}
+
+static enum state_learn_outcome
+learn(struct state *st, unsigned k, enum state_learn_class cls, time_t now)
+{
+    uint64_t tok[LEARN_PER_MSG];
+    struct state_learn_msg m = {.tokens = tok, .hint = k};
+    enum state_learn_outcome out;
+
+    m.n = msg_tokens(k, tok);
+    assert_int_equal(state_learn_add(st, &m, cls, now, &out), 0);
+    return out;
+}
+
+static enum state_learn_outcome
+forget(struct state *st, unsigned k)
+{
+    uint64_t tok[LEARN_PER_MSG];
+    struct state_learn_msg m = {.tokens = tok};
+    enum state_learn_outcome out;
+
+    m.n = msg_tokens(k, tok);
+    assert_int_equal(state_learn_forget(st, &m, &out), 0);
+    return out;
+}
+
+/* The counts of the whole vocabulary (and one token never learned), in
+ * calls of at most STATE_LEARN_MAX_TOKENS, into ret[LEARN_VOCAB + 1]. */
+static void
+counts_all(struct state *st, uint32_t (*ret)[2])
+{
+    uint64_t tok[STATE_LEARN_MAX_TOKENS];
+
+    for (size_t base = 0; base <= LEARN_VOCAB; base += STATE_LEARN_MAX_TOKENS) {
+        size_t n = 0;
+
+        for (size_t i = base; i <= LEARN_VOCAB && n < STATE_LEARN_MAX_TOKENS; i++)
+            tok[n++] = i < LEARN_VOCAB ? vocab(i) : UINT64_C(0xfeedfacecafebeef);
+        assert_int_equal(state_learn_counts(st, tok, n, 1, ret + base, NULL), 0);
+    }
+}
+
+static const struct state_learn_cache_limits eager = {
+    .max_tokens = 1000000, .asks_min = 1, .interval_s = 0};
+static const struct state_learn_cache_limits direct = {
+    .max_tokens = 0, .asks_min = 1, .interval_s = 0};
+
+/*
+ * What the copy answers against what LMDB answers, after an operation:
+ * LMDB's first (no copy), then twice through the copy (the first ask
+ * under a new generation builds it, the second is answered by it), and
+ * the copy must really have answered.
+ */
+static void
+check_copy(struct state *st)
+{
+    static uint32_t want[LEARN_VOCAB + 1][2], got[LEARN_VOCAB + 1][2];
+    struct state_learn_cache_stats s0, s1;
+
+    assert_int_equal(state_learn_cache_configure(st, &direct), 0);
+    counts_all(st, want);
+    assert_int_equal(state_learn_cache_configure(st, &eager), 0);
+    assert_int_equal(state_learn_cache_stats(st, &s0), 0);
+    counts_all(st, got);
+    assert_memory_equal(want, got, sizeof(want));
+    counts_all(st, got);
+    assert_memory_equal(want, got, sizeof(want));
+    assert_int_equal(state_learn_cache_stats(st, &s1), 0);
+    assert_true(s1.hits > s0.hits);
+    assert_true(s1.tokens > 0);
+    assert_true(s1.bytes >= s1.tokens * 16);
+}
+
+static uint64_t
+generation(struct state *st)
+{
+    uint64_t g;
+
+    assert_int_equal(state_learn_generation(st, &g), 0);
+    return g;
+}
+
+static void
+test_copy_follows_every_write(void **pstate)
+{
+    struct fixture *f = *pstate;
+    struct state *st = open_rw(f, 0);
+    uint64_t g;
+
+    assert_int_equal(state_learn_cache_configure(st, &eager), 0);
+    for (unsigned k = 0; k < LEARN_N_MSGS; k++)
+        assert_int_equal(learn(st, k, k % 3 ? STATE_LEARN_GENUINE : STATE_LEARN_SLOP, T0),
+                         STATE_LEARN_ADDED);
+    check_copy(st);
+
+    /* A move keeps the number of tokens stored: only the generation
+     * tells the copy that the counts moved. */
+    g = generation(st);
+    assert_int_equal(learn(st, 1, STATE_LEARN_SLOP, T0), STATE_LEARN_MOVED);
+    assert_true(generation(st) > g);
+    check_copy(st);
+
+    g = generation(st);
+    assert_int_equal(learn(st, LEARN_N_MSGS + 5, STATE_LEARN_SLOP, T0 + 100), STATE_LEARN_ADDED);
+    assert_true(generation(st) > g);
+    check_copy(st);
+
+    g = generation(st);
+    assert_int_equal(forget(st, 2), STATE_LEARN_FORGOTTEN);
+    assert_true(generation(st) > g);
+    check_copy(st);
+
+    /* Nothing changes, nothing bumps: the copy stays. */
+    g = generation(st);
+    assert_int_equal(learn(st, 4, STATE_LEARN_GENUINE, T0), STATE_LEARN_UNCHANGED);
+    assert_int_equal(forget(st, 2), STATE_LEARN_UNKNOWN);
+    assert_int_equal(generation(st), g);
+
+    /* Prune what only T0's messages have: message LEARN_N_MSGS + 5 keeps its
+     * tokens at T0 + 100. */
+    {
+        uint64_t removed = 0;
+
+        g = generation(st);
+        assert_int_equal(state_learn_prune(st, T0, 0, &removed), 0);
+        assert_true(removed > 0);
+        assert_true(generation(st) > g);
+        check_copy(st);
+        g = generation(st);
+        assert_int_equal(state_learn_prune(st, T0, 0, &removed), 0);
+        assert_int_equal(removed, 0);
+        assert_int_equal(generation(st), g);
+    }
+    state_close(st);
+}
+
+/* An operation whose token count stays the same and that did not bump
+ * the generation would be answered from the old copy: the counts of a
+ * moved message's tokens are the ones the copy must not keep. */
+static void
+test_copy_after_move_answers_new_counts(void **pstate)
+{
+    struct fixture *f = *pstate;
+    struct state *st = open_rw(f, 0);
+    uint64_t tok[LEARN_PER_MSG];
+    uint32_t before[LEARN_PER_MSG][2], after[LEARN_PER_MSG][2];
+    size_t n;
+
+    assert_int_equal(state_learn_cache_configure(st, &eager), 0);
+    learn(st, 0, STATE_LEARN_SLOP, T0);
+    learn(st, 1, STATE_LEARN_GENUINE, T0);
+    n = msg_tokens(7, tok);
+    learn(st, 7, STATE_LEARN_SLOP, T0);
+    /* Twice: the copy is built, then answers. */
+    assert_int_equal(state_learn_counts(st, tok, n, 1, before, NULL), 0);
+    assert_int_equal(state_learn_counts(st, tok, n, 1, before, NULL), 0);
+    assert_int_equal(learn(st, 7, STATE_LEARN_GENUINE, T0), STATE_LEARN_MOVED);
+    assert_int_equal(state_learn_counts(st, tok, n, 1, after, NULL), 0);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(after[i][0] + 1, before[i][0]);
+        assert_int_equal(after[i][1], before[i][1] + 1);
+    }
+    state_close(st);
+}
+
+/* Beyond the cap no copy is built, and the answers are LMDB's. */
+static void
+test_cap_reads_lmdb(void **pstate)
+{
+    struct fixture *f = *pstate;
+    struct state *st = open_rw(f, 0);
+    const struct state_learn_cache_limits small = {.max_tokens = 100, .asks_min = 1};
+    struct state_learn_cache_stats s;
+    static uint32_t want[LEARN_VOCAB + 1][2], got[LEARN_VOCAB + 1][2];
+
+    for (unsigned k = 0; k < 6; k++)
+        learn(st, k, k % 2 ? STATE_LEARN_GENUINE : STATE_LEARN_SLOP, T0);
+    assert_int_equal(state_learn_cache_configure(st, &direct), 0);
+    counts_all(st, want);
+    assert_int_equal(state_learn_cache_configure(st, &small), 0);
+    for (int round = 0; round < 3; round++) {
+        counts_all(st, got);
+        assert_memory_equal(want, got, sizeof(want));
+    }
+    assert_int_equal(state_learn_cache_stats(st, &s), 0);
+    assert_int_equal(s.builds, 0);
+    assert_int_equal(s.tokens, 0);
+    assert_int_equal(s.hits, 0);
+    assert_true(s.misses >= 3);
+    /* The default waits for several asks: one look-up builds nothing. */
+    {
+        const struct state_learn_cache_limits dflt = {
+            .max_tokens = 2000000, .asks_min = 16, .interval_s = 10};
+        uint64_t tok[1] = {vocab(1)};
+        uint32_t c[1][2];
+
+        assert_int_equal(state_learn_cache_configure(st, &dflt), 0);
+        assert_int_equal(state_learn_counts(st, tok, 1, 1, c, NULL), 0);
+        assert_int_equal(state_learn_cache_stats(st, &s), 0);
+        assert_int_equal(s.builds, 0);
+    }
+    state_close(st);
+}
+
+/*
+ * Two readers and a learner. Every message the learner adds or forgets
+ * holds all the tokens of shared[], so in any one answer they must all
+ * carry the same counts: a copy built half-way through a transaction,
+ * or swapped under a reader, would show two different ones.
+ */
+#define SHARED 300
+
+struct learn_race {
+    struct state *st;
+    uint64_t shared[SHARED];
+    atomic_bool stop;
+    atomic_int torn;
+    atomic_int answers;
+};
+
+static void *
+learn_race_reader(void *arg)
+{
+    struct learn_race *r = arg;
+    uint32_t c[SHARED][2];
+
+    while (!atomic_load(&r->stop)) {
+        if (state_learn_counts(r->st, r->shared, SHARED, 1, c, NULL) != 0)
+            continue;
+        for (size_t i = 1; i < SHARED; i++)
+            if (c[i][0] != c[0][0] || c[i][1] != c[0][1])
+                atomic_fetch_add(&r->torn, 1);
+        atomic_fetch_add(&r->answers, 1);
+    }
+    return NULL;
+}
+
+static void
+learn_race_msg(struct learn_race *r, unsigned k, uint64_t *tok, struct state_learn_msg *m)
+{
+    /* shared[] plus a token of its own, so that each message has its own
+     * key. */
+    memcpy(tok, r->shared, sizeof(r->shared));
+    tok[SHARED] = UINT64_C(0xf000000000000000) + k;
+    m->tokens = tok;
+    m->n = SHARED + 1;
+    m->hint = 0;
+}
+
+static void
+test_threads_see_whole_messages(void **pstate)
+{
+    struct fixture *f = *pstate;
+    struct state *st = open_rw(f, 0);
+    static struct learn_race r;
+    const struct state_learn_cache_limits busy = {
+        .max_tokens = 1000000, .asks_min = 2, .interval_s = 0};
+    pthread_t tid[2];
+    uint64_t tok[SHARED + 1];
+
+    memset(&r, 0, sizeof(r));
+    r.st = st;
+    for (size_t i = 0; i < SHARED; i++)
+        r.shared[i] = vocab(i + 1);
+    assert_int_equal(state_learn_cache_configure(st, &busy), 0);
+    for (unsigned k = 0; k < 4; k++) {
+        struct state_learn_msg m;
+
+        learn_race_msg(&r, k, tok, &m);
+        assert_int_equal(state_learn_add(st, &m, k % 2, T0, NULL), 0);
+    }
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&tid[i], NULL, learn_race_reader, &r), 0);
+    for (unsigned k = 4; k < 204; k++) {
+        struct state_learn_msg m;
+
+        learn_race_msg(&r, k, tok, &m);
+        if (k % 5 == 4) {
+            learn_race_msg(&r, k - 3, tok, &m);
+            assert_int_equal(state_learn_forget(st, &m, NULL), 0);
+            learn_race_msg(&r, k - 3, tok, &m);
+            assert_int_equal(state_learn_add(st, &m, (k - 3) % 2, T0, NULL), 0);
+        } else {
+            assert_int_equal(state_learn_add(st, &m, k % 2, T0, NULL), 0);
+        }
+        /* Let the readers ask a few times under this generation. */
+        for (int spin = 0; spin < 200 && atomic_load(&r.answers) < (int)(k * 4); spin++) {
+            struct timespec ts = {0, 100000};
+
+            nanosleep(&ts, NULL);
+        }
+    }
+    atomic_store(&r.stop, true);
+    for (int i = 0; i < 2; i++)
+        pthread_join(tid[i], NULL);
+    assert_int_equal(atomic_load(&r.torn), 0);
+    assert_true(atomic_load(&r.answers) > 0);
+    {
+        struct state_learn_cache_stats s;
+
+        assert_int_equal(state_learn_cache_stats(st, &s), 0);
+        assert_true(s.builds > 0);
+        assert_true(s.hits > 0);
+    }
+    state_close(st);
+}
+
 int
 main(void)
 {
@@ -835,6 +1186,10 @@ main(void)
         cmocka_unit_test_setup_teardown(test_damaged_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_parents, setup, teardown),
         cmocka_unit_test_setup_teardown(test_backend_chosen_at_attach, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_copy_follows_every_write, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_copy_after_move_answers_new_counts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cap_reads_lmdb, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_threads_see_whole_messages, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
