@@ -24,6 +24,7 @@
 #include "measure_diff.h"
 #include "measure_prose.h"
 #include "message.h"
+#include "poc_program.h"
 #include "series.h"
 
 static const char *const measure_names[MEASURE__COUNT] = {
@@ -88,6 +89,8 @@ static const char *const measure_names[MEASURE__COUNT] = {
     [MEASURE_LIMIT_HIT] = "limit_hit",
     [MEASURE_BINDING_SCHEMA_ERRORS] = "binding_schema_errors",
     [MEASURE_BINDING_DRIVER_LINES] = "binding_driver_lines",
+    [MEASURE_POC_PROGRAMS] = "poc_programs",
+    [MEASURE_POC_PROJECT_CALLS] = "poc_project_calls",
 };
 
 const char *
@@ -194,4 +197,5 @@ measure_compute(struct message *m)
     /* Out of memory leaves a count without its evidence: the rule's hit
      * then shows "binding_schema_errors=N", which still names it. */
     (void)dt_binding_measure(m);
+    (void)poc_program_measure(m);
 }

@@ -77,6 +77,9 @@ enum measure_id {
      * number, so a learned model stays valid. */
     MEASURE_BINDING_SCHEMA_ERRORS, /* schema mistakes in added device-tree bindings */
     MEASURE_BINDING_DRIVER_LINES,  /* added binding lines that speak of a driver */
+    /* Filled by poc_program.c for a report; 0 otherwise. */
+    MEASURE_POC_PROGRAMS,      /* 1 when the body holds a C program with main() */
+    MEASURE_POC_PROJECT_CALLS, /* names it calls beyond itself and the in-process C library */
     MEASURE__COUNT,
 };
 

@@ -118,6 +118,8 @@ static const char *const doc_names[] = {
     "limit_hit",
     "binding_schema_errors",
     "binding_driver_lines",
+    "poc_programs",
+    "poc_project_calls",
 };
 
 static void
