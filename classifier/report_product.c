@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -41,7 +42,11 @@ static const struct report_need *const need = &report_bytes_need;
  *   - a commit id (7 to 40 hex digits, a digit among them) after
  *     "commit", "HEAD", "master", "main", "revision", "tree" or "at"
  *     after one of them ("current master at abc1234", "git master
- *     (abc1234)"), stored as "commit <id>".
+ *     (abc1234)"), stored as "commit <id>";
+ *   - a branch on a day: "main as of 2026-11-06", "master (branch) as
+ *     of", "staging as of", stored as "<branch> as of <date>";
+ *   - two components before a word that names a release line ("the 5.0
+ *     stable branch", "the 4.2 series").
  * Never four components (10.0.0.1), components of four digits or more
  * (dates as 04.12.2026), times (12:30) or anything shortly after "CVSS".
  *
@@ -194,19 +199,29 @@ after_commit_word(const char *s, size_t b)
     return report_word_in(prev, words, sizeof(words) / sizeof(words[0]));
 }
 
-/* A two-component version ends a range: "8.5 and earlier", "through". */
+/* A two-component version ends a range ("8.5 and earlier", "through")
+ * or names a release line ("5.0 stable", "4.2 branch", "3.1 series"). */
 static bool
 before_range_word(const char *s, size_t n, size_t e)
 {
-    static const char *const ranges[] = {"and earlier", "and later",  "or earlier", "or later",
-                                         "and older",   "and newer",  "and above",  "and below",
-                                         "through",     "to and inc", "up to"};
+    static const char *const ranges[] = {
+        "and earlier", "and later", "or earlier", "or later", "and older",
+        "and newer",   "and above", "and below",  "through",  "to and inc",
+        "up to",       "stable",    "branch",     "series",   "lts",
+    };
 
     while (e < n && s[e] == ' ')
         e++;
-    for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
-        if (n - e >= strlen(ranges[i]) && strncasecmp(s + e, ranges[i], strlen(ranges[i])) == 0)
+    for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++) {
+        size_t w = strlen(ranges[i]);
+
+        /* A phrase as written, a word whole ("3.1 series", not "0.3
+         * seriesless"; "branch" also as "branches"). */
+        if (n - e >= w && strncasecmp(s + e, ranges[i], w) == 0 &&
+            (strchr(ranges[i], ' ') != NULL || e + w == n || !is_alnum(s[e + w]) ||
+             strncasecmp(s + e + w, "es", 2) == 0))
             return true;
+    }
     return false;
 }
 
@@ -339,6 +354,63 @@ commit_token(struct message *m, const char *s, size_t b, const char *t, size_t l
     return report_version_commit(m, t, len);
 }
 
+/* The word before position i into out (report_word_before()); where
+ * that word starts. */
+static size_t
+word_before_at(const char *s, size_t i, char *out, size_t outsz)
+{
+    report_word_before(s, i, out, outsz);
+    while (i > 0 && (s[i - 1] == ' ' || s[i - 1] == ':' || s[i - 1] == '\t'))
+        i--;
+    while (i > 0 && (is_alnum(s[i - 1]) || s[i - 1] == '-'))
+        i--;
+    return i;
+}
+
+/* t[0..len) is a day written YYYY-MM-DD. */
+static bool
+is_iso_date(const char *t, size_t len)
+{
+    static const char shape[] = "dddd-dd-dd";
+
+    if (len != sizeof(shape) - 1)
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if (shape[i] == 'd' ? !is_digit(t[i]) : t[i] != '-')
+            return false;
+    return t[0] == '1' || t[0] == '2';
+}
+
+/* "main as of 2026-11-06", the date t[0..len) at s[b]: the tree a report
+ * tested, pinned by the day as a commit id pins it. Stored as "<branch>
+ * as of <date>". */
+static int
+branch_as_of(struct message *m, const char *s, size_t b, const char *t, size_t len)
+{
+    static const char *const branches[] = {"main",    "master",  "trunk",   "tip",
+                                           "head",    "staging", "develop", "development",
+                                           "nightly", "default", "unstable"};
+    char w[16], fact[48];
+    size_t at;
+    int k;
+
+    at = word_before_at(s, b, w, sizeof(w));
+    if (strcmp(w, "of") != 0)
+        return 0;
+    at = word_before_at(s, at, w, sizeof(w));
+    if (strcmp(w, "as") != 0)
+        return 0;
+    at = word_before_at(s, at, w, sizeof(w));
+    if (strcmp(w, "branch") == 0)
+        word_before_at(s, at, w, sizeof(w));
+    if (!report_word_in(w, branches, sizeof(branches) / sizeof(branches[0])))
+        return 0;
+    k = snprintf(fact, sizeof(fact), "%s as of %.*s", w, (int)len, t);
+    if (k < 0 || (size_t)k >= sizeof(fact))
+        return 0;
+    return add_fact(&m->versions, fact, (size_t)k, REPORT_MAX_VERSIONS);
+}
+
 /* "lodash@4.17.20", "@scope/pkg@1.2.3": a package at a version; and
  * "org.apache.tomcat:tomcat-catalina:9.0.41", Maven's
  * group:artifact:version. Sets the version's offset *vb and length *vn in
@@ -462,6 +534,8 @@ product_version_token(struct message *m, const char *s, size_t n, size_t b, size
         return add_fact(&m->versions, t, len, REPORT_MAX_VERSIONS);
     if (hex_run(t, len) == len)
         return commit_token(m, s, b, t, len);
+    if (is_iso_date(t, len))
+        return branch_as_of(m, s, b, t, len);
     /* Every shape below has a dot between two digits (version_shape()):
      * most tokens with a digit (addresses, offsets, counts) have none. */
     if (memchr(t, '.', len) == NULL || (holds(has, need->cvss) && report_word_after_cvss(s, b)))
