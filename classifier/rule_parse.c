@@ -839,6 +839,24 @@ parse_attribute(struct parser *ps, char *p)
     return 0;
 }
 
+/* A control byte other than a tab in line[0..n): a '\b' or '\f' that an
+ * escaping layer (a script, a heredoc) turned into the byte itself. In a
+ * pattern it matches nothing that mail holds, silently, so it is an
+ * error (the line is still read, for the problems after it). */
+static void
+report_control_byte(struct parser *ps, const char *line, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)line[i];
+
+        if ((c < 0x20 && c != '\t') || c == 0x7f) {
+            DIAG(ps, "control byte 0x%02x in line at column %zu (write '\\b' as two characters)", c,
+                 i + 1);
+            return;
+        }
+    }
+}
+
 int
 rule_parse_text(struct rule_set *set, size_t file, char *text, size_t len, struct rule_diag *d)
 {
@@ -861,6 +879,7 @@ rule_parse_text(struct rule_set *set, size_t file, char *text, size_t len, struc
             continue;
         }
         line[n] = '\0';
+        report_control_byte(&ps, line, n);
         p = skip_blanks(line);
         if (*p == '\0' || *p == '#')
             continue;

@@ -187,6 +187,9 @@ static struct bad_case bad_cases[] = {
      "rule A\n    describe d\n    score 1\n    match body /(/\n    frob\n    kind mail\n", 3, 4,
      "bad pattern"},
     {"NUL byte", "rule A\n" OK_BODY "    \0\n", 1, 5, "NUL byte"},
+    /* A '\b' that became a backspace on its way into the file. */
+    {"control byte", "rule A\n    describe d\n    score 1\n    match body /\bx\b/\n", 1, 4,
+     "control byte 0x08"},
 };
 
 /* The NUL case needs its length given explicitly. */
