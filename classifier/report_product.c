@@ -46,7 +46,10 @@ static const struct report_need *const need = &report_bytes_need;
  *   - a branch on a day: "main as of 2026-11-06", "master (branch) as
  *     of", "staging as of", stored as "<branch> as of <date>";
  *   - two components before a word that names a release line ("the 5.0
- *     stable branch", "the 4.2 series").
+ *     stable branch", "the 4.2 series") or opens a range ("4.5 onwards");
+ *   - a release line by its shape: "1.x", "9.0.x";
+ *   - a Debian or Ubuntu revision after the three components
+ *     ("1.2.3-4+deb12u1", "2.0.1-1ubuntu0.2~22.04").
  * Never four components (10.0.0.1), components of four digits or more
  * (dates as 04.12.2026), times (12:30) or anything shortly after "CVSS".
  *
@@ -85,6 +88,19 @@ is_version_delim(char c)
     return version_delims[(unsigned char)c];
 }
 
+/* Where the suffixes of a version from t[i] on end: "-DEV", "-rc1", a
+ * Debian revision "-4+deb12u1", "~rc2". */
+static size_t
+suffix_end(const char *t, size_t n, size_t i)
+{
+    while (i + 1 < n && (t[i] == '-' || t[i] == '+' || t[i] == '~') && is_alnum(t[i + 1])) {
+        i++;
+        while (i < n && is_alnum(t[i]))
+            i++;
+    }
+    return i;
+}
+
 /* Components of a version filling t[0..n) ("8.7.0-DEV", "1.1.1w", a
  * release line "20.x" or "9.0.x"): 2 or 3 of at most three digits each,
  * the last one may be an 'x'; 0 when t is not one. */
@@ -115,12 +131,7 @@ version_shape(const char *t, size_t n)
         return 0;
     if (i < n && t[i] >= 'a' && t[i] <= 'z' && (i + 1 == n || t[i + 1] == '-'))
         i++;
-    while (i + 1 < n && t[i] == '-' && is_alnum(t[i + 1])) {
-        i++;
-        while (i < n && is_alnum(t[i]))
-            i++;
-    }
-    return i == n ? comps : 0;
+    return suffix_end(t, n, i) == n ? comps : 0;
 }
 
 /* t[0..n) is a git describe string: "...-<N>-g<7 to 40 hex>". */
@@ -205,9 +216,9 @@ static bool
 before_range_word(const char *s, size_t n, size_t e)
 {
     static const char *const ranges[] = {
-        "and earlier", "and later", "or earlier", "or later", "and older",
-        "and newer",   "and above", "and below",  "through",  "to and inc",
-        "up to",       "stable",    "branch",     "series",   "lts",
+        "and earlier", "and later", "or earlier", "or later", "and older", "and newer", "and above",
+        "and below",   "through",   "to and inc", "up to",    "stable",    "branch",    "series",
+        "lts",         "onwards",   "onward",     "or newer", "or above",  "and up",
     };
 
     while (e < n && s[e] == ' ')
@@ -507,7 +518,8 @@ bare_version(struct message *m, const char *s, size_t n, size_t b, size_t e)
     report_word_before(s, b, prev, sizeof(prev));
     if (report_word_in(prev, not_products, N_NOT_PRODUCTS) || report_word_numbering(prev))
         return 0;
-    if (comps == 2 &&
+    /* A release line ("1.x", "9.0.x") is a version by its shape. */
+    if (comps == 2 && !(len > 2 && t[len - 2] == '.' && (t[len - 1] == 'x' || t[len - 1] == 'X')) &&
         !report_word_in(prev, version_words, sizeof(version_words) / sizeof(version_words[0])) &&
         !before_range_word(s, n, e) && !after_comparison(s, b) && !after_product_name(s, b, prev))
         return 0;

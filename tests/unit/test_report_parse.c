@@ -67,6 +67,10 @@ static const struct fact_case {
      VERSIONS,
      {"6.1.0-18-amd64"},
      {NULL}},
+    {"Affected: 1.x and 2.x, Xen from 4.5 onwards, and bookworm's 1.2.3-4+deb12u1.\n",
+     VERSIONS,
+     {"1.x", "2.x", "4.5", "1.2.3-4+deb12u1"},
+     {NULL}},
     {"Found against main as of 2026-11-06, and on staging as of 2026-10-30; the same\n"
      "code is in the 4.2 and 5.0 stable branches and the 3.1 series.\n",
      VERSIONS,
@@ -262,6 +266,7 @@ static const char *const no_version_cases[] = {
     "Logged on 2026-12-04 and 04.12.2026, build 2026.12.04, uptime 1234.567890.\n",
     "The queue was as of 2026-12-04 empty; our main office as of 2026-11-01 moved.\n",
     "A ratio of 1.5 stays, 0.3 seriesless, 2.5 throughput and 1.5 stableness.\n",
+    "Sums like 1.5+2.5, a factor 2.5 upwards and Table 1.x of the paper.\n",
     "See section 3.2.1 of RFC 9110, section 7.2, figure 1.2.3 and table 4.1.\n",
     "Read of size 8 at offset 1.2 KiB, +0x1a/0x50, address ffff888012345678.\n",
     "Built with gcc 12.2.0, clang 17.0.6 and Python 3.11.4 under qemu 7.2.0.\n",
