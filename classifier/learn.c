@@ -40,6 +40,13 @@
 /* Most buckets of the sort of the raw word tokens (tokens_sort()): a
  * power of two at least half of LEARN_RAW_MAX, about two tokens a bucket. */
 #define LEARN_SORT_BITS_MAX 11
+/* The set that keeps the smallest word tokens (tokens_smallest()): 2^9
+ * buckets by the top bits, each of up to 16 distinct tokens. The raw
+ * tokens hold some 1,500 distinct ones at most, 3 a bucket; a bucket
+ * that overflows sends the whole message to tokens_sort(). */
+#define LEARN_SET_BITS 9
+#define LEARN_SET_DEPTH 16
+#define LEARN_SET_SLOTS (((size_t)1 << LEARN_SET_BITS) * LEARN_SET_DEPTH)
 #define LEARN_FNV_PRIME UINT64_C(0x100000001b3)
 
 struct token_sink {
@@ -106,26 +113,27 @@ kind_token(enum classifier_kind kind)
 /* What a byte is to a word: none, a small or a capital letter, a digit
  * or '_' (which make a word a name), or a non-ASCII byte. */
 enum word_class {
-    WC_NONE = 0,
-    WC_LOWER,
-    WC_UPPER,
-    WC_NAME,
-    WC_HIGH,
+    WC_NONE = '.',
+    WC_LOWER = 'a',
+    WC_UPPER = 'A',
+    WC_NAME = '_',
+    WC_HIGH = 'H',
 };
+
+/* Each byte's enum word_class, a row of 32 bytes a line. */
+static const char word_class_map[257] = "................................"
+                                        "................__________......"
+                                        ".AAAAAAAAAAAAAAAAAAAAAAAAAA...._"
+                                        ".aaaaaaaaaaaaaaaaaaaaaaaaaa....."
+                                        "HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH"
+                                        "HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH"
+                                        "HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH"
+                                        "HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH";
 
 static inline enum word_class
 word_class(unsigned char c)
 {
-    /* Small letters first: most bytes of prose are. */
-    if ((unsigned)(c - 'a') < 26)
-        return WC_LOWER;
-    if (c >= 0x80)
-        return WC_HIGH;
-    if ((unsigned)(c - 'A') < 26)
-        return WC_UPPER;
-    if ((unsigned)(c - '0') < 10 || c == '_')
-        return WC_NAME;
-    return WC_NONE;
+    return (enum word_class)word_class_map[c];
 }
 
 /* A word read from a region: the FNV hash, from seed, of its first
@@ -180,7 +188,8 @@ osb_add_word(struct token_sink *s, uint64_t left[LEARN_WINDOW - 1], size_t *have
 
         sink_add(s, fnv_dist(fnv_8(left[d], &h), dist));
     }
-    memmove(left + 1, left, (LEARN_WINDOW - 2) * sizeof(left[0]));
+    for (size_t d = LEARN_WINDOW - 2; d > 0; d--)
+        left[d] = left[d - 1];
     left[0] = fnv_8(s->pair_seed, &h);
     if (*have < LEARN_WINDOW - 1)
         (*have)++;
@@ -303,6 +312,53 @@ tokens_sort(uint64_t *v, size_t n, uint64_t *tmp)
     return m;
 }
 
+/*
+ * The k smallest distinct values of v[0..n) into ret, ascending; returns
+ * how many (k, or fewer when v has fewer distinct values), or -1 when a
+ * bucket of set (LEARN_SET_SLOTS values) overflowed. Each value goes to
+ * the bucket of its top bits unless it is there already; the buckets are
+ * then read in order, each ordered as it is read, until k are out: the
+ * larger tokens, most of them, are never ordered.
+ */
+static long
+tokens_smallest(const uint64_t *v, size_t n, size_t k, uint64_t *set, uint64_t *ret)
+{
+    unsigned char fill[(size_t)1 << LEARN_SET_BITS];
+    size_t m = 0;
+
+    memset(fill, 0, sizeof(fill));
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = v[i];
+        size_t b = (size_t)(x >> (64 - LEARN_SET_BITS));
+        uint64_t *row = set + b * LEARN_SET_DEPTH;
+        size_t c = fill[b], j = 0;
+
+        while (j < c && row[j] != x)
+            j++;
+        if (j < c)
+            continue;
+        if (c == LEARN_SET_DEPTH)
+            return -1;
+        row[c] = x;
+        fill[b] = (unsigned char)(c + 1);
+    }
+    for (size_t b = 0; b < sizeof(fill) && m < k; b++) {
+        uint64_t *row = set + b * LEARN_SET_DEPTH;
+
+        for (size_t i = 1; i < fill[b]; i++) {
+            uint64_t x = row[i];
+            size_t j = i;
+
+            for (; j > 0 && row[j - 1] > x; j--)
+                row[j] = row[j - 1];
+            row[j] = x;
+        }
+        for (size_t i = 0; i < fill[b] && m < k; i++)
+            ret[m++] = row[i];
+    }
+    return (long)m;
+}
+
 /* The sorted a[0..na) and b[0..nb) into ret, each value once. */
 static size_t
 tokens_merge(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, uint64_t *ret)
@@ -329,13 +385,16 @@ learn_tokens(const struct message *m, uint64_t *ret, size_t max, size_t *ret_n)
         {REGION_NOTES, 'N'},   {REGION_COMMENTS, 'C'},
     };
     struct token_sink s = {.max = LEARN_RAW_MAX, .kind = (unsigned char)m->kind};
-    uint64_t *tmp;
+    uint64_t *tmp, *words;
     size_t ns, nw;
+    long r;
 
-    s.v = malloc(2 * LEARN_RAW_MAX * sizeof(*s.v));
+    /* The raw tokens, the set (or the sort's scratch) and the words kept. */
+    s.v = malloc((LEARN_RAW_MAX + LEARN_SET_SLOTS + CLASSIFIER_LEARN_MAX_TOKENS) * sizeof(*s.v));
     if (s.v == NULL)
         return -ENOMEM;
     tmp = s.v + LEARN_RAW_MAX;
+    words = tmp + LEARN_SET_SLOTS;
     s.pair_seed = token_hash(s.kind, 'o', NULL, 0);
     /* Structure first and always kept (the kind's token carries the
      * totals), so that a long text cannot crowd it out; of the words,
@@ -345,11 +404,17 @@ learn_tokens(const struct message *m, uint64_t *ret, size_t max, size_t *ret_n)
     ns = s.n < max ? s.n : max;
     for (size_t i = 0; i < sizeof(prose) / sizeof(prose[0]); i++)
         tokens_osb(&s, prose[i].tag, &m->regions[prose[i].id]);
-    nw = tokens_sort(s.v + ns, s.n - ns, tmp);
-    if (nw > max - ns)
-        nw = max - ns;
+    r = tokens_smallest(s.v + ns, s.n - ns, max - ns, tmp, words);
+    if (r >= 0) {
+        nw = (size_t)r;
+    } else {
+        nw = tokens_sort(s.v + ns, s.n - ns, tmp);
+        if (nw > max - ns)
+            nw = max - ns;
+        memcpy(words, s.v + ns, nw * sizeof(*words));
+    }
     /* Sorted and distinct, as the look-up's cursor and the key want. */
-    *ret_n = tokens_merge(s.v, tokens_sort(s.v, ns, tmp), s.v + ns, nw, ret);
+    *ret_n = tokens_merge(s.v, tokens_sort(s.v, ns, tmp), words, nw, ret);
     free(s.v);
     return 0;
 }
