@@ -267,20 +267,27 @@ poc_skip_directive(struct poc_scan *sc)
     sc->p = line_end;
 }
 
-/* Whether the call whose '(' is at open runs a shell: its first string
- * argument is /bin/sh, /bin/bash or sh. */
+/* Whether the call whose '(' is at open runs a bare shell: its first
+ * string argument is /bin/sh, /bin/bash or sh, and no "-c" follows before
+ * the call's end. With -c the shell runs a command line, which may be the
+ * project's tool: execl("/bin/sh", "sh", "-c", cmd, NULL). */
 static bool
 poc_spawns_shell(const char *open, const char *end)
 {
     size_t n = (size_t)(end - open) < POC_SPAWN_ARGS ? (size_t)(end - open) : POC_SPAWN_ARGS;
-    const char *q = memchr(open, '"', n);
+    const char *q = memchr(open, '"', n), *stop;
 
     if (q == NULL)
         return false;
     n -= (size_t)(q - open);
-    return (n >= 9 && memcmp(q, "\"/bin/sh\"", 9) == 0) ||
-           (n >= 11 && memcmp(q, "\"/bin/bash\"", 11) == 0) ||
-           (n >= 4 && memcmp(q, "\"sh\"", 4) == 0);
+    if (!((n >= 9 && memcmp(q, "\"/bin/sh\"", 9) == 0) ||
+          (n >= 11 && memcmp(q, "\"/bin/bash\"", 11) == 0) ||
+          (n >= 4 && memcmp(q, "\"sh\"", 4) == 0)))
+        return false;
+    stop = memchr(q, ';', n);
+    if (stop != NULL)
+        n = (size_t)(stop - q);
+    return ascii_find(q, n, "\"-c\"") == NULL;
 }
 
 /* Sorts a name followed by '(' at open into the sets. */

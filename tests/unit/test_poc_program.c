@@ -48,6 +48,15 @@ static const struct poc_case cases[] = {
     {"another program run, not a shell", CLASSIFIER_KIND_REPORT,
      "#include <stdlib.h>\nint main(void) { return system(\"widget-get http://x/\"); }\n", 1, 1,
      NULL},
+    {"a shell given a command line with -c runs another program", CLASSIFIER_KIND_REPORT,
+     "#include <unistd.h>\nint main(void) {\n"
+     "    execl(\"/bin/sh\", \"sh\", \"-c\", \"exec widget-helper --user x\", (char *)0);\n"
+     "    return 1;\n}\n",
+     1, 1, NULL},
+    {"a bare shell stays inside, whatever follows the call", CLASSIFIER_KIND_REPORT,
+     "#include <unistd.h>\nint main(void) {\n    execl(\"/bin/sh\", \"sh\", (char *)0);\n"
+     "    puts(\"-c\");\n    return 1;\n}\n",
+     1, 0, "execl()"},
     {"a call named in a string or a comment is no call", CLASSIFIER_KIND_REPORT,
      "#include <stdio.h>\nint main(void) {\n  /* widget_open(); */\n"
      "  printf(\"widget_open(x)\\n\");\n  return 0;\n}\n",
