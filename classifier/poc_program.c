@@ -268,21 +268,29 @@ poc_skip_directive(struct poc_scan *sc)
 }
 
 /* Whether the call whose '(' is at open runs a bare shell: its first
- * string argument is /bin/sh, /bin/bash or sh, and no "-c" follows before
- * the call's end. With -c the shell runs a command line, which may be the
- * project's tool: execl("/bin/sh", "sh", "-c", cmd, NULL). */
+ * string argument names sh or bash, bare or as the last part of a path,
+ * and no "-c" follows before the call's end. With -c the shell runs a
+ * command line, which may be the project's tool:
+ * execl(path, "sh", "-c", cmd, NULL). */
 static bool
 poc_spawns_shell(const char *open, const char *end)
 {
     size_t n = (size_t)(end - open) < POC_SPAWN_ARGS ? (size_t)(end - open) : POC_SPAWN_ARGS;
-    const char *q = memchr(open, '"', n), *stop;
+    const char *q = memchr(open, '"', n), *close, *base, *stop;
+    size_t len;
 
     if (q == NULL)
         return false;
     n -= (size_t)(q - open);
-    if (!((n >= 9 && memcmp(q, "\"/bin/sh\"", 9) == 0) ||
-          (n >= 11 && memcmp(q, "\"/bin/bash\"", 11) == 0) ||
-          (n >= 4 && memcmp(q, "\"sh\"", 4) == 0)))
+    close = memchr(q + 1, '"', n - 1);
+    if (close == NULL)
+        return false;
+    base = q + 1;
+    for (const char *c = q + 1; c < close; c++)
+        if (*c == '/')
+            base = c + 1;
+    len = (size_t)(close - base);
+    if (!((len == 2 && memcmp(base, "sh", 2) == 0) || (len == 4 && memcmp(base, "bash", 4) == 0)))
         return false;
     stop = memchr(q, ';', n);
     if (stop != NULL)
