@@ -37,13 +37,13 @@
 #define LEARN_WORD_MIN 2
 #define LEARN_WINDOW 5 /* OSB window: the word and the 4 before it */
 #define LEARN_RAW_MAX ((size_t)CLASSIFIER_LEARN_MAX_TOKENS * 5)
-/* Most buckets of the sort of the raw word tokens (tokens_sort()): a
- * power of two at least half of LEARN_RAW_MAX, about two tokens a bucket. */
+/* Most buckets of tokens_sort(): a power of two at least half of
+ * LEARN_RAW_MAX, about two tokens a bucket. */
 #define LEARN_SORT_BITS_MAX 11
 /* The set that keeps the smallest word tokens (tokens_smallest()): 2^9
  * buckets by the top bits, each of up to 16 distinct tokens. The raw
  * tokens hold some 1,500 distinct ones at most, 3 a bucket; a bucket
- * that overflows sends the whole message to tokens_sort(). */
+ * that overflows is read again from the raw tokens. */
 #define LEARN_SET_BITS 9
 #define LEARN_SET_DEPTH 16
 #define LEARN_SET_SLOTS (((size_t)1 << LEARN_SET_BITS) * LEARN_SET_DEPTH)
@@ -268,6 +268,27 @@ cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* tmp[0..n) ascending: an insertion pass, for values already grouped by
+ * their top bits, that gives up after 8 moves a value for qsort(), so
+ * that the hashes of crafted text crowding one group cost O(n log n). */
+static void
+tokens_order(uint64_t *tmp, size_t n)
+{
+    size_t moves = 0;
+
+    for (size_t i = 1; i < n && moves <= 8 * n; i++) {
+        uint64_t x = tmp[i];
+        size_t j = i;
+
+        for (; j > 0 && tmp[j - 1] > x; j--)
+            tmp[j] = tmp[j - 1];
+        tmp[j] = x;
+        moves += i - j;
+    }
+    if (moves > 8 * n)
+        qsort(tmp, n, sizeof(*tmp), cmp_u64);
+}
+
 /*
  * Sort v[0..n) ascending and drop repeats; returns how many distinct
  * values are left at its front. tmp is scratch of n values. The tokens
@@ -282,7 +303,7 @@ tokens_sort(uint64_t *v, size_t n, uint64_t *tmp)
 {
     uint16_t start[((size_t)1 << LEARN_SORT_BITS_MAX) + 1];
     unsigned bits = 1;
-    size_t moves = 0, m = 0;
+    size_t m = 0;
 
     if (n < 2)
         return n;
@@ -295,33 +316,42 @@ tokens_sort(uint64_t *v, size_t n, uint64_t *tmp)
         start[j] = (uint16_t)(start[j] + start[j - 1]);
     for (size_t i = 0; i < n; i++)
         tmp[start[v[i] >> (64 - bits)]++] = v[i];
-    for (size_t i = 1; i < n && moves <= 8 * n; i++) {
-        uint64_t x = tmp[i];
-        size_t j = i;
-
-        for (; j > 0 && tmp[j - 1] > x; j--)
-            tmp[j] = tmp[j - 1];
-        tmp[j] = x;
-        moves += i - j;
-    }
-    if (moves > 8 * n)
-        qsort(tmp, n, sizeof(*tmp), cmp_u64);
+    tokens_order(tmp, n);
     for (size_t i = 0; i < n; i++)
         if (m == 0 || v[m - 1] != tmp[i])
             v[m++] = tmp[i];
     return m;
 }
 
+/* Into ret, ascending and once each, the values of v[0..n) in bucket b
+ * of the set, at most k; returns how many. tmp is scratch of n. For a
+ * bucket too crowded to hold: FNV's top bits cluster for short words. */
+static size_t
+tokens_crowded(const uint64_t *v, size_t n, size_t b, size_t k, uint64_t *tmp, uint64_t *ret)
+{
+    size_t got = 0, m = 0;
+
+    for (size_t i = 0; i < n; i++)
+        if ((size_t)(v[i] >> (64 - LEARN_SET_BITS)) == b)
+            tmp[got++] = v[i];
+    tokens_order(tmp, got);
+    for (size_t i = 0; i < got && m < k; i++)
+        if (m == 0 || ret[m - 1] != tmp[i])
+            ret[m++] = tmp[i];
+    return m;
+}
+
 /*
  * The k smallest distinct values of v[0..n) into ret, ascending; returns
- * how many (k, or fewer when v has fewer distinct values), or -1 when a
- * bucket of set (LEARN_SET_SLOTS values) overflowed. Each value goes to
- * the bucket of its top bits unless it is there already; the buckets are
+ * how many (k, or fewer when v has fewer distinct values). set is
+ * scratch of LEARN_SET_SLOTS values, tmp of n. Each value goes to the
+ * bucket of its top bits unless it is there already; the buckets are
  * then read in order, each ordered as it is read, until k are out: the
- * larger tokens, most of them, are never ordered.
+ * larger tokens, most of them, are never ordered. A bucket that fills up
+ * is read again from v when its turn comes.
  */
-static long
-tokens_smallest(const uint64_t *v, size_t n, size_t k, uint64_t *set, uint64_t *ret)
+static size_t
+tokens_smallest(const uint64_t *v, size_t n, size_t k, uint64_t *set, uint64_t *tmp, uint64_t *ret)
 {
     unsigned char fill[(size_t)1 << LEARN_SET_BITS];
     size_t m = 0;
@@ -333,18 +363,26 @@ tokens_smallest(const uint64_t *v, size_t n, size_t k, uint64_t *set, uint64_t *
         uint64_t *row = set + b * LEARN_SET_DEPTH;
         size_t c = fill[b], j = 0;
 
+        if (c > LEARN_SET_DEPTH)
+            continue; /* crowded */
         while (j < c && row[j] != x)
             j++;
         if (j < c)
             continue;
-        if (c == LEARN_SET_DEPTH)
-            return -1;
+        if (c == LEARN_SET_DEPTH) {
+            fill[b] = LEARN_SET_DEPTH + 1;
+            continue;
+        }
         row[c] = x;
         fill[b] = (unsigned char)(c + 1);
     }
     for (size_t b = 0; b < sizeof(fill) && m < k; b++) {
         uint64_t *row = set + b * LEARN_SET_DEPTH;
 
+        if (fill[b] > LEARN_SET_DEPTH) {
+            m += tokens_crowded(v, n, b, k - m, tmp, ret + m);
+            continue;
+        }
         for (size_t i = 1; i < fill[b]; i++) {
             uint64_t x = row[i];
             size_t j = i;
@@ -356,7 +394,7 @@ tokens_smallest(const uint64_t *v, size_t n, size_t k, uint64_t *set, uint64_t *
         for (size_t i = 0; i < fill[b] && m < k; i++)
             ret[m++] = row[i];
     }
-    return (long)m;
+    return m;
 }
 
 /* The sorted a[0..na) and b[0..nb) into ret, each value once. */
@@ -385,16 +423,18 @@ learn_tokens(const struct message *m, uint64_t *ret, size_t max, size_t *ret_n)
         {REGION_NOTES, 'N'},   {REGION_COMMENTS, 'C'},
     };
     struct token_sink s = {.max = LEARN_RAW_MAX, .kind = (unsigned char)m->kind};
-    uint64_t *tmp, *words;
+    uint64_t *set, *tmp, *words;
     size_t ns, nw;
-    long r;
 
-    /* The raw tokens, the set (or the sort's scratch) and the words kept. */
-    s.v = malloc((LEARN_RAW_MAX + LEARN_SET_SLOTS + CLASSIFIER_LEARN_MAX_TOKENS) * sizeof(*s.v));
+    /* The raw tokens, the set, scratch and the words kept: 110 KiB, below
+     * the size malloc() would map afresh for each message. */
+    s.v =
+        malloc((2 * LEARN_RAW_MAX + LEARN_SET_SLOTS + CLASSIFIER_LEARN_MAX_TOKENS) * sizeof(*s.v));
     if (s.v == NULL)
         return -ENOMEM;
-    tmp = s.v + LEARN_RAW_MAX;
-    words = tmp + LEARN_SET_SLOTS;
+    set = s.v + LEARN_RAW_MAX;
+    tmp = set + LEARN_SET_SLOTS;
+    words = tmp + LEARN_RAW_MAX;
     s.pair_seed = token_hash(s.kind, 'o', NULL, 0);
     /* Structure first and always kept (the kind's token carries the
      * totals), so that a long text cannot crowd it out; of the words,
@@ -404,15 +444,7 @@ learn_tokens(const struct message *m, uint64_t *ret, size_t max, size_t *ret_n)
     ns = s.n < max ? s.n : max;
     for (size_t i = 0; i < sizeof(prose) / sizeof(prose[0]); i++)
         tokens_osb(&s, prose[i].tag, &m->regions[prose[i].id]);
-    r = tokens_smallest(s.v + ns, s.n - ns, max - ns, tmp, words);
-    if (r >= 0) {
-        nw = (size_t)r;
-    } else {
-        nw = tokens_sort(s.v + ns, s.n - ns, tmp);
-        if (nw > max - ns)
-            nw = max - ns;
-        memcpy(words, s.v + ns, nw * sizeof(*words));
-    }
+    nw = tokens_smallest(s.v + ns, s.n - ns, max - ns, set, tmp, words);
     /* Sorted and distinct, as the look-up's cursor and the key want. */
     *ret_n = tokens_merge(s.v, tokens_sort(s.v, ns, tmp), words, nw, ret);
     free(s.v);
