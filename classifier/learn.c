@@ -426,6 +426,10 @@ learn_tokens(const struct message *m, uint64_t *ret, size_t max, size_t *ret_n)
     uint64_t *set, *tmp, *words;
     size_t ns, nw;
 
+    /* No more from one message than the cap classifier.h gives, whatever
+     * room the caller has: words[] below holds that many. */
+    if (max > CLASSIFIER_LEARN_MAX_TOKENS)
+        max = CLASSIFIER_LEARN_MAX_TOKENS;
     /* The raw tokens, the set, scratch and the words kept: 110 KiB, below
      * the size malloc() would map afresh for each message. */
     s.v =

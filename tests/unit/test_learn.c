@@ -7,7 +7,8 @@
  * of the word selection: a bucket of the set holding more distinct
  * tokens than it can keep (read again from the raw tokens), its values
  * met in descending order (the insertion pass gives up for qsort()),
- * repeats within it, and a text past the raw token cap.
+ * repeats within it, a text past the raw token cap, and a caller's room
+ * past the cap of tokens.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -311,6 +312,27 @@ test_tokens_past_raw_cap(void **state)
     free(idx);
 }
 
+/* A caller's room for more than CLASSIFIER_LEARN_MAX_TOKENS takes no
+ * more from a message than that cap, the same tokens as at the cap: the
+ * words kept have room for that many and no more. */
+static void
+test_tokens_room_past_cap(void **state)
+{
+    const struct classifier *c = *state;
+    uint64_t at_cap[MAX_TOKENS], *wide = malloc((size_t)4 * MAX_TOKENS * sizeof(*wide));
+    char *msg = make_mail(1500, 1500, 0);
+    size_t n_cap, n_wide;
+
+    assert_non_null(wide);
+    n_cap = msg_tokens(c, msg, at_cap, MAX_TOKENS);
+    n_wide = msg_tokens(c, msg, wide, (size_t)4 * MAX_TOKENS);
+    assert_int_equal(n_cap, MAX_TOKENS);
+    assert_int_equal(n_wide, MAX_TOKENS);
+    assert_memory_equal(wide, at_cap, n_cap * sizeof(*wide));
+    free(msg);
+    free(wide);
+}
+
 static int
 setup(void **state)
 {
@@ -459,6 +481,7 @@ main(void)
         cmocka_unit_test(test_tokens_crowded_bucket),
         cmocka_unit_test(test_tokens_crowded_over_cap),
         cmocka_unit_test(test_tokens_past_raw_cap),
+        cmocka_unit_test(test_tokens_room_past_cap),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
