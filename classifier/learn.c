@@ -383,14 +383,7 @@ tokens_smallest(const uint64_t *v, size_t n, size_t k, uint64_t *set, uint64_t *
             m += tokens_crowded(v, n, b, k - m, tmp, ret + m);
             continue;
         }
-        for (size_t i = 1; i < fill[b]; i++) {
-            uint64_t x = row[i];
-            size_t j = i;
-
-            for (; j > 0 && row[j - 1] > x; j--)
-                row[j] = row[j - 1];
-            row[j] = x;
-        }
+        tokens_order(row, fill[b]);
         for (size_t i = 0; i < fill[b] && m < k; i++)
             ret[m++] = row[i];
     }

@@ -19,8 +19,9 @@
  * allocation, exit) or spawn a shell, plus the headers it includes other
  * than the C library's in-process ones. System calls and their wrappers
  * (open, ioctl, socket, syscall) and their headers count as outside:
- * they are how a program reaches the kernel. When none is found, the evidence (owned by
- * m) names the library calls the program makes. Other kinds get 0.
+ * they are how a program reaches the kernel. When none is found, the
+ * evidence (owned by m) names the library calls the program makes.
+ * Other kinds get 0.
  * Reads at most POC_PROGRAM_MAX_BYTES of the program. Returns 0, or
  * -ENOMEM when the evidence could not be kept (the counts are set). */
 int poc_program_measure(struct message *m);

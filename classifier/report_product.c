@@ -230,7 +230,7 @@ before_range_word(const char *s, size_t n, size_t e)
          * seriesless"; "branch" also as "branches"). */
         if (n - e >= w && strncasecmp(s + e, ranges[i], w) == 0 &&
             (strchr(ranges[i], ' ') != NULL || e + w == n || !is_alnum(s[e + w]) ||
-             strncasecmp(s + e + w, "es", 2) == 0))
+             (n - e - w >= 2 && strncasecmp(s + e + w, "es", 2) == 0)))
             return true;
     }
     return false;

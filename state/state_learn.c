@@ -8,8 +8,9 @@
  * a key); "index_meta" key "learn_totals" holds the u64 messages per
  * class and "learn_generation" a u64 that every transaction changing
  * learn_token bumps (schema 4), on which the per-process copy of the
- * counts (state_learn_cache.c) is keyed. A token whose counts both reach 0 is deleted. Counts never
- * go below 0: forgetting a message whose tokens were pruned meanwhile leaves 0.
+ * counts (state_learn_cache.c) is keyed. A token whose counts both reach
+ * 0 is deleted. Counts never go below 0: forgetting a message whose
+ * tokens were pruned meanwhile leaves 0.
  *
  * The message key is a digest of the very tokens the message adds
  * (classifier_learn_tokens()), as rspamd's learn cache keys by its
